@@ -1,0 +1,60 @@
+#include "engine/allocator.h"
+
+#include <cstdlib>
+#include <new>
+
+#include "engine/error.h"
+
+namespace attn {
+
+MemoryStats Allocator::stats() const {
+  return {current_.load(), peak_.load(), allocations_.load()};
+}
+
+void Allocator::reset_peak() { peak_.store(current_.load()); }
+
+void Allocator::count_allocation(size_t bytes) {
+  int64_t now = current_.fetch_add(static_cast<int64_t>(bytes)) + static_cast<int64_t>(bytes);
+  int64_t peak = peak_.load();
+  while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+  }
+  allocations_.fetch_add(1);
+}
+
+void Allocator::count_release(size_t bytes) { current_.fetch_sub(static_cast<int64_t>(bytes)); }
+
+namespace {
+
+// 64-byte alignment: a cache line, and enough for any SIMD load.
+class CpuAllocator final : public Allocator {
+ public:
+  void* allocate(size_t bytes) override {
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    if (!p) throw Error("cpu allocator: out of memory allocating " + std::to_string(bytes) + " bytes");
+    count_allocation(bytes);
+    return p;
+  }
+  void deallocate(void* ptr, size_t bytes) override {
+    std::free(ptr);
+    count_release(bytes);
+  }
+};
+
+Allocator* g_allocators[kDeviceCount] = {nullptr, nullptr};
+
+}  // namespace
+
+Allocator& allocator_for(Device device) {
+  static CpuAllocator cpu;
+  if (device == Device::CPU) return g_allocators[0] ? *g_allocators[0] : cpu;
+  Allocator* a = g_allocators[static_cast<int>(device)];
+  if (!a) throw NotImplemented("allocate", device);
+  return *a;
+}
+
+void set_allocator(Device device, Allocator* allocator) {
+  g_allocators[static_cast<int>(device)] = allocator;
+}
+
+}  // namespace attn

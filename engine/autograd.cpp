@@ -1,0 +1,146 @@
+#include "engine/autograd.h"
+
+#include <unordered_map>
+
+#include "engine/error.h"
+#include "ops/binary.h"
+#include "ops/copy.h"
+
+namespace attn {
+
+namespace {
+thread_local bool t_grad_enabled = true;
+}
+
+bool grad_enabled() { return t_grad_enabled; }
+
+NoGrad::NoGrad() : previous_(t_grad_enabled) { t_grad_enabled = false; }
+NoGrad::~NoGrad() { t_grad_enabled = previous_; }
+
+bool any_requires_grad(const std::vector<Tensor>& inputs) {
+  if (!t_grad_enabled) return false;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+void record(Tensor& output, const char* op, const std::vector<Tensor>& inputs, BackwardFn backward) {
+  if (!any_requires_grad(inputs)) return;
+  auto node = std::make_shared<Node>();
+  node->op = op;
+  node->backward = std::move(backward);
+  node->inputs.reserve(inputs.size());
+  for (const Tensor& t : inputs) {
+    Edge e;
+    if (t.defined()) {
+      e.shape = t.shape();
+      if (t.requires_grad()) {
+        if (t.grad_fn()) e.node = t.grad_fn();
+        else e.leaf = t.impl_ptr();
+      }
+    }
+    node->inputs.push_back(std::move(e));
+  }
+  output.impl()->grad_fn = std::move(node);
+  output.impl()->requires_grad = true;
+}
+
+namespace {
+
+// Gradients are never modified in place, so one tensor may safely be handed
+// to several inputs (add's backward does that); accumulation makes a new one.
+Tensor accumulate(const Tensor& existing, const Tensor& incoming) {
+  if (!existing.defined()) return incoming;
+  return add(existing, incoming);
+}
+
+void accumulate_into_leaf(TensorImpl& leaf, const Tensor& g) {
+  Tensor stored = accumulate(leaf.grad, g);
+  leaf.grad = stored.is_contiguous() ? stored : contiguous(stored);
+}
+
+// Number of edges pointing at each node reachable from root (iterative DFS).
+std::unordered_map<Node*, int> count_dependencies(Node* root) {
+  std::unordered_map<Node*, int> deps;
+  std::vector<Node*> stack{root};
+  deps[root] = 0;
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge& e : n->inputs) {
+      if (!e.node) continue;
+      auto it = deps.find(e.node.get());
+      if (it == deps.end()) {
+        deps[e.node.get()] = 1;
+        stack.push_back(e.node.get());
+      } else {
+        ++it->second;
+      }
+    }
+  }
+  return deps;
+}
+
+}  // namespace
+
+void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) {
+  ATTN_CHECK(root.requires_grad(), "backward", "tensor does not require grad (no input of its graph does)");
+  Tensor seed = grad_output;
+  if (!seed.defined()) {
+    ATTN_CHECK(root.numel() == 1, "backward", "grad_output must be given for a non-scalar output of shape ",
+               shape_str(root.shape()));
+    seed = full(root.shape(), 1.0, root.dtype(), Device::CPU);
+    if (root.device() != Device::CPU) seed = to_device(seed, root.device());
+  }
+  ATTN_CHECK(seed.shape() == root.shape(), "backward", "grad_output of shape ", shape_str(seed.shape()),
+             " for output of shape ", shape_str(root.shape()));
+
+  NoGrad no_grad;  // backward formulas are not themselves recorded
+  if (!root.grad_fn()) {
+    accumulate_into_leaf(*root.impl(), seed);
+    return;
+  }
+
+  Node* start = root.grad_fn().get();
+  std::unordered_map<Node*, int> deps = count_dependencies(start);
+  std::unordered_map<Node*, Tensor> pending;
+  pending[start] = seed;
+  std::vector<std::shared_ptr<Node>> ready{root.grad_fn()};
+
+  while (!ready.empty()) {
+    std::shared_ptr<Node> node = ready.back();
+    ready.pop_back();
+    Tensor grad = pending[node.get()];
+    pending.erase(node.get());
+    ATTN_CHECK(node->backward != nullptr, "backward",
+               "the graph through '", node->op, "' was already freed; pass retain_graph=true to the first backward");
+
+    std::vector<Tensor> input_grads;
+    if (grad.defined()) {
+      std::vector<bool> needs(node->inputs.size());
+      for (size_t i = 0; i < needs.size(); ++i) needs[i] = node->inputs[i].needs_grad();
+      input_grads = node->backward(grad, needs);
+      ATTN_CHECK(input_grads.size() == node->inputs.size(), "backward", "op '", node->op, "' returned ",
+                 input_grads.size(), " gradients for ", node->inputs.size(), " inputs");
+    }
+
+    for (size_t i = 0; i < node->inputs.size(); ++i) {
+      const Edge& e = node->inputs[i];
+      const Tensor* g = i < input_grads.size() && input_grads[i].defined() ? &input_grads[i] : nullptr;
+      if (g && e.needs_grad())
+        ATTN_CHECK(g->shape() == e.shape, "backward", "op '", node->op, "' gave input ", i, " a gradient of shape ",
+                   shape_str(g->shape()), " but the input has shape ", shape_str(e.shape));
+      if (e.leaf && g) accumulate_into_leaf(*e.leaf, *g);
+      if (e.node) {
+        if (g) pending[e.node.get()] = accumulate(pending[e.node.get()], *g);
+        if (--deps[e.node.get()] == 0) ready.push_back(e.node);
+      }
+    }
+    if (!retain_graph) {
+      node->backward = nullptr;  // frees what the op saved
+      node->inputs.clear();      // and releases the graph above it
+    }
+  }
+}
+
+}  // namespace attn

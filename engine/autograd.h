@@ -1,0 +1,60 @@
+// The reverse-mode tape. Every differentiable op that sees an input needing a
+// gradient records a Node: edges to its inputs, a backward closure that owns
+// what it saved, and the input shapes (to check what the backward returns).
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/tensor.h"
+
+namespace attn {
+
+// Where a gradient goes: the producing node of a non-leaf input, or the leaf
+// itself. Neither when that input needs no gradient.
+struct Edge {
+  std::shared_ptr<Node> node;
+  std::shared_ptr<TensorImpl> leaf;
+  Shape shape;
+  bool needs_grad() const { return node != nullptr || leaf != nullptr; }
+};
+
+// grads_for_inputs = backward(grad_of_output, which inputs need a gradient).
+// An entry may be left undefined when its input needs none.
+using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad, const std::vector<bool>& needs)>;
+
+struct Node {
+  const char* op = "";
+  std::vector<Edge> inputs;
+  BackwardFn backward;  // emptied when the graph is freed
+};
+
+// Gradient recording is on by default, per thread.
+bool grad_enabled();
+
+// Turns recording off for its scope (optimizer steps, evaluation, numerical
+// differentiation). Nests.
+class NoGrad {
+ public:
+  NoGrad();
+  ~NoGrad();
+  NoGrad(const NoGrad&) = delete;
+  NoGrad& operator=(const NoGrad&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// True when recording is on and some input needs a gradient.
+bool any_requires_grad(const std::vector<Tensor>& inputs);
+
+// Attaches a node to `output` when any of `inputs` needs a gradient. Backward
+// closures must capture saved tensors with detach() (never `output` itself:
+// that would be a reference cycle).
+void record(Tensor& output, const char* op, const std::vector<Tensor>& inputs, BackwardFn backward);
+
+// The engine behind Tensor::backward.
+void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph);
+
+}  // namespace attn

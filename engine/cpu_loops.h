@@ -1,0 +1,104 @@
+// The CPU backend's one iteration primitive: walk a shape in row-major order
+// over N operands that each have their own strides (0 for broadcast axes).
+// Adjacent axes that are contiguous for every operand are merged first, so a
+// contiguous or simply broadcast tensor becomes one long inner run that the
+// compiler can vectorise. Large work is split across threads by outer rows.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "engine/dtype.h"
+#include "engine/error.h"
+#include "engine/parallel.h"
+#include "engine/shape.h"
+
+namespace attn {
+
+template <size_t N>
+struct StridedLayout {
+  Shape shape;                                   // after merging axes
+  std::array<std::vector<int64_t>, N> strides;   // per operand, same rank as shape
+};
+
+template <size_t N>
+StridedLayout<N> merge_axes(const Shape& shape, const std::array<std::vector<int64_t>, N>& strides) {
+  StridedLayout<N> out;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool merge = !out.shape.empty();
+    for (size_t k = 0; k < N && merge; ++k)
+      merge = out.strides[k].back() == strides[k][d] * shape[d];
+    if (merge) {
+      out.shape.back() *= shape[d];
+      for (size_t k = 0; k < N; ++k) out.strides[k].back() = strides[k][d];
+    } else {
+      out.shape.push_back(shape[d]);
+      for (size_t k = 0; k < N; ++k) out.strides[k].push_back(strides[k][d]);
+    }
+  }
+  if (out.shape.empty()) {
+    out.shape.push_back(1);
+    for (size_t k = 0; k < N; ++k) out.strides[k].push_back(0);
+  }
+  return out;
+}
+
+// inner(offsets, n, steps): process n elements; operand k starts at element
+// offsets[k] (relative to its data pointer) and advances by steps[k].
+template <size_t N, class Inner>
+void strided_loop(const Shape& shape, const std::array<std::vector<int64_t>, N>& strides, const Inner& inner) {
+  if (numel_of(shape) == 0) return;
+  StridedLayout<N> L = merge_axes<N>(shape, strides);
+  const int64_t rank = static_cast<int64_t>(L.shape.size());
+  const int64_t inner_n = L.shape.back();
+  std::array<int64_t, N> steps;
+  for (size_t k = 0; k < N; ++k) steps[k] = L.strides[k].back();
+  const int64_t outer = numel_of(L.shape) / inner_n;
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / inner_n);
+
+  parallel_for(outer, grain, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> index(rank > 1 ? rank - 1 : 1, 0);
+    std::array<int64_t, N> base{};
+    int64_t rest = begin;
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      index[d] = rest % L.shape[d];
+      rest /= L.shape[d];
+      for (size_t k = 0; k < N; ++k) base[k] += index[d] * L.strides[k][d];
+    }
+    for (int64_t row = begin; row < end; ++row) {
+      inner(base, inner_n, steps);
+      for (int64_t d = rank - 2; d >= 0; --d) {  // odometer increment
+        for (size_t k = 0; k < N; ++k) base[k] += L.strides[k][d];
+        if (++index[d] < L.shape[d]) break;
+        for (size_t k = 0; k < N; ++k) base[k] -= L.strides[k][d] * L.shape[d];
+        index[d] = 0;
+      }
+    }
+  });
+}
+
+// Calls f(T-typed tag) for a floating dtype; throws naming `op` otherwise.
+template <class F>
+auto dispatch_floating(DType dtype, const char* op, const F& f) {
+  switch (dtype) {
+    case DType::F32: return f(TypeTag<float>{});
+    case DType::F64: return f(TypeTag<double>{});
+    default: break;
+  }
+  ATTN_CHECK(false, op, "expects float32 or float64, got ", dtype_name(dtype));
+  return f(TypeTag<float>{});
+}
+
+template <class F>
+auto dispatch_all(DType dtype, const F& f) {
+  switch (dtype) {
+    case DType::F32: return f(TypeTag<float>{});
+    case DType::F64: return f(TypeTag<double>{});
+    case DType::U8: return f(TypeTag<uint8_t>{});
+    case DType::I64: return f(TypeTag<int64_t>{});
+  }
+  return f(TypeTag<float>{});
+}
+
+}  // namespace attn

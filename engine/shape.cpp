@@ -1,0 +1,51 @@
+#include "engine/shape.h"
+
+#include "engine/error.h"
+
+namespace attn {
+
+int64_t numel_of(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Shape contiguous_strides(const Shape& shape) {
+  Shape strides(shape.size());
+  int64_t s = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= shape[i] > 0 ? shape[i] : 1;
+  }
+  return strides;
+}
+
+int64_t normalize_axis(int64_t axis, int64_t rank, const char* op) {
+  int64_t a = axis < 0 ? axis + rank : axis;
+  ATTN_CHECK(a >= 0 && a < rank, op, "axis ", axis, " is out of range for a tensor of rank ", rank);
+  return a;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    ATTN_CHECK(da == db || da == 1 || db == 1, op, "shapes ", shape_str(a), " and ", shape_str(b),
+               " cannot be broadcast together");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::vector<int64_t> broadcast_strides(const Shape& shape, const std::vector<int64_t>& strides,
+                                       const Shape& target) {
+  std::vector<int64_t> out(target.size(), 0);
+  size_t lead = target.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i)
+    out[lead + i] = (shape[i] == 1 && target[lead + i] != 1) ? 0 : strides[i];
+  return out;
+}
+
+}  // namespace attn

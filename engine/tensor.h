@@ -1,0 +1,107 @@
+// The tensor: a shared storage plus shape, strides (in elements) and offset.
+// Views share storage; broadcasting is a stride of 0. A Tensor is a cheap
+// handle: copying it shares the same tensor (and its autograd identity).
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/device.h"
+#include "engine/dtype.h"
+#include "engine/shape.h"
+#include "engine/storage.h"
+
+namespace attn {
+
+struct Node;
+struct TensorImpl;
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  DType dtype() const;
+  Device device() const;
+  const Shape& shape() const;
+  const std::vector<int64_t>& strides() const;
+  int64_t offset() const;
+  int64_t dim() const { return static_cast<int64_t>(shape().size()); }
+  int64_t size(int64_t axis) const;  // negative axes count from the end
+  int64_t numel() const;
+  bool is_contiguous() const;
+  const std::shared_ptr<Storage>& storage() const;
+
+  // Pointer to the first element (storage + offset); checks T against dtype().
+  template <class T> T* data() const;
+  void* raw_data() const;
+
+  // Autograd.
+  bool requires_grad() const;
+  // Marks a leaf as a parameter/input that receives a gradient.
+  Tensor& set_requires_grad(bool value = true);
+  bool is_leaf() const;
+  const std::shared_ptr<Node>& grad_fn() const;
+  Tensor grad() const;  // undefined until a backward pass reaches this leaf
+  void set_grad(const Tensor& g) const;
+  void zero_grad() const;  // drops the accumulated gradient
+  // Reverse-mode pass from this tensor. A scalar needs no `grad_output`.
+  void backward(const Tensor& grad_output = Tensor(), bool retain_graph = false) const;
+  // Same data, no history.
+  Tensor detach() const;
+
+  // Slow element access for tests, printing and the command line (copies to host).
+  double item() const;
+  double at(std::initializer_list<int64_t> index) const;
+  std::vector<double> to_vector() const;
+  std::string to_string() const;
+
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  Shape shape;
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+  DType dtype = DType::F32;
+  bool requires_grad = false;
+  Tensor grad;
+  std::shared_ptr<Node> grad_fn;  // null for leaves
+};
+
+// Factories. New tensors are contiguous.
+Tensor empty(const Shape& shape, DType dtype = DType::F32, Device device = Device::CPU);
+Tensor zeros(const Shape& shape, DType dtype = DType::F32, Device device = Device::CPU);
+Tensor full(const Shape& shape, double value, DType dtype = DType::F32, Device device = Device::CPU);
+Tensor ones(const Shape& shape, DType dtype = DType::F32, Device device = Device::CPU);
+Tensor from_vector(const std::vector<double>& values, const Shape& shape, DType dtype = DType::F32);
+Tensor from_indices(const std::vector<int64_t>& values, const Shape& shape);
+Tensor scalar(double value, DType dtype = DType::F32, Device device = Device::CPU);
+Tensor arange(int64_t n, DType dtype = DType::F32);
+
+// A view over t's storage with new geometry, without autograd history. Ops
+// build on this; users call the differentiable views in ops/view.h.
+Tensor make_view(const Tensor& t, const Shape& shape, const std::vector<int64_t>& strides, int64_t offset);
+
+// Element offset (in elements, relative to storage start) of the i-th element
+// in row-major logical order.
+int64_t element_offset(const Tensor& t, int64_t flat_index);
+
+// Reads/writes one element as double (CPU tensors only; used by gradcheck).
+double read_element(const Tensor& t, int64_t flat_index);
+void write_element(const Tensor& t, int64_t flat_index, double value);
+
+extern template float* Tensor::data<float>() const;
+extern template double* Tensor::data<double>() const;
+extern template uint8_t* Tensor::data<uint8_t>() const;
+extern template int64_t* Tensor::data<int64_t>() const;
+
+}  // namespace attn

@@ -1,0 +1,93 @@
+// CPU kernels of the binary family over broadcast strides; the unit-stride
+// and scalar-broadcast inner runs are the vectorised fast paths.
+#include "ops/binary_kernels.h"
+
+#include "engine/cpu_loops.h"
+#include "ops/binary_math.h"
+
+namespace attn {
+
+namespace {
+std::vector<int64_t> strides_in(const Tensor& t, const Tensor& out) {
+  return broadcast_strides(t.shape(), t.strides(), out.shape());
+}
+}  // namespace
+
+void binary_forward_cpu(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  dispatch_floating(out.dtype(), binary_op_name(op), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* po = out.data<T>();
+    binary_math::visit(op, [&](auto math) {
+      using M = decltype(math);
+      strided_loop<3>(out.shape(), {out.strides(), strides_in(a, out), strides_in(b, out)},
+                      [&](const std::array<int64_t, 3>& o, int64_t n, const std::array<int64_t, 3>& s) {
+                        T* d = po + o[0];
+                        const T* x = pa + o[1];
+                        const T* y = pb + o[2];
+                        if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
+                          for (int64_t i = 0; i < n; ++i) d[i] = M::f(x[i], y[i]);
+                        } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
+                          const T c = *y;
+                          for (int64_t i = 0; i < n; ++i) d[i] = M::f(x[i], c);
+                        } else {
+                          for (int64_t i = 0; i < n; ++i) d[i * s[0]] = M::f(x[i * s[1]], y[i * s[2]]);
+                        }
+                      });
+    });
+  });
+}
+
+void compare_cpu(CompareOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  dispatch_all(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    uint8_t* po = out.data<uint8_t>();
+    binary_math::visit(op, [&](auto math) {
+      using M = decltype(math);
+      strided_loop<3>(out.shape(), {out.strides(), strides_in(a, out), strides_in(b, out)},
+                      [&](const std::array<int64_t, 3>& o, int64_t n, const std::array<int64_t, 3>& s) {
+                        for (int64_t i = 0; i < n; ++i)
+                          po[o[0] + i * s[0]] = M::f(pa[o[1] + i * s[1]], pb[o[2] + i * s[2]]) ? 1 : 0;
+                      });
+    });
+  });
+}
+
+void where_cpu(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
+  dispatch_all(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const uint8_t* pc = cond.data<uint8_t>();
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* po = out.data<T>();
+    strided_loop<4>(out.shape(), {out.strides(), strides_in(cond, out), strides_in(a, out), strides_in(b, out)},
+                    [&](const std::array<int64_t, 4>& o, int64_t n, const std::array<int64_t, 4>& s) {
+                      for (int64_t i = 0; i < n; ++i)
+                        po[o[0] + i * s[0]] = pc[o[1] + i * s[1]] ? pa[o[2] + i * s[2]] : pb[o[3] + i * s[3]];
+                    });
+  });
+}
+
+void axpy_cpu(const Tensor& dst, double alpha, const Tensor& src) {
+  dispatch_floating(dst.dtype(), "axpy_", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T al = static_cast<T>(alpha);
+    T* pd = dst.data<T>();
+    const T* ps = src.data<T>();
+    strided_loop<2>(dst.shape(), {dst.strides(), strides_in(src, dst)},
+                    [&](const std::array<int64_t, 2>& o, int64_t n, const std::array<int64_t, 2>& s) {
+                      T* d = pd + o[0];
+                      const T* x = ps + o[1];
+                      if (s[0] == 1 && s[1] == 1) {
+                        for (int64_t i = 0; i < n; ++i) d[i] += al * x[i];
+                      } else {
+                        for (int64_t i = 0; i < n; ++i) d[i * s[0]] += al * x[i * s[1]];
+                      }
+                    });
+  });
+}
+
+}  // namespace attn

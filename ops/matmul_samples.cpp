@@ -1,0 +1,7 @@
+#include "ops/registry.h"
+
+namespace attn {
+
+void register_matmul_samples(OpRegistry&) {}
+
+}  // namespace attn

@@ -1,0 +1,183 @@
+#include "ops/reduce.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "engine/autograd.h"
+#include "engine/kernel_table.h"
+#include "ops/binary.h"
+#include "ops/copy.h"
+#include "ops/reduce_kernels.h"
+#include "ops/unary.h"
+#include "ops/view.h"
+
+namespace attn {
+
+namespace {
+
+using RowsFn = void (*)(ReduceOp, const Tensor&, int64_t, int64_t, const Tensor&, const Tensor&);
+using ColumnsFn = void (*)(const Tensor&, int64_t, int64_t, const Tensor&);
+using MaxBackwardFn = void (*)(const Tensor&, const Tensor&, int64_t, int64_t, const Tensor&);
+const DeviceKernels<RowsFn> kRows{"reduce_rows", reduce_rows_cpu, ATTN_CUDA_KERNEL(reduce_rows_cuda)};
+const DeviceKernels<ColumnsFn> kColumns{"sum_columns", sum_columns_cpu, ATTN_CUDA_KERNEL(sum_columns_cuda)};
+const DeviceKernels<MaxBackwardFn> kMaxBackward{"max_backward", max_backward_cpu, ATTN_CUDA_KERNEL(max_backward_cuda)};
+
+// Which axes a reduction covers, and the shapes on either side of it.
+struct ReducePlan {
+  std::vector<bool> reduced;  // per input axis
+  Shape kept_shape;           // output shape with keepdim
+  Shape out_shape;            // output shape as requested
+  int64_t outer = 1;          // product of kept sizes
+  int64_t n = 1;              // product of reduced sizes
+};
+
+ReducePlan plan_reduction(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim, const char* op) {
+  ReducePlan p;
+  int64_t rank = x.dim();
+  p.reduced.assign(rank, axes.empty());
+  for (int64_t a : axes) {
+    int64_t k = normalize_axis(a, rank, op);
+    ATTN_CHECK(!p.reduced[k] || axes.empty(), op, "axis ", a, " listed twice for shape ", shape_str(x.shape()));
+    p.reduced[k] = true;
+  }
+  for (int64_t i = 0; i < rank; ++i) {
+    if (p.reduced[i]) {
+      p.n *= x.shape()[i];
+      p.kept_shape.push_back(1);
+      if (keepdim) p.out_shape.push_back(1);
+    } else {
+      p.outer *= x.shape()[i];
+      p.kept_shape.push_back(x.shape()[i]);
+      p.out_shape.push_back(x.shape()[i]);
+    }
+  }
+  return p;
+}
+
+// x with kept axes first and reduced axes last, contiguous: the rows layout.
+Tensor to_rows_layout(const Tensor& x, const ReducePlan& p, std::vector<int64_t>* order_out) {
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (!p.reduced[i]) order.push_back(i);
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (p.reduced[i]) order.push_back(i);
+  if (order_out) *order_out = order;
+  NoGrad no_grad;
+  return contiguous(permute(x.detach(), order));
+}
+
+// True when, ignoring size-1 axes, every reduced axis comes after (trailing)
+// or before (leading) every kept axis.
+bool reduced_axes_are(const Tensor& x, const ReducePlan& p, bool trailing) {
+  bool seen_second_kind = false;
+  for (size_t i = 0; i < p.reduced.size(); ++i) {
+    if (x.shape()[i] == 1) continue;
+    bool first_kind = trailing ? !p.reduced[i] : p.reduced[i];
+    if (first_kind && !seen_second_kind) continue;
+    if (!first_kind) seen_second_kind = true;
+    else return false;
+  }
+  return true;
+}
+
+// Sum without recording, on whichever canonical layout needs no copy.
+Tensor sum_values(const Tensor& x, const ReducePlan& p) {
+  Tensor out = empty(p.out_shape, x.dtype(), x.device());
+  if (x.is_contiguous() && reduced_axes_are(x, p, true)) {
+    kRows.get(x.device())(ReduceOp::Sum, x, p.outer, p.n, out, Tensor());
+  } else if (x.is_contiguous() && reduced_axes_are(x, p, false)) {
+    kColumns.get(x.device())(x, p.n, p.outer, out);
+  } else {
+    kRows.get(x.device())(ReduceOp::Sum, to_rows_layout(x, p, nullptr), p.outer, p.n, out, Tensor());
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  ATTN_CHECK(is_floating(x.dtype()), "sum", "expects a floating tensor, got ", dtype_name(x.dtype()));
+  ReducePlan p = plan_reduction(x, axes, keepdim, "sum");
+  Tensor out = sum_values(x, p);
+  Shape in_shape = x.shape(), kept = p.kept_shape;
+  record(out, "sum", {x}, [in_shape, kept](const Tensor& g, const std::vector<bool>&) {
+    return std::vector<Tensor>{expand(reshape(g, kept), in_shape)};
+  });
+  return out;
+}
+
+Tensor mean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  ReducePlan p = plan_reduction(x, axes, keepdim, "mean");
+  ATTN_CHECK(p.n > 0, "mean", "mean over zero elements of shape ", shape_str(x.shape()));
+  return mul_scalar(sum(x, axes, keepdim), 1.0 / static_cast<double>(p.n));
+}
+
+Tensor max(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  ATTN_CHECK(is_floating(x.dtype()), "max", "expects a floating tensor, got ", dtype_name(x.dtype()));
+  ReducePlan p = plan_reduction(x, axes, keepdim, "max");
+  ATTN_CHECK(p.n > 0, "max", "max over zero elements of shape ", shape_str(x.shape()));
+  std::vector<int64_t> order;
+  Tensor rows = to_rows_layout(x, p, &order);
+  Tensor out = empty(p.out_shape, x.dtype(), x.device());
+  Tensor idx = empty({p.outer}, DType::I64, x.device());
+  kRows.get(x.device())(ReduceOp::Max, rows, p.outer, p.n, out, idx);
+  if (!any_requires_grad({x})) return out;
+  Shape permuted = rows.shape();
+  int64_t outer = p.outer, n = p.n;
+  record(out, "max", {x}, [=](const Tensor& g, const std::vector<bool>&) {
+    Tensor gi = empty(permuted, g.dtype(), g.device());
+    kMaxBackward.get(g.device())(contiguous(g), idx, outer, n, gi);
+    std::vector<int64_t> inverse(order.size());
+    for (size_t i = 0; i < order.size(); ++i) inverse[order[i]] = static_cast<int64_t>(i);
+    return std::vector<Tensor>{permute(gi, inverse)};
+  });
+  return out;
+}
+
+Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  Tensor shift;
+  {
+    // The shift cancels exactly, so it carries no gradient; an all -inf group
+    // is shifted by 0 to keep exp(-inf - -inf) = NaN out.
+    NoGrad no_grad;
+    Tensor m = max(x.detach(), axes, true);
+    Tensor ninf = full({}, -std::numeric_limits<double>::infinity(), x.dtype(), x.device());
+    shift = masked_fill(m, eq(m, ninf), 0.0);
+  }
+  Tensor out = add(log(sum(exp(sub(x, shift)), axes, true)), shift);
+  if (keepdim) return out;
+  return reshape(out, plan_reduction(x, axes, false, "logsumexp").out_shape);
+}
+
+Tensor sum_to(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  ATTN_CHECK(x.dim() >= static_cast<int64_t>(shape.size()), "sum_to", "cannot sum ", shape_str(x.shape()), " to ",
+             shape_str(shape));
+  std::vector<int64_t> axes;
+  size_t lead = x.shape().size() - shape.size();
+  for (size_t i = 0; i < x.shape().size(); ++i) {
+    if (i < lead) {
+      axes.push_back(static_cast<int64_t>(i));
+    } else if (shape[i - lead] == 1 && x.shape()[i] != 1) {
+      axes.push_back(static_cast<int64_t>(i));
+    } else {
+      ATTN_CHECK(shape[i - lead] == x.shape()[i], "sum_to", "cannot sum ", shape_str(x.shape()), " to ",
+                 shape_str(shape));
+    }
+  }
+  if (axes.empty()) return reshape(x, shape);
+  return reshape(sum(x, axes, true), shape);
+}
+
+Tensor argmax(const Tensor& x, int64_t axis, bool keepdim) {
+  ATTN_CHECK(is_floating(x.dtype()), "argmax", "expects a floating tensor, got ", dtype_name(x.dtype()));
+  ReducePlan p = plan_reduction(x, {axis}, keepdim, "argmax");
+  Tensor rows = to_rows_layout(x, p, nullptr);
+  Tensor values = empty({p.outer}, x.dtype(), x.device());
+  Tensor idx = empty({p.outer}, DType::I64, x.device());
+  kRows.get(x.device())(ReduceOp::Max, rows, p.outer, p.n, values, idx);
+  return reshape(idx, p.out_shape);
+}
+
+}  // namespace attn

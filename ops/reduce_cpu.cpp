@@ -1,0 +1,78 @@
+#include "engine/cpu_loops.h"
+#include "ops/reduce_kernels.h"
+
+#include <cstring>
+#include <limits>
+
+namespace attn {
+
+namespace {
+
+// Eight independent partial sums: the loop vectorises without reassociating
+// (no -ffast-math), and the error grows more slowly than one running sum.
+template <class T> T sum_contiguous(const T* x, int64_t n) {
+  T acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += x[i + k];
+  T total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; i < n; ++i) total += x[i];
+  return total;
+}
+
+}  // namespace
+
+void reduce_rows_cpu(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, const Tensor& out, const Tensor& argmax) {
+  dispatch_floating(x.dtype(), op == ReduceOp::Sum ? "sum" : "max", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* px = x.data<T>();
+    T* po = out.data<T>();
+    int64_t* pi = argmax.defined() ? argmax.data<int64_t>() : nullptr;
+    parallel_for(outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t m = b; m < e; ++m) {
+        const T* row = px + m * n;
+        if (op == ReduceOp::Sum) {
+          po[m] = sum_contiguous(row, n);
+        } else {
+          T best = n > 0 ? row[0] : -std::numeric_limits<T>::infinity();
+          int64_t at = 0;
+          for (int64_t i = 1; i < n; ++i)
+            if (row[i] > best) {
+              best = row[i];
+              at = i;
+            }
+          po[m] = best;
+          if (pi) pi[m] = at;
+        }
+      }
+    });
+  });
+}
+
+void sum_columns_cpu(const Tensor& x, int64_t n, int64_t inner, const Tensor& out) {
+  dispatch_floating(x.dtype(), "sum", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* px = x.data<T>();
+    T* po = out.data<T>();
+    parallel_for(inner, std::max<int64_t>(64, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t j = b; j < e; ++j) po[j] = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const T* row = px + i * inner;
+        for (int64_t j = b; j < e; ++j) po[j] += row[j];
+      }
+    });
+  });
+}
+
+void max_backward_cpu(const Tensor& grad, const Tensor& argmax, int64_t outer, int64_t n, const Tensor& grad_in) {
+  dispatch_floating(grad.dtype(), "max_backward", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* pg = grad.data<T>();
+    const int64_t* pi = argmax.data<int64_t>();
+    T* pd = grad_in.data<T>();
+    std::memset(pd, 0, static_cast<size_t>(outer * n) * sizeof(T));
+    for (int64_t m = 0; m < outer; ++m) pd[m * n + pi[m]] = pg[m];
+  });
+}
+
+}  // namespace attn

@@ -1,0 +1,62 @@
+#include "ops/registry.h"
+
+#include "engine/error.h"
+#include "ops/view.h"
+
+namespace attn {
+
+void OpRegistry::add(OpSpec spec) {
+  ATTN_CHECK(find(spec.name) == nullptr, "op registry", "op '", spec.name, "' registered twice");
+  specs_.push_back(std::move(spec));
+}
+
+const OpSpec* OpRegistry::find(const std::string& name) const {
+  for (const OpSpec& s : specs_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const OpRegistry& op_registry() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    register_unary_samples(r);
+    register_binary_samples(r);
+    register_reduce_samples(r);
+    register_view_samples(r);
+    register_softmax_samples(r);
+    register_matmul_samples(r);
+    register_join_samples(r);
+    register_index_samples(r);
+    register_layer_norm_samples(r);
+    register_dropout_samples(r);
+    register_loss_samples(r);
+    return r;
+  }();
+  return registry;
+}
+
+namespace samples {
+
+Tensor input(const Shape& shape, Generator& gen, double lo, double hi) {
+  return rand_uniform(shape, lo, hi, gen, DType::F64).set_requires_grad(true);
+}
+
+Tensor transposed_input(const Shape& shape, Generator& gen, double lo, double hi) {
+  ATTN_CHECK(shape.size() >= 2, "samples::transposed_input", "needs rank >= 2, got ", shape_str(shape));
+  Shape base_shape = shape;
+  std::swap(base_shape[base_shape.size() - 1], base_shape[base_shape.size() - 2]);
+  Tensor base = rand_uniform(base_shape, lo, hi, gen, DType::F64);
+  Tensor view = transpose(base, -1, -2).detach();
+  return view.set_requires_grad(true);
+}
+
+Tensor signed_input(const Shape& shape, Generator& gen, double lo, double hi) {
+  Tensor t = rand_uniform(shape, lo, hi, gen, DType::F64);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (gen.uniform() < 0.5) write_element(t, i, -read_element(t, i));
+  return t.set_requires_grad(true);
+}
+
+}  // namespace samples
+
+}  // namespace attn

@@ -1,0 +1,73 @@
+// The op registry: every differentiable op registers its name, sample inputs
+// and tolerances here. One list drives the gradcheck test, `attn gradcheck`,
+// and (with the CUDA backend) the CUDA-versus-CPU comparison.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/random.h"
+#include "engine/tensor.h"
+
+namespace attn {
+
+struct Tolerance {
+  double eps = 1e-6;   // central-difference step
+  double atol = 1e-5;
+  double rtol = 1e-3;
+};
+
+// One sample: inputs (float64; those with requires_grad are checked) and the
+// function of them whose Jacobian is compared.
+struct OpCase {
+  std::string label;  // e.g. "broadcast", "transposed input"
+  std::vector<Tensor> inputs;
+  std::function<Tensor(const std::vector<Tensor>&)> fn;
+  // True when an input is broadcast against another or is a non-contiguous view.
+  bool broadcast_or_strided = false;
+};
+
+struct OpSpec {
+  std::string name;
+  std::string family;  // the ops/ file stem that implements it
+  std::function<std::vector<OpCase>()> cases;
+  Tolerance tolerance;
+};
+
+class OpRegistry {
+ public:
+  void add(OpSpec spec);
+  const std::vector<OpSpec>& all() const { return specs_; }
+  const OpSpec* find(const std::string& name) const;
+
+ private:
+  std::vector<OpSpec> specs_;
+};
+
+// Every family's samples, registered once (ops/registry.cpp lists the families).
+const OpRegistry& op_registry();
+
+// Sample helpers, all float64.
+namespace samples {
+// Values drawn uniformly from [lo, hi) (choose ranges away from kinks).
+Tensor input(const Shape& shape, Generator& gen, double lo = -1.0, double hi = 1.0);
+// A non-contiguous leaf: the transpose (last two axes) of a fresh tensor.
+Tensor transposed_input(const Shape& shape, Generator& gen, double lo = -1.0, double hi = 1.0);
+// Values in [lo, hi) with a random sign: magnitudes stay away from 0.
+Tensor signed_input(const Shape& shape, Generator& gen, double lo, double hi);
+}  // namespace samples
+
+// Per-family registration functions (defined in ops/<family>_samples.cpp).
+void register_unary_samples(OpRegistry& r);
+void register_binary_samples(OpRegistry& r);
+void register_reduce_samples(OpRegistry& r);
+void register_view_samples(OpRegistry& r);
+void register_softmax_samples(OpRegistry& r);
+void register_matmul_samples(OpRegistry& r);
+void register_join_samples(OpRegistry& r);
+void register_index_samples(OpRegistry& r);
+void register_layer_norm_samples(OpRegistry& r);
+void register_dropout_samples(OpRegistry& r);
+void register_loss_samples(OpRegistry& r);
+
+}  // namespace attn

@@ -1,0 +1,7 @@
+#include "ops/registry.h"
+
+namespace attn {
+
+void register_softmax_samples(OpRegistry&) {}
+
+}  // namespace attn

@@ -1,0 +1,84 @@
+#include "ops/unary.h"
+
+#include "engine/autograd.h"
+#include "engine/kernel_table.h"
+#include "ops/unary_kernels.h"
+
+namespace attn {
+
+namespace {
+
+constexpr const char* kUnaryNames[] = {"neg",  "exp",         "log",  "sqrt", "abs",        "tanh",
+                                       "sigmoid", "log_sigmoid", "relu", "elu",  "softplus",
+                                       "add_scalar", "mul_scalar", "pow_scalar", "clamp"};
+static_assert(sizeof(kUnaryNames) / sizeof(kUnaryNames[0]) == static_cast<size_t>(UnaryOp::Count),
+              "kUnaryNames must list every UnaryOp");
+
+using ForwardFn = void (*)(UnaryOp, UnaryParams, const Tensor&, const Tensor&);
+using BackwardKernelFn = void (*)(UnaryOp, UnaryParams, const Tensor&, const Tensor&, const Tensor&, const Tensor&);
+const DeviceKernels<ForwardFn> kForward{"unary", unary_forward_cpu, ATTN_CUDA_KERNEL(unary_forward_cuda)};
+const DeviceKernels<BackwardKernelFn> kBackward{"unary_backward", unary_backward_cpu,
+                                                ATTN_CUDA_KERNEL(unary_backward_cuda)};
+
+// Which saved tensor each derivative reads (ops/unary_math.h); the backward
+// keeps only those alive.
+bool derivative_reads_input(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Log: case UnaryOp::Abs: case UnaryOp::LogSigmoid: case UnaryOp::Softplus:
+    case UnaryOp::PowScalar: case UnaryOp::Clamp:
+      return true;
+    default:
+      return false;
+  }
+}
+bool derivative_reads_output(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Exp: case UnaryOp::Sqrt: case UnaryOp::Tanh: case UnaryOp::Sigmoid: case UnaryOp::Relu:
+    case UnaryOp::Elu:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+const char* unary_op_name(UnaryOp op) { return kUnaryNames[static_cast<int>(op)]; }
+
+Tensor unary(UnaryOp op, const Tensor& x, UnaryParams params) {
+  const char* name = unary_op_name(op);
+  ATTN_CHECK(is_floating(x.dtype()), name, "expects float32 or float64, got ", dtype_name(x.dtype()));
+  Tensor out = empty(x.shape(), x.dtype(), x.device());
+  kForward.get(x.device())(op, params, x, out);
+  if (!any_requires_grad({x})) return out;
+  Tensor xs = derivative_reads_input(op) ? x.detach() : Tensor();
+  Tensor ys = derivative_reads_output(op) ? out.detach() : Tensor();
+  record(out, name, {x}, [op, params, xs, ys](const Tensor& g, const std::vector<bool>&) {
+    // An unread operand is stood in for by g: same shape, never used.
+    Tensor gi = empty(g.shape(), g.dtype(), g.device());
+    kBackward.get(g.device())(op, params, xs.defined() ? xs : g, ys.defined() ? ys : g, g, gi);
+    return std::vector<Tensor>{gi};
+  });
+  return out;
+}
+
+Tensor neg(const Tensor& x) { return unary(UnaryOp::Neg, x); }
+Tensor exp(const Tensor& x) { return unary(UnaryOp::Exp, x); }
+Tensor log(const Tensor& x) { return unary(UnaryOp::Log, x); }
+Tensor sqrt(const Tensor& x) { return unary(UnaryOp::Sqrt, x); }
+Tensor abs(const Tensor& x) { return unary(UnaryOp::Abs, x); }
+Tensor tanh(const Tensor& x) { return unary(UnaryOp::Tanh, x); }
+Tensor sigmoid(const Tensor& x) { return unary(UnaryOp::Sigmoid, x); }
+Tensor log_sigmoid(const Tensor& x) { return unary(UnaryOp::LogSigmoid, x); }
+Tensor relu(const Tensor& x) { return unary(UnaryOp::Relu, x); }
+Tensor elu(const Tensor& x, double alpha) { return unary(UnaryOp::Elu, x, {alpha, 0}); }
+Tensor softplus(const Tensor& x) { return unary(UnaryOp::Softplus, x); }
+Tensor add_scalar(const Tensor& x, double c) { return unary(UnaryOp::AddScalar, x, {c, 0}); }
+Tensor mul_scalar(const Tensor& x, double c) { return unary(UnaryOp::MulScalar, x, {c, 0}); }
+Tensor pow_scalar(const Tensor& x, double exponent) { return unary(UnaryOp::PowScalar, x, {exponent, 0}); }
+Tensor clamp(const Tensor& x, double lo, double hi) {
+  ATTN_CHECK(lo <= hi, "clamp", "lower bound ", lo, " is above upper bound ", hi);
+  return unary(UnaryOp::Clamp, x, {lo, hi});
+}
+
+}  // namespace attn

@@ -1,0 +1,81 @@
+// Value and derivative of each unary op, written once for every device
+// (host and device qualifiers when compiled by nvcc). Derivatives take the
+// input x and the output y, so each uses whichever is cheaper.
+#pragma once
+#include <cmath>
+
+#include "ops/unary.h"
+
+#ifdef __CUDACC__
+#define ATTN_HD __host__ __device__ inline
+#else
+#define ATTN_HD inline
+#endif
+
+namespace attn {
+namespace unary_math {
+
+template <class T> ATTN_HD T stable_sigmoid(T x) {
+  if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
+  T e = std::exp(x);
+  return e / (T(1) + e);
+}
+
+// f(x, a, b) and df(x, y, a, b) for each op.
+#define ATTN_UNARY(Name, value_expr, deriv_expr)                          \
+  struct Name {                                                           \
+    template <class T> ATTN_HD static T f(T x, T a, T b) {                \
+      (void)a; (void)b;                                                   \
+      return value_expr;                                                  \
+    }                                                                     \
+    template <class T> ATTN_HD static T df(T x, T y, T a, T b) {          \
+      (void)x; (void)y; (void)a; (void)b;                                 \
+      return deriv_expr;                                                  \
+    }                                                                     \
+  };
+
+ATTN_UNARY(Neg, -x, T(-1))
+ATTN_UNARY(Exp, std::exp(x), y)
+ATTN_UNARY(Log, std::log(x), T(1) / x)
+ATTN_UNARY(Sqrt, std::sqrt(x), T(0.5) / y)
+ATTN_UNARY(Abs, std::abs(x), x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0)))
+ATTN_UNARY(Tanh, std::tanh(x), T(1) - y * y)
+ATTN_UNARY(Sigmoid, stable_sigmoid(x), y * (T(1) - y))
+// log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): no overflow for any x.
+ATTN_UNARY(LogSigmoid, (x < T(0) ? x : T(0)) - std::log1p(std::exp(-std::abs(x))), stable_sigmoid(-x))
+ATTN_UNARY(Relu, x > T(0) ? x : T(0), y > T(0) ? T(1) : T(0))
+ATTN_UNARY(Elu, x > T(0) ? x : a * (std::exp(x) - T(1)), y > T(0) ? T(1) : y + a)
+// log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)).
+ATTN_UNARY(Softplus, (x > T(0) ? x : T(0)) + std::log1p(std::exp(-std::abs(x))), stable_sigmoid(x))
+ATTN_UNARY(AddScalar, x + a, T(1))
+ATTN_UNARY(MulScalar, x * a, a)
+ATTN_UNARY(PowScalar, std::pow(x, a), a * std::pow(x, a - T(1)))
+ATTN_UNARY(Clamp, x < a ? a : (x > b ? b : x), (x >= a && x <= b) ? T(1) : T(0))
+
+#undef ATTN_UNARY
+
+// Calls f(OpStruct{}) for a runtime UnaryOp, so kernels get one tight loop per op.
+template <class F> auto visit(UnaryOp op, const F& f) {
+  switch (op) {
+    case UnaryOp::Neg: return f(Neg{});
+    case UnaryOp::Exp: return f(Exp{});
+    case UnaryOp::Log: return f(Log{});
+    case UnaryOp::Sqrt: return f(Sqrt{});
+    case UnaryOp::Abs: return f(Abs{});
+    case UnaryOp::Tanh: return f(Tanh{});
+    case UnaryOp::Sigmoid: return f(Sigmoid{});
+    case UnaryOp::LogSigmoid: return f(LogSigmoid{});
+    case UnaryOp::Relu: return f(Relu{});
+    case UnaryOp::Elu: return f(Elu{});
+    case UnaryOp::Softplus: return f(Softplus{});
+    case UnaryOp::AddScalar: return f(AddScalar{});
+    case UnaryOp::MulScalar: return f(MulScalar{});
+    case UnaryOp::PowScalar: return f(PowScalar{});
+    case UnaryOp::Clamp: return f(Clamp{});
+    case UnaryOp::Count: break;
+  }
+  return f(Neg{});
+}
+
+}  // namespace unary_math
+}  // namespace attn
