@@ -1,0 +1,51 @@
+// A small command-line parser shared by every `attn` subcommand: named
+// options with defaults, boolean flags, generated --help, and a clear error
+// for an unknown flag or a malformed value.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// Bad command-line usage; the program prints it with a hint and exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class ArgParser {
+ public:
+  ArgParser(std::string command, std::string summary);
+
+  // --name VALUE (or --name=VALUE), with a default shown in --help.
+  ArgParser& option(const std::string& name, const std::string& default_value, const std::string& help);
+  // --name, false unless given.
+  ArgParser& flag(const std::string& name, const std::string& help);
+
+  // Throws UsageError on an unknown flag or a missing value. Returns false
+  // when --help was asked for (help() holds the text).
+  bool parse(const std::vector<std::string>& args);
+
+  std::string get(const std::string& name) const;
+  int64_t get_int(const std::string& name) const;
+  double get_double(const std::string& name) const;
+  bool is_set(const std::string& name) const;  // flag given, or option given explicitly
+  std::string help() const;
+  const std::string& command() const { return command_; }
+
+ private:
+  struct Entry {
+    std::string default_value;
+    std::string help;
+    bool is_flag = false;
+  };
+  std::string command_, summary_;
+  std::vector<std::string> order_;
+  std::map<std::string, Entry> entries_;
+  std::map<std::string, std::string> values_;
+};
+
+}  // namespace attn

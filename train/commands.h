@@ -1,0 +1,20 @@
+// The `attn` subcommands. Each takes its arguments (after the subcommand
+// name), prints its own --help, and returns the process exit code.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);
+};
+
+// Every subcommand, in the order `attn --help` lists them.
+const std::vector<Command>& all_commands();
+
+int run_gradcheck_command(const std::vector<std::string>& args);
+
+}  // namespace attn
