@@ -1,0 +1,126 @@
+// Forward values of the unary, binary, comparison and selection ops in both
+// float dtypes, including the extremes the stable formulas exist for.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "engine/error.h"
+#include "ops/binary.h"
+#include "ops/copy.h"
+#include "ops/unary.h"
+#include "ops/view.h"
+
+namespace attn {
+namespace {
+
+class BothDtypes : public ::testing::TestWithParam<DType> {};
+
+TEST_P(BothDtypes, UnaryOpsMatchTheMathLibrary) {
+  DType dt = GetParam();
+  double tol = dt == DType::F32 ? 1e-6 : 1e-14;
+  std::vector<double> xs = {-2.5, -0.3, 0.4, 1.7};
+  Tensor x = from_vector(xs, {4}, dt);
+  struct Case {
+    Tensor y;
+    std::function<double(double)> f;
+  };
+  std::vector<Case> cases = {
+      {neg(x), [](double v) { return -v; }},
+      {exp(x), [](double v) { return std::exp(v); }},
+      {abs(x), [](double v) { return std::abs(v); }},
+      {tanh(x), [](double v) { return std::tanh(v); }},
+      {sigmoid(x), [](double v) { return 1 / (1 + std::exp(-v)); }},
+      {log_sigmoid(x), [](double v) { return std::log(1 / (1 + std::exp(-v))); }},
+      {relu(x), [](double v) { return v > 0 ? v : 0; }},
+      {elu(x, 0.5), [](double v) { return v > 0 ? v : 0.5 * (std::exp(v) - 1); }},
+      {softplus(x), [](double v) { return std::log1p(std::exp(v)); }},
+      {add_scalar(x, 2), [](double v) { return v + 2; }},
+      {mul_scalar(x, 3), [](double v) { return v * 3; }},
+      {clamp(x, -1, 1), [](double v) { return std::min(1.0, std::max(-1.0, v)); }},
+  };
+  for (size_t c = 0; c < cases.size(); ++c)
+    for (size_t i = 0; i < xs.size(); ++i)
+      EXPECT_NEAR(cases[c].y.at({static_cast<int64_t>(i)}), cases[c].f(xs[i]), tol * (1 + std::abs(cases[c].f(xs[i]))))
+          << "case " << c << " x=" << xs[i];
+  Tensor pos = from_vector({0.25, 4.0}, {2}, dt);
+  EXPECT_NEAR(log(pos).at({1}), std::log(4.0), tol);
+  EXPECT_NEAR(sqrt(pos).at({0}), 0.5, tol);
+  EXPECT_NEAR(pow_scalar(pos, 1.5).at({1}), 8.0, tol * 8);
+}
+
+TEST_P(BothDtypes, StableFormulasStayFiniteAtExtremes) {
+  Tensor x = from_vector({-1000, 1000}, {2}, GetParam());
+  Tensor s = sigmoid(x), ls = log_sigmoid(x), sp = softplus(x);
+  EXPECT_EQ(s.at({0}), 0.0);
+  EXPECT_EQ(s.at({1}), 1.0);
+  EXPECT_EQ(ls.at({0}), -1000.0);
+  EXPECT_EQ(ls.at({1}), 0.0);
+  EXPECT_EQ(sp.at({0}), 0.0);
+  EXPECT_EQ(sp.at({1}), 1000.0);
+}
+
+TEST_P(BothDtypes, BinaryOpsBroadcastAndCompare) {
+  DType dt = GetParam();
+  Tensor a = from_vector({1, 5, 3, 2}, {2, 2}, dt);
+  Tensor b = from_vector({2, 4}, {2}, dt);
+  EXPECT_EQ(sub(a, b).to_vector(), (std::vector<double>{-1, 1, 1, -2}));
+  EXPECT_EQ(div(a, b).to_vector(), (std::vector<double>{0.5, 1.25, 1.5, 0.5}));
+  EXPECT_EQ(maximum(a, b).to_vector(), (std::vector<double>{2, 5, 3, 4}));
+  EXPECT_EQ(minimum(a, b).to_vector(), (std::vector<double>{1, 4, 2, 2}));
+  EXPECT_EQ(gt(a, b).to_vector(), (std::vector<double>{0, 1, 1, 0}));
+  EXPECT_EQ(le(a, b).to_vector(), (std::vector<double>{1, 0, 0, 1}));
+  EXPECT_EQ(eq(a, a).to_vector(), (std::vector<double>{1, 1, 1, 1}));
+  EXPECT_EQ(ne(a, b).to_vector(), (std::vector<double>{1, 1, 1, 1}));
+  EXPECT_EQ(lt(a, b).dtype(), DType::U8);
+  EXPECT_FALSE(ge(a.detach().set_requires_grad(true), b).requires_grad());
+}
+
+TEST_P(BothDtypes, WhereAndMaskedFillSelectByMask) {
+  DType dt = GetParam();
+  Tensor mask = from_vector({1, 0, 0, 1}, {2, 2}, DType::U8);
+  Tensor a = from_vector({1, 2, 3, 4}, {2, 2}, dt);
+  Tensor b = from_vector({-1, -2}, {2}, dt);
+  EXPECT_EQ(where(mask, a, b).to_vector(), (std::vector<double>{1, -2, -1, 4}));
+  EXPECT_EQ(masked_fill(a, mask, 9).to_vector(), (std::vector<double>{9, 2, 3, 9}));
+  Tensor col = from_vector({1, 0}, {2, 1}, DType::U8);
+  EXPECT_EQ(masked_fill(a, col, 0).to_vector(), (std::vector<double>{0, 0, 3, 4}));
+}
+
+TEST_P(BothDtypes, LargeStridedInputsTakeTheParallelPathCorrectly) {
+  DType dt = GetParam();
+  const int64_t n = 300, m = 500;  // 150k elements: above the parallel grain
+  Tensor base = empty({m, n}, dt);
+  for (int64_t i = 0; i < base.numel(); ++i) write_element(base, i, static_cast<double>(i % 97) - 48);
+  Tensor t = transpose(base, 0, 1);  // [n, m], non-contiguous
+  Tensor y = add(relu(t), from_vector({1.0}, {1}, dt));
+  for (int64_t r : {0L, 17L, 299L})
+    for (int64_t c : {0L, 250L, 499L}) {
+      double v = base.at({c, r});
+      ASSERT_EQ(y.at({r, c}), (v > 0 ? v : 0) + 1);
+    }
+}
+
+TEST_P(BothDtypes, AxpyUpdatesInPlace) {
+  Tensor p = from_vector({1, 2, 3}, {3}, GetParam());
+  axpy_(p, -0.5, from_vector({2, 2, 2}, {3}, GetParam()));
+  EXPECT_EQ(p.to_vector(), (std::vector<double>{0, 1, 2}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, BothDtypes, ::testing::Values(DType::F32, DType::F64),
+                         [](const ::testing::TestParamInfo<DType>& i) { return std::string(dtype_name(i.param)); });
+
+TEST(Cast, ConvertsBetweenFloatDtypesAndBackpropagates) {
+  Tensor x = from_vector({1.5, -2.25}, {2}, DType::F64).set_requires_grad(true);
+  Tensor y = cast(x, DType::F32);
+  EXPECT_EQ(y.dtype(), DType::F32);
+  EXPECT_EQ(y.to_vector(), (std::vector<double>{1.5, -2.25}));
+  cast(y, DType::F64).backward(from_vector({1, 2}, {2}, DType::F64));
+  EXPECT_EQ(x.grad().dtype(), DType::F64);
+  EXPECT_EQ(x.grad().to_vector(), (std::vector<double>{1, 2}));
+}
+
+TEST(Clamp, RejectsInvertedBounds) { EXPECT_THROW(clamp(zeros({2}), 1, -1), Error); }
+
+}  // namespace
+}  // namespace attn

@@ -1,0 +1,72 @@
+// Forward values of the reductions, their layouts, and their extremes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ops/reduce.h"
+#include "ops/view.h"
+
+namespace attn {
+namespace {
+
+Tensor iota_tensor(const Shape& s, DType dt) {
+  Tensor t = empty(s, dt);
+  for (int64_t i = 0; i < t.numel(); ++i) write_element(t, i, static_cast<double>(i));
+  return t;
+}
+
+TEST(Reduce, SumOverEachLayout) {
+  Tensor x = iota_tensor({2, 3, 4}, DType::F64);
+  EXPECT_EQ(sum(x, {2}).to_vector(), (std::vector<double>{6, 22, 38, 54, 70, 86}));            // rows
+  EXPECT_EQ(sum(x, {0}).to_vector()[0], 12);                                                   // columns
+  EXPECT_EQ(sum(x, {0, 2}, true).shape(), (Shape{1, 3, 1}));                                  // interleaved
+  EXPECT_EQ(sum(x, {0, 2}, true).to_vector(), (std::vector<double>{60, 92, 124}));
+  EXPECT_EQ(sum(x).item(), 276);
+  EXPECT_EQ(sum(transpose(x, 0, 2), {0}).to_vector(), transpose(sum(x, {2}), 0, 1).to_vector());  // strided
+  EXPECT_EQ(mean(x, {-1}).to_vector()[0], 1.5);
+}
+
+TEST(Reduce, Float32SumOfManyValuesIsAccurate) {
+  const int64_t n = 1 << 20;
+  Tensor x = full({n}, 0.1, DType::F32);
+  EXPECT_NEAR(sum(x).item(), 0.1f * n, 0.1f * n * 1e-5);
+  Tensor big = full({64, n / 64}, 1.0, DType::F32);
+  Tensor cols = sum(big, {0});
+  EXPECT_EQ(cols.at({5}), 64);
+}
+
+TEST(Reduce, MaxAndArgmax) {
+  Tensor x = from_vector({3, 9, 1, 7, 2, 8}, {2, 3}, DType::F32);
+  EXPECT_EQ(max(x, {1}).to_vector(), (std::vector<double>{9, 8}));
+  EXPECT_EQ(max(x, {0}).to_vector(), (std::vector<double>{7, 9, 8}));
+  EXPECT_EQ(max(x).item(), 9);
+  EXPECT_EQ(argmax(x, 1).to_vector(), (std::vector<double>{1, 2}));
+  EXPECT_EQ(argmax(x, 0, true).shape(), (Shape{1, 3}));
+}
+
+TEST(Reduce, MaxGradientGoesToOneArgmax) {
+  Tensor x = from_vector({1, 5, 5, 2}, {4}, DType::F64).set_requires_grad(true);
+  max(x).backward();
+  EXPECT_EQ(x.grad().to_vector(), (std::vector<double>{0, 1, 0, 0}));
+}
+
+TEST(Reduce, LogSumExpIsStableAndHandlesAllMinusInfinity) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor x = from_vector({1000, 1000, -inf, -inf}, {2, 2}, DType::F64);
+  Tensor l = logsumexp(x, {1});
+  EXPECT_NEAR(l.at({0}), 1000 + std::log(2.0), 1e-12);
+  EXPECT_EQ(l.at({1}), -inf);
+  Tensor f = from_vector({1000, 1000}, {2}, DType::F32);
+  EXPECT_NEAR(logsumexp(f).item(), 1000 + std::log(2.0), 1e-3);
+}
+
+TEST(Reduce, SumToUndoesBroadcasting) {
+  Tensor g = iota_tensor({2, 3, 4}, DType::F64);
+  Tensor s = sum_to(g, {3, 1});
+  EXPECT_EQ(s.shape(), (Shape{3, 1}));
+  EXPECT_EQ(s.at({0, 0}), 0 + 1 + 2 + 3 + 12 + 13 + 14 + 15);
+}
+
+}  // namespace
+}  // namespace attn
