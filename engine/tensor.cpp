@@ -167,7 +167,7 @@ Tensor from_indices(const std::vector<int64_t>& values, const Shape& shape) {
   ATTN_CHECK(static_cast<int64_t>(values.size()) == numel_of(shape), "from_indices", values.size(),
              " values do not fill shape ", shape_str(shape));
   Tensor t = empty(shape, DType::I64);
-  std::memcpy(t.raw_data(), values.data(), values.size() * sizeof(int64_t));
+  if (!values.empty()) std::memcpy(t.raw_data(), values.data(), values.size() * sizeof(int64_t));
   return t;
 }
 

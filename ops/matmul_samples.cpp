@@ -1,7 +1,53 @@
+// Gradcheck samples of the matmul family: plain, transposed operands (read by
+// BLAS through trans flags), batched, broadcast batches and vector operands;
+// linear with and without bias, over 3-D inputs and a transposed weight.
+#include "ops/matmul.h"
 #include "ops/registry.h"
 
 namespace attn {
 
-void register_matmul_samples(OpRegistry&) {}
+void register_matmul_samples(OpRegistry& r) {
+  OpSpec mm;
+  mm.name = "matmul";
+  mm.family = "matmul";
+  mm.cases = [] {
+    Generator gen(41);
+    auto fn = [](const std::vector<Tensor>& in) { return matmul(in[0], in[1]); };
+    using samples::input;
+    using samples::transposed_input;
+    std::vector<OpCase> cases;
+    cases.push_back({"3x4 @ 4x2", {input({3, 4}, gen), input({4, 2}, gen)}, fn});
+    cases.push_back({"transposed 3x4 @ 4x2", {transposed_input({3, 4}, gen), input({4, 2}, gen)}, fn});
+    cases.push_back({"3x4 @ transposed 4x2", {input({3, 4}, gen), transposed_input({4, 2}, gen)}, fn});
+    cases.push_back({"2x3x4 @ 2x4x2", {input({2, 3, 4}, gen), transposed_input({2, 4, 2}, gen)}, fn});
+    cases.push_back({"2x1x3x4 @ 3x4x2 (broadcast batch)", {input({2, 1, 3, 4}, gen), input({3, 4, 2}, gen)}, fn, true});
+    cases.push_back({"2x3x4 @ 4x2 (shared b)", {input({2, 3, 4}, gen), input({4, 2}, gen)}, fn, true});
+    cases.push_back({"3x4 @ 2x4x2 (shared a)", {transposed_input({3, 4}, gen), input({2, 4, 2}, gen)}, fn, true});
+    cases.push_back({"2x3x4 @ 4 (vector b)", {input({2, 3, 4}, gen), input({4}, gen)}, fn, true});
+    cases.push_back({"4 @ 4x3 (vector a)", {input({4}, gen), input({4, 3}, gen)}, fn});
+    return cases;
+  };
+  r.add(mm);
+
+  OpSpec lin;
+  lin.name = "linear";
+  lin.family = "matmul";
+  lin.cases = [] {
+    Generator gen(43);
+    auto with_bias = [](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); };
+    auto no_bias = [](const std::vector<Tensor>& in) { return linear(in[0], in[1]); };
+    using samples::input;
+    std::vector<OpCase> cases;
+    cases.push_back({"3x4, W 5x4, b 5", {input({3, 4}, gen), input({5, 4}, gen), input({5}, gen)}, with_bias, true});
+    cases.push_back({"3x4, W 5x4, no bias", {input({3, 4}, gen), input({5, 4}, gen)}, no_bias});
+    cases.push_back(
+        {"2x3x4, W 5x4, b 5", {input({2, 3, 4}, gen), input({5, 4}, gen), input({5}, gen)}, with_bias, true});
+    cases.push_back({"transposed x 3x4, transposed W 5x4, b 5",
+                     {samples::transposed_input({3, 4}, gen), samples::transposed_input({5, 4}, gen), input({5}, gen)},
+                     with_bias, true});
+    return cases;
+  };
+  r.add(lin);
+}
 
 }  // namespace attn

@@ -1,7 +1,58 @@
+// Gradcheck samples of softmax and log_softmax: the last axis, a leading and a
+// middle axis (the permuted layout), a transposed input, and masks broadcast
+// from [B, 1, L] and [L], one of which masks whole rows (their gradient is 0,
+// the other rows' is not).
 #include "ops/registry.h"
+#include "ops/softmax.h"
 
 namespace attn {
 
-void register_softmax_samples(OpRegistry&) {}
+namespace {
+
+using SoftmaxFnRef = Tensor (*)(const Tensor&, int64_t, const Tensor&);
+
+Tensor make_mask(const std::vector<int64_t>& values, const Shape& shape) {
+  Tensor m = empty(shape, DType::U8);
+  for (int64_t i = 0; i < m.numel(); ++i) m.data<uint8_t>()[i] = static_cast<uint8_t>(values[i]);
+  return m;
+}
+
+OpSpec softmax_spec(const std::string& name, SoftmaxFnRef f) {
+  OpSpec s;
+  s.name = name;
+  s.family = "softmax";
+  s.cases = [f] {
+    Generator gen(41);
+    auto along = [f](int64_t axis, Tensor mask = Tensor()) {
+      return [f, axis, mask](const std::vector<Tensor>& in) { return f(in[0], axis, mask); };
+    };
+    std::vector<OpCase> cases;
+    cases.push_back({"3x4 axis -1", {samples::input({3, 4}, gen, -2, 2)}, along(-1)});
+    cases.push_back({"3x4 axis 0", {samples::input({3, 4}, gen, -2, 2)}, along(0)});
+    cases.push_back({"2x3x4 middle axis 1", {samples::input({2, 3, 4}, gen, -2, 2)}, along(1)});
+    cases.push_back({"transposed 3x4 axis -1", {samples::transposed_input({3, 4}, gen, -2, 2)}, along(-1)});
+
+    // [B, 1, L] mask: batch 0 masks one key, batch 1 masks every key (all its
+    // rows are empty). A huge value at a masked position must not leak.
+    Tensor x = samples::input({2, 3, 4}, gen, -2, 2);
+    write_element(x, 2, 1e30);
+    Tensor batch_mask = make_mask({1, 1, 0, 1, 0, 0, 0, 0}, {2, 1, 4});
+    OpCase masked{"2x3x4 mask [2,1,4] with fully masked rows", {x}, along(-1, batch_mask), true};
+    cases.push_back(masked);
+
+    Tensor key_mask = make_mask({1, 0, 1, 1}, {4});
+    OpCase keys{"3x4 mask [4]", {samples::input({3, 4}, gen, -2, 2)}, along(-1, key_mask), true};
+    cases.push_back(keys);
+    return cases;
+  };
+  return s;
+}
+
+}  // namespace
+
+void register_softmax_samples(OpRegistry& r) {
+  r.add(softmax_spec("softmax", softmax));
+  r.add(softmax_spec("log_softmax", log_softmax));
+}
 
 }  // namespace attn

@@ -16,5 +16,6 @@ struct Command {
 const std::vector<Command>& all_commands();
 
 int run_gradcheck_command(const std::vector<std::string>& args);
+int run_spirals_command(const std::vector<std::string>& args);
 
 }  // namespace attn

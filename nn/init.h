@@ -1,0 +1,12 @@
+// Parameter initialisers, all drawing from an explicit Generator.
+#pragma once
+#include "engine/random.h"
+#include "engine/tensor.h"
+
+namespace attn {
+
+// Glorot/Xavier uniform for a [fan_out, fan_in] weight: U(-a, a) with
+// a = sqrt(6 / (fan_in + fan_out)).
+Tensor glorot_uniform(int64_t fan_out, int64_t fan_in, Generator& gen, DType dtype = DType::F32);
+
+}  // namespace attn

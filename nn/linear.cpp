@@ -1,0 +1,15 @@
+#include "nn/linear.h"
+
+#include "nn/init.h"
+#include "ops/matmul.h"
+
+namespace attn {
+
+Linear::Linear(int64_t in_features, int64_t out_features, Generator& gen, bool with_bias, DType dtype) {
+  weight = register_parameter("weight", glorot_uniform(out_features, in_features, gen, dtype));
+  if (with_bias) bias = register_parameter("bias", zeros({out_features}, dtype));
+}
+
+Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }
+
+}  // namespace attn

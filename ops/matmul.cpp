@@ -1,0 +1,158 @@
+#include "ops/matmul.h"
+
+#include <climits>
+
+#include "engine/autograd.h"
+#include "engine/kernel_table.h"
+#include "ops/copy.h"
+#include "ops/matmul_kernels.h"
+#include "ops/reduce.h"
+#include "ops/view.h"
+
+namespace attn {
+
+namespace {
+
+using MatmulFn = void (*)(const Tensor&, const Tensor&, const Tensor&);
+using LinearFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&);
+const DeviceKernels<MatmulFn> kMatmul{"matmul", matmul_cpu, ATTN_CUDA_KERNEL(matmul_cuda)};
+const DeviceKernels<LinearFn> kLinear{"linear", linear_cpu, ATTN_CUDA_KERNEL(linear_cuda)};
+
+void check_operands(const char* op, const Tensor& a, const Tensor& b) {
+  ATTN_CHECK(a.defined() && b.defined(), op, "got an undefined operand");
+  ATTN_CHECK(a.dtype() == b.dtype(), op, "dtype mismatch: ", dtype_name(a.dtype()), " ", shape_str(a.shape()), " vs ",
+             dtype_name(b.dtype()), " ", shape_str(b.shape()));
+  ATTN_CHECK(a.device() == b.device(), op, "device mismatch: ", device_name(a.device()), " vs ",
+             device_name(b.device()), " for shapes ", shape_str(a.shape()), " and ", shape_str(b.shape()));
+  ATTN_CHECK(is_floating(a.dtype()), op, "expects float32 or float64, got ", dtype_name(a.dtype()), " for shapes ",
+             shape_str(a.shape()), " and ", shape_str(b.shape()));
+}
+
+void check_blas_size(const char* op, int64_t size, const Tensor& a, const Tensor& b) {
+  ATTN_CHECK(size <= INT_MAX, op, "a matrix axis of ", size, " exceeds the BLAS int range for shapes ",
+             shape_str(a.shape()), " and ", shape_str(b.shape()));
+}
+
+// t itself when BLAS can read its last two axes in place, else a contiguous
+// copy (not recorded: the caller records the op on the original operand).
+Tensor gemm_ready(const Tensor& t) {
+  if (gemm_layout(t).ok) return t;
+  Tensor c = empty(t.shape(), t.dtype(), t.device());
+  copy_into(c, t);
+  return c;
+}
+
+// t read with `shape` (its batch axes broadcast to the output's).
+Tensor broadcast_view(const Tensor& t, const Shape& shape) {
+  return make_view(t, shape, broadcast_strides(t.shape(), t.strides(), shape), t.offset());
+}
+
+// Both operands have rank >= 2 here.
+Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b) {
+  const int64_t ra = a.dim(), rb = b.dim();
+  const int64_t m = a.shape()[ra - 2], k = a.shape()[ra - 1], n = b.shape()[rb - 1];
+  ATTN_CHECK(k == b.shape()[rb - 2], "matmul", "inner dimensions differ: ", shape_str(a.shape()), " @ ",
+             shape_str(b.shape()));
+  for (int64_t s : {m, n, k}) check_blas_size("matmul", s, a, b);
+
+  // NumPy broadcast of the batch axes, aligned from the right.
+  const int64_t rank = std::max(ra, rb);
+  Shape shape(static_cast<size_t>(rank));
+  for (int64_t i = 0; i < rank - 2; ++i) {
+    const int64_t ia = i - (rank - ra), ib = i - (rank - rb);
+    const int64_t da = ia >= 0 ? a.shape()[ia] : 1, db = ib >= 0 ? b.shape()[ib] : 1;
+    ATTN_CHECK(da == db || da == 1 || db == 1, "matmul", "batch dimensions do not broadcast: ", shape_str(a.shape()),
+               " @ ", shape_str(b.shape()));
+    shape[i] = da == 1 ? db : da;
+  }
+  Shape shape_a = shape, shape_b = shape;
+  shape[rank - 2] = shape_a[rank - 2] = m;
+  shape[rank - 1] = shape_b[rank - 1] = n;
+  shape_a[rank - 1] = shape_b[rank - 2] = k;
+
+  Tensor out = empty(shape, a.dtype(), a.device());
+  kMatmul.get(a.device())(broadcast_view(gemm_ready(a), shape_a), broadcast_view(gemm_ready(b), shape_b), out);
+  if (!any_requires_grad({a, b})) return out;
+
+  Tensor as = a.detach(), bs = b.detach();
+  record(out, "matmul", {a, b}, [as, bs, n, k](const Tensor& g, const std::vector<bool>& needs) {
+    Tensor ga, gb;
+    if (needs[0]) ga = sum_to(matmul(g, transpose(bs, -1, -2)), as.shape());
+    if (needs[1]) {
+      if (bs.dim() == 2 && as.dim() > 2) {
+        // b was shared by every batch entry: contract over batch and rows in
+        // one GEMM instead of a product per entry followed by a sum.
+        const int64_t rows = numel_of(Shape(as.shape().begin(), as.shape().end() - 1));
+        gb = matmul(transpose(reshape(as, {rows, k}), 0, 1), reshape(g, {rows, n}));
+      } else {
+        gb = sum_to(matmul(transpose(as, -1, -2), g), bs.shape());
+      }
+    }
+    return std::vector<Tensor>{ga, gb};
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_operands("matmul", a, b);
+  ATTN_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul", "operands must have at least one axis: ", shape_str(a.shape()),
+             " @ ", shape_str(b.shape()));
+  if (a.dim() >= 2 && b.dim() >= 2) return matmul_2d_or_more(a, b);
+  // A vector operand is a one-row (a) or one-column (b) matrix whose unit axis
+  // is dropped from the result; the views carry the gradient.
+  ATTN_CHECK(a.shape().back() == b.shape()[b.dim() >= 2 ? b.dim() - 2 : 0], "matmul", "inner dimensions differ: ",
+             shape_str(a.shape()), " @ ", shape_str(b.shape()));
+  Tensor out = matmul_2d_or_more(a.dim() == 1 ? unsqueeze(a, 0) : a, b.dim() == 1 ? unsqueeze(b, 1) : b);
+  if (b.dim() == 1) out = squeeze(out, -1);
+  if (a.dim() == 1) out = squeeze(out, b.dim() == 1 ? -1 : -2);
+  return out;
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  check_operands("linear", x, weight);
+  ATTN_CHECK(weight.dim() == 2, "linear", "weight must be [out, in], got ", shape_str(weight.shape()), " for input ",
+             shape_str(x.shape()));
+  const int64_t in = weight.shape()[1], outf = weight.shape()[0];
+  ATTN_CHECK(x.dim() >= 1 && x.shape().back() == in, "linear", "input ", shape_str(x.shape()),
+             " does not end in the weight's input size: weight ", shape_str(weight.shape()));
+  if (bias.defined()) {
+    ATTN_CHECK(bias.dtype() == x.dtype() && bias.device() == x.device(), "linear", "bias is ", dtype_name(bias.dtype()),
+               " on ", device_name(bias.device()), ", input is ", dtype_name(x.dtype()), " on ",
+               device_name(x.device()));
+    ATTN_CHECK(bias.dim() == 1 && bias.shape()[0] == outf, "linear", "bias ", shape_str(bias.shape()),
+               " does not match weight ", shape_str(weight.shape()), " (expects [", outf, "])");
+  }
+  Shape lead(x.shape().begin(), x.shape().end() - 1);
+  const int64_t rows = numel_of(lead);
+  for (int64_t s : {rows, in, outf}) check_blas_size("linear", s, x, weight);
+
+  Tensor xc = x;  // rows are read as one [rows, in] matrix, so x must be contiguous
+  if (!x.is_contiguous()) {
+    xc = empty(x.shape(), x.dtype(), x.device());
+    copy_into(xc, x);
+  }
+  Tensor x_rows = make_view(xc, {rows, in}, {in, 1}, xc.offset());
+  Tensor wt = gemm_ready(make_view(weight, {in, outf}, {weight.strides()[1], weight.strides()[0]}, weight.offset()));
+  Shape out_shape = lead;
+  out_shape.push_back(outf);
+  Tensor out = empty(out_shape, x.dtype(), x.device());
+  kLinear.get(x.device())(x_rows, wt, bias, make_view(out, {rows, outf}, {outf, 1}, 0));
+  if (!any_requires_grad({x, weight, bias})) return out;
+
+  Tensor xs = x_rows.detach(), ws = weight.detach();
+  Shape x_shape = x.shape();
+  record(out, "linear", {x, weight, bias},
+         [xs, ws, x_shape, rows, outf](const Tensor& g, const std::vector<bool>& needs) {
+           Tensor g_rows = reshape(g, {rows, outf});
+           Tensor gx, gw, gb;
+           if (needs[0]) gx = reshape(matmul(g_rows, ws), x_shape);
+           if (needs[1]) gw = matmul(transpose(g_rows, 0, 1), xs);
+           if (needs[2]) gb = sum(g_rows, {0});
+           return std::vector<Tensor>{gx, gw, gb};
+         });
+  return out;
+}
+
+}  // namespace attn

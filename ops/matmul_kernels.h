@@ -1,0 +1,53 @@
+// Kernel signatures of the matmul family, and the one rule every GEMM
+// backend shares for reading a strided matrix without copying it.
+#pragma once
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
+#include "ops/matmul.h"
+
+namespace attn {
+
+// How a BLAS GEMM (row-major) reads a rows x cols matrix stored with strides
+// (row_stride, col_stride): as is (unit column stride), or transposed (unit
+// row stride), with leading dimension ld. ok is false when neither fits and
+// the operand must be made contiguous first.
+struct GemmLayout {
+  bool ok = false;
+  bool trans = false;
+  int64_t ld = 0;
+};
+
+inline GemmLayout gemm_layout(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+  // A stride along an axis of size 1 is never used, so it cannot disqualify a layout.
+  const int64_t min_ld_plain = std::max<int64_t>(1, cols);
+  const int64_t ld_plain = rows <= 1 ? min_ld_plain : row_stride;
+  if ((cols <= 1 || col_stride == 1) && ld_plain >= min_ld_plain && ld_plain <= INT_MAX) return {true, false, ld_plain};
+  const int64_t min_ld_trans = std::max<int64_t>(1, rows);
+  const int64_t ld_trans = cols <= 1 ? min_ld_trans : col_stride;
+  if ((rows <= 1 || row_stride == 1) && ld_trans >= min_ld_trans && ld_trans <= INT_MAX) return {true, true, ld_trans};
+  return {};
+}
+
+// Layout of the last two axes of t.
+inline GemmLayout gemm_layout(const Tensor& t) {
+  const int64_t r = t.dim();
+  return gemm_layout(t.shape()[r - 2], t.shape()[r - 1], t.strides()[r - 2], t.strides()[r - 1]);
+}
+
+// out = a @ b per batch entry. a [batch..., m, k] and b [batch..., k, n] already
+// carry out's batch shape (stride 0 on broadcast axes) and a gemm_layout that is
+// ok; out is a fresh contiguous [batch..., m, n].
+void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out);
+// out_rows = x_rows @ weight_t (+ bias per row when defined). x_rows [rows, in]
+// and weight_t [in, out] (the transposed weight view) have ok gemm layouts;
+// out_rows is a fresh contiguous [rows, out].
+void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows);
+
+#ifdef ATTN_WITH_CUDA
+void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out);
+void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows);
+#endif
+
+}  // namespace attn

@@ -1,0 +1,120 @@
+#include "train/bench_matmul.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "engine/autograd.h"
+#include "engine/random.h"
+#include "ops/matmul.h"
+#include "train/cli_args.h"
+
+namespace attn {
+
+namespace {
+
+struct Timings {
+  std::vector<double> ms;
+  double median() const {
+    std::vector<double> s = ms;
+    std::sort(s.begin(), s.end());
+    const size_t h = s.size() / 2;
+    return s.size() % 2 ? s[h] : 0.5 * (s[h - 1] + s[h]);
+  }
+  double min() const { return *std::min_element(ms.begin(), ms.end()); }
+  double max() const { return *std::max_element(ms.begin(), ms.end()); }
+};
+
+template <class F>
+double time_ms(const F& f) {
+  auto start = std::chrono::steady_clock::now();
+  f();
+  auto stop = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::milli>(stop - start).count();
+}
+
+void blas_gemm(int n, const float* a, const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+}
+void blas_gemm(int n, const double* a, const double* b, double* c) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 0.0, c, n);
+}
+
+template <class T>
+double max_abs_difference(const Tensor& x, const Tensor& y) {
+  const T* p = x.data<T>();
+  const T* q = y.data<T>();
+  double worst = 0;
+  for (int64_t i = 0, n = x.numel(); i < n; ++i) worst = std::max(worst, std::abs(static_cast<double>(p[i] - q[i])));
+  return worst;
+}
+
+template <class T>
+int bench(int64_t size, int64_t reps, int64_t warmup, DType dtype) {
+  Generator gen(2024);
+  Tensor a = rand_uniform({size, size}, -1.0, 1.0, gen, dtype);
+  Tensor b = rand_uniform({size, size}, -1.0, 1.0, gen, dtype);
+  Tensor reference = empty({size, size}, dtype);
+  const int n = static_cast<int>(size);
+  NoGrad no_grad;
+
+  Tensor result;
+  Timings engine, openblas;
+  // Alternating the two per repetition exposes both to the same machine state.
+  for (int64_t rep = 0; rep < warmup + reps; ++rep) {
+    double te = time_ms([&] { result = matmul(a, b); });
+    double tb = time_ms([&] { blas_gemm(n, a.data<T>(), b.data<T>(), reference.data<T>()); });
+    if (rep >= warmup) {
+      engine.ms.push_back(te);
+      openblas.ms.push_back(tb);
+    }
+  }
+
+  const double flop = 2.0 * static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size);
+  auto gflops = [flop](double ms) { return flop / (ms * 1e6); };
+  const double diff = max_abs_difference<T>(result, reference);
+  std::printf("matmul benchmark: %lld x %lld %s, %lld reps after %lld warmup, OpenBLAS threads %d\n",
+              static_cast<long long>(size), static_cast<long long>(size), dtype_name(dtype),
+              static_cast<long long>(reps), static_cast<long long>(warmup), openblas_get_num_threads());
+  auto report = [&](const char* name, const Timings& t) {
+    std::printf("  %-9s median %.3f ms (min %.3f, max %.3f), %.1f GFLOP/s\n", name, t.median(), t.min(), t.max(),
+                gflops(t.median()));
+  };
+  report("engine", engine);
+  report("openblas", openblas);
+  std::printf("  max abs difference engine vs openblas: %g\n", diff);
+  std::printf("matmul %lld: engine %.1f ms (%.1f GFLOP/s), openblas %.1f ms (%.1f GFLOP/s), ratio %.3f\n",
+              static_cast<long long>(size), engine.median(), gflops(engine.median()), openblas.median(),
+              gflops(openblas.median()), engine.median() / openblas.median());
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+int run_bench_matmul(const std::vector<std::string>& args) {
+  ArgParser p("bench-matmul",
+              "Times the engine's matmul against a direct OpenBLAS GEMM on the same N x N inputs, alternating the two.");
+  p.option("size", "2048", "matrix size N")
+      .option("reps", "10", "timed repetitions")
+      .option("warmup", "2", "untimed repetitions first")
+      .option("dtype", "float32", "float32 or float64");
+  if (!p.parse(args)) {
+    std::cout << p.help();
+    return 0;
+  }
+  const int64_t size = p.get_int("size"), reps = p.get_int("reps"), warmup = p.get_int("warmup");
+  const std::string dtype = p.get("dtype");
+  if (size < 1 || size > 46340) throw UsageError("attn bench-matmul: --size must be in [1, 46340], got " + p.get("size"));
+  if (reps < 1) throw UsageError("attn bench-matmul: --reps must be at least 1, got " + p.get("reps"));
+  if (warmup < 0) throw UsageError("attn bench-matmul: --warmup must not be negative, got " + p.get("warmup"));
+  if (dtype == "float32") return bench<float>(size, reps, warmup, DType::F32);
+  if (dtype == "float64") return bench<double>(size, reps, warmup, DType::F64);
+  throw UsageError("attn bench-matmul: --dtype must be float32 or float64, got '" + dtype + "'");
+}
+
+}  // namespace attn
