@@ -1,0 +1,21 @@
+// Kernel signatures of the dropout family, one slot per device. Kernels take
+// a seed (not a Generator) and derive all their random bits from it, the
+// shape a counter-based device generator needs. All tensors are contiguous.
+#pragma once
+#include <cstdint>
+
+#include "engine/tensor.h"
+
+namespace attn {
+
+// mask[i] = 1 with probability 1 - p (uint8); out[i] = x[i] * mask[i] / (1 - p).
+void dropout_cpu(const Tensor& x, double p, uint64_t seed, const Tensor& out, const Tensor& mask);
+// out[i] = 1 with probability probs[i], else 0 (probs' dtype).
+void bernoulli_cpu(const Tensor& probs, uint64_t seed, const Tensor& out);
+
+#ifdef ATTN_WITH_CUDA
+void dropout_cuda(const Tensor& x, double p, uint64_t seed, const Tensor& out, const Tensor& mask);
+void bernoulli_cuda(const Tensor& probs, uint64_t seed, const Tensor& out);
+#endif
+
+}  // namespace attn

@@ -1,0 +1,168 @@
+// CPU kernels of layer_norm. One row at a time: the row stays in cache while
+// its mean, variance and output (or, backward, its two reductions and dx) are
+// computed. Row statistics accumulate in double for both dtypes.
+#include "ops/layer_norm_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "engine/cpu_loops.h"
+
+namespace attn {
+
+namespace {
+
+// Upper bound on the row blocks whose gamma/beta partial sums are kept.
+constexpr int64_t kMaxRowBlocks = 64;
+
+// Eight independent partial sums: the loop vectorises without reassociating
+// (no -ffast-math), and the rounding error grows more slowly than one sum.
+template <class F>
+double sum_terms(int64_t n, const F& term) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += term(i + k);
+  double total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; i < n; ++i) total += term(i);
+  return total;
+}
+
+// Rows are split into blocks that each keep their own gamma/beta partial
+// sums. The count depends on the problem size only, never on the thread
+// count, so the summation order (and the result, bit for bit) is fixed.
+int64_t row_blocks(int64_t rows, int64_t D) {
+  int64_t by_work = (rows * D + kParallelGrain - 1) / kParallelGrain;
+  return std::max<int64_t>(1, std::min({by_work, rows, kMaxRowBlocks}));
+}
+
+template <class T>
+void forward_typed(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, int64_t rows, int64_t D,
+                   const Tensor& y, const Tensor& mean, const Tensor& rstd) {
+  const T* px = x.data<T>();
+  const T* pg = gamma.defined() ? gamma.data<T>() : nullptr;
+  const T* pb = beta.defined() ? beta.data<T>() : nullptr;
+  T* py = y.data<T>();
+  T* pm = mean.data<T>();
+  T* pr = rstd.data<T>();
+  const double inv_d = 1.0 / static_cast<double>(D);
+  parallel_for(rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(D, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const T* xr = px + r * D;
+      T* yr = py + r * D;
+      // Two passes over the cached row: the mean, then squared deviations
+      // from it (no cancellation, unlike E[x^2] - E[x]^2).
+      const double mu = sum_terms(D, [&](int64_t i) { return static_cast<double>(xr[i]); }) * inv_d;
+      const double var = sum_terms(D, [&](int64_t i) {
+                           double d = static_cast<double>(xr[i]) - mu;
+                           return d * d;
+                         }) * inv_d;
+      const T m = static_cast<T>(mu);
+      const T s = static_cast<T>(1.0 / std::sqrt(var + eps));
+      pm[r] = m;
+      pr[r] = s;
+      if (pg && pb) {
+        for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - m) * s * pg[i] + pb[i];
+      } else if (pg) {
+        for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - m) * s * pg[i];
+      } else if (pb) {
+        for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - m) * s + pb[i];
+      } else {
+        for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - m) * s;
+      }
+    }
+  });
+}
+
+// dx = rstd * (gy - mean(gy) - xhat * mean(gy * xhat)) for one row, where
+// xhat = (x - mean) * rstd and gy = grad * gamma (grad when there is no gamma).
+template <class T, bool kGamma>
+void grad_x_row(const T* gr, const T* xr, const T* pg, T m, T s, int64_t D, T* dx) {
+  auto gy = [&](int64_t i) { return kGamma ? gr[i] * pg[i] : gr[i]; };
+  const double inv_d = 1.0 / static_cast<double>(D);
+  const T a = static_cast<T>(sum_terms(D, [&](int64_t i) { return static_cast<double>(gy(i)); }) * inv_d);
+  const T c = static_cast<T>(
+      sum_terms(D, [&](int64_t i) { return static_cast<double>(gy(i)) * static_cast<double>((xr[i] - m) * s); }) *
+      inv_d);
+  for (int64_t i = 0; i < D; ++i) dx[i] = s * (gy(i) - a - (xr[i] - m) * s * c);
+}
+
+template <class T>
+void backward_typed(const Tensor& grad, const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
+                    int64_t rows, int64_t D, const Tensor& grad_x, const Tensor& grad_gamma,
+                    const Tensor& grad_beta) {
+  const T* pgrad = grad.data<T>();
+  const T* px = x.data<T>();
+  const T* pg = gamma.defined() ? gamma.data<T>() : nullptr;
+  const T* pm = mean.data<T>();
+  const T* pr = rstd.data<T>();
+  T* pdx = grad_x.defined() ? grad_x.data<T>() : nullptr;
+  T* pdg = grad_gamma.defined() ? grad_gamma.data<T>() : nullptr;
+  T* pdb = grad_beta.defined() ? grad_beta.data<T>() : nullptr;
+  const bool want_params = pdg || pdb;
+
+  const int64_t blocks = row_blocks(rows, D);
+  const int64_t per_block = (rows + blocks - 1) / blocks;
+  // Per block: D partial sums of grad * xhat (for gamma), then D of grad (for beta).
+  std::vector<double> partial(want_params ? static_cast<size_t>(blocks * 2 * D) : 0, 0.0);
+
+  parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      double* dg = want_params ? partial.data() + blk * 2 * D : nullptr;
+      double* db = want_params ? dg + D : nullptr;
+      const int64_t r_end = std::min(rows, (blk + 1) * per_block);
+      for (int64_t r = blk * per_block; r < r_end; ++r) {
+        const T* gr = pgrad + r * D;
+        const T* xr = px + r * D;
+        const T m = pm[r], s = pr[r];
+        if (pdx) {
+          if (pg) grad_x_row<T, true>(gr, xr, pg, m, s, D, pdx + r * D);
+          else grad_x_row<T, false>(gr, xr, pg, m, s, D, pdx + r * D);
+        }
+        if (want_params) {
+          for (int64_t i = 0; i < D; ++i) {
+            const double gi = static_cast<double>(gr[i]);
+            dg[i] += gi * static_cast<double>((xr[i] - m) * s);
+            db[i] += gi;
+          }
+        }
+      }
+    }
+  });
+
+  if (!want_params) return;
+  // Blocks are combined in a fixed order: deterministic across runs and threads.
+  std::vector<double> total_g(static_cast<size_t>(D), 0.0), total_b(static_cast<size_t>(D), 0.0);
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    const double* dg = partial.data() + blk * 2 * D;
+    const double* db = dg + D;
+    for (int64_t i = 0; i < D; ++i) {
+      total_g[i] += dg[i];
+      total_b[i] += db[i];
+    }
+  }
+  for (int64_t i = 0; i < D; ++i) {
+    if (pdg) pdg[i] = static_cast<T>(total_g[i]);
+    if (pdb) pdb[i] = static_cast<T>(total_b[i]);
+  }
+}
+
+}  // namespace
+
+void layer_norm_forward_cpu(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, int64_t rows,
+                            int64_t D, const Tensor& y, const Tensor& mean, const Tensor& rstd) {
+  dispatch_floating(x.dtype(), "layer_norm", [&](auto tag) {
+    forward_typed<typename decltype(tag)::type>(x, gamma, beta, eps, rows, D, y, mean, rstd);
+  });
+}
+
+void layer_norm_backward_cpu(const Tensor& grad, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                             const Tensor& rstd, int64_t rows, int64_t D, const Tensor& grad_x,
+                             const Tensor& grad_gamma, const Tensor& grad_beta) {
+  dispatch_floating(x.dtype(), "layer_norm_backward", [&](auto tag) {
+    backward_typed<typename decltype(tag)::type>(grad, x, gamma, mean, rstd, rows, D, grad_x, grad_gamma, grad_beta);
+  });
+}
+
+}  // namespace attn
