@@ -4,20 +4,16 @@
 
 namespace attn {
 
-namespace {
-void collect(const std::string& prefix, const std::vector<std::pair<std::string, Tensor>>& params,
-             std::vector<std::pair<std::string, Tensor>>& out) {
-  for (const auto& [name, t] : params) out.emplace_back(prefix + name, t);
-}
-}  // namespace
-
-std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
-  std::vector<std::pair<std::string, Tensor>> out;
-  collect("", params_, out);
+std::vector<std::pair<std::string, Tensor>> Module::named(bool with_buffers) const {
+  std::vector<std::pair<std::string, Tensor>> out(params_.begin(), params_.end());
+  if (with_buffers) out.insert(out.end(), buffers_.begin(), buffers_.end());
   for (const auto& [name, child] : children_)
-    for (auto& [sub, t] : child->named_parameters()) out.emplace_back(name + "." + sub, t);
+    for (auto& [sub, t] : child->named(with_buffers)) out.emplace_back(name + "." + sub, t);
   return out;
 }
+
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const { return named(false); }
+std::vector<std::pair<std::string, Tensor>> Module::named_state() const { return named(true); }
 
 std::vector<Tensor> Module::parameters() const {
   std::vector<Tensor> out;
@@ -36,17 +32,29 @@ void Module::set_training(bool training) {
   for (auto& [name, child] : children_) child->set_training(training);
 }
 
+void Module::check_new_name(const std::string& name) const {
+  ATTN_CHECK(!name.empty() && name.find('.') == std::string::npos, "Module", "invalid name '", name,
+             "' (non-empty, no dots)");
+  for (const auto& [n, t] : params_) ATTN_CHECK(n != name, "Module", "name '", name, "' registered twice");
+  for (const auto& [n, t] : buffers_) ATTN_CHECK(n != name, "Module", "name '", name, "' registered twice");
+  for (const auto& [n, c] : children_) ATTN_CHECK(n != name, "Module", "name '", name, "' registered twice");
+}
+
 Tensor Module::register_parameter(const std::string& name, Tensor value) {
-  for (const auto& [existing, t] : params_)
-    ATTN_CHECK(existing != name, "Module", "parameter '", name, "' registered twice");
+  check_new_name(name);
   value.set_requires_grad(true);
   params_.emplace_back(name, value);
   return value;
 }
 
+Tensor Module::register_buffer(const std::string& name, Tensor value) {
+  check_new_name(name);
+  buffers_.emplace_back(name, value);
+  return value;
+}
+
 void Module::register_module(const std::string& name, Module& child) {
-  for (const auto& [existing, c] : children_)
-    ATTN_CHECK(existing != name, "Module", "child module '", name, "' registered twice");
+  check_new_name(name);
   children_.emplace_back(name, &child);
 }
 

@@ -22,6 +22,9 @@ class Module {
   std::vector<std::pair<std::string, Tensor>> named_parameters() const;
   std::vector<Tensor> parameters() const;
   int64_t parameter_count() const;
+  // Parameters and buffers (saved state that is not trained, such as frozen
+  // embeddings): what a checkpoint holds.
+  std::vector<std::pair<std::string, Tensor>> named_state() const;
 
   // Training mode switches dropout and sampling behaviour; applies to children.
   void set_training(bool training);
@@ -30,11 +33,17 @@ class Module {
  protected:
   // Registers a leaf parameter (requires_grad is set) and returns it.
   Tensor register_parameter(const std::string& name, Tensor value);
+  // Registers saved, untrained state (requires_grad stays false).
+  Tensor register_buffer(const std::string& name, Tensor value);
   // Registers a child; the child must live as long as this module (a member).
   void register_module(const std::string& name, Module& child);
 
  private:
+  std::vector<std::pair<std::string, Tensor>> named(bool with_buffers) const;
+  void check_new_name(const std::string& name) const;
+
   std::vector<std::pair<std::string, Tensor>> params_;
+  std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, Module*>> children_;
   bool training_ = true;
 };

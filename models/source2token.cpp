@@ -1,0 +1,35 @@
+#include "models/source2token.h"
+
+#include "engine/error.h"
+#include "ops/binary.h"
+#include "ops/reduce.h"
+#include "ops/softmax.h"
+#include "ops/view.h"
+
+namespace attn {
+
+Source2Token::Source2Token(int64_t features, Generator& gen, Activation act, bool two_layer, DType dtype)
+    : act_(act), two_layer_(two_layer) {
+  w1_ = std::make_unique<Linear>(features, features, gen, true, dtype);
+  if (two_layer) {
+    w2_ = std::make_unique<Linear>(features, features, gen, true, dtype);
+    register_module("w1", *w1_);
+    register_module("w2", *w2_);
+  } else {
+    register_module("w", *w1_);
+  }
+}
+
+Tensor Source2Token::probabilities(const Tensor& x, const Tensor& mask) const {
+  ATTN_CHECK(x.dim() == 3, "source2token", "expects x of shape [B, n, d], got ", shape_str(x.shape()));
+  ATTN_CHECK(mask.dim() == 2 && mask.size(0) == x.size(0) && mask.size(1) == x.size(1), "source2token",
+             "mask of shape ", shape_str(mask.shape()), " does not match x of shape ", shape_str(x.shape()));
+  Tensor scores = two_layer_ ? (*w2_)(activate(act_, (*w1_)(x))) : (*w1_)(x);
+  return softmax(scores, 1, unsqueeze(mask, -1));
+}
+
+Tensor Source2Token::forward(const Tensor& x, const Tensor& mask) const {
+  return sum(probabilities(x, mask) * x, {1});
+}
+
+}  // namespace attn

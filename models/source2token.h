@@ -1,0 +1,32 @@
+// Multi-dimensional source2token self-attention (DiSAN, seed 001's s2t):
+//   f(x_i) = W2 act(W1 x_i + b1) + b2   (two-layer, the default), or
+//   f(x_i) = W x_i + b                  (one-layer, inside Bi-BloSA blocks);
+// P = softmax over positions i, separately for every feature, padded
+// positions masked; output s = sum_i P_i * x_i.
+// A sequence with no valid position outputs zeros.
+// Children: "w1", "w2" (two-layer) or "w" (one-layer).
+#pragma once
+#include <memory>
+
+#include "engine/random.h"
+#include "nn/activation.h"
+#include "nn/linear.h"
+
+namespace attn {
+
+class Source2Token : public Module {
+ public:
+  Source2Token(int64_t features, Generator& gen, Activation act = Activation::Elu, bool two_layer = true,
+               DType dtype = DType::F32);
+  // x [B, n, d], mask [B, n] uint8 (1 = valid) -> [B, d].
+  Tensor forward(const Tensor& x, const Tensor& mask) const;
+  // The attention probabilities P [B, n, d] (zeros at padded positions).
+  Tensor probabilities(const Tensor& x, const Tensor& mask) const;
+
+ private:
+  Activation act_;
+  bool two_layer_;
+  std::unique_ptr<Linear> w1_, w2_;
+};
+
+}  // namespace attn

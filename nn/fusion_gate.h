@@ -1,0 +1,47 @@
+// The gates the papers use to merge two or three feature streams.
+#pragma once
+#include "engine/random.h"
+#include "nn/activation.h"
+#include "nn/linear.h"
+
+namespace attn {
+
+// DiSAN's fusion gate, also Bi-BloSA's block gate (seed 002, the e = G*o + (1-G)*v step):
+//   F = sigmoid(W1 s + W2 h + b),  u = F * h + (1 - F) * s.
+// Parameters: "w1.weight", "w2.weight" (no biases), "bias".
+class GatedFusion : public Module {
+ public:
+  GatedFusion(int64_t features, Generator& gen, DType dtype = DType::F32);
+  Tensor forward(const Tensor& s, const Tensor& h) const;
+
+ private:
+  Linear w1_, w2_;
+  Tensor bias_;
+};
+
+// ReSA's fusion gate: F = sigmoid(W [x; s] + b),  u = F * x + (1 - F) * s.
+// Child: "proj" (2d -> d).
+class ConcatGate : public Module {
+ public:
+  ConcatGate(int64_t features, Generator& gen, DType dtype = DType::F32);
+  Tensor forward(const Tensor& x, const Tensor& s) const;
+
+ private:
+  Linear proj_;
+};
+
+// Bi-BloSA's feature fusion gate over [x; h; E]:
+//   [F; G] = W [x; h; E] + b,  F = act(.),  G = sigmoid(.),  u = G * F + (1 - G) * x.
+// Child: "proj" (3d -> 2d; the first d outputs are F's, the last d are G's).
+class FeatureFusionGate : public Module {
+ public:
+  FeatureFusionGate(int64_t features, Activation act, Generator& gen, DType dtype = DType::F32);
+  Tensor forward(const Tensor& x, const Tensor& h, const Tensor& e) const;
+
+ private:
+  Activation act_;
+  int64_t features_;
+  Linear proj_;
+};
+
+}  // namespace attn

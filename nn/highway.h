@@ -1,0 +1,21 @@
+// Highway layer: t = sigmoid(W_t x + b_t), y = t * act(W_h x + b_h) + (1 - t) * x.
+// Children: "transform" (W_h), "gate" (W_t).
+#pragma once
+#include "engine/random.h"
+#include "nn/activation.h"
+#include "nn/linear.h"
+
+namespace attn {
+
+class Highway : public Module {
+ public:
+  Highway(int64_t features, Activation act, Generator& gen, DType dtype = DType::F32);
+  Tensor forward(const Tensor& x) const;
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+
+ private:
+  Activation act_;
+  Linear transform_, gate_;
+};
+
+}  // namespace attn
