@@ -1,0 +1,23 @@
+#include "models/bow.h"
+
+#include "models/masks.h"
+#include "ops/binary.h"
+#include "ops/copy.h"
+#include "ops/reduce.h"
+#include "ops/view.h"
+
+namespace attn {
+
+EncoderOutput BagOfWords::encode(const Tensor& x, const Tensor& mask) {
+  Tensor tokens = zero_padded(x, mask);
+  Tensor counts = sum(cast(unsqueeze(mask, -1), x.dtype()), {1});  // [B, 1]
+  // An empty sequence divides 0 by 1, not by 0.
+  Tensor safe = maximum(counts, full({}, 1.0, x.dtype(), x.device()));
+  return {tokens, sum(tokens, {1}) / safe};
+}
+
+std::unique_ptr<Encoder> build_bow_encoder(const Config&, const EncoderContext& ctx) {
+  return std::make_unique<BagOfWords>(ctx.input_dim);
+}
+
+}  // namespace attn

@@ -1,0 +1,50 @@
+#include "models/disa.h"
+
+#include "engine/error.h"
+#include "ops/binary.h"
+#include "ops/reduce.h"
+#include "ops/softmax.h"
+#include "ops/unary.h"
+#include "ops/view.h"
+
+namespace attn {
+
+Tensor multi_dim_masked_attention(const Tensor& h, const Tensor& query_term, const Tensor& key_term,
+                                  const Tensor& bias, const Tensor& pair_mask, double scale_c) {
+  // scores[b, i, j, :] = c * tanh((W1 h_i + W2 h_j + b) / c)
+  Tensor pre = unsqueeze(query_term, 2) + unsqueeze(key_term, 1) + bias;
+  Tensor scores = mul_scalar(tanh(mul_scalar(pre, 1.0 / scale_c)), scale_c);
+  Tensor p = softmax(scores, 2, unsqueeze(pair_mask, -1));  // over keys j, per feature
+  return sum(p * unsqueeze(h, 1), {2});
+}
+
+Disa::Disa(int64_t input_dim, int64_t features, const DisaOptions& options, Generator& gen, DType dtype)
+    : options_(options),
+      features_(features),
+      fc_(input_dim, features, gen, true, dtype),
+      w1_(features, features, gen, false, dtype),
+      w2_(features, features, gen, false, dtype),
+      fusion_(features, gen, dtype) {
+  ATTN_CHECK(options.scale_c > 0, "Disa", "scale c must be positive, got ", options.scale_c);
+  register_module("fc", fc_);
+  register_module("w1", w1_);
+  register_module("w2", w2_);
+  bias_ = register_parameter("bias", zeros({features}, dtype));
+  register_module("fusion", fusion_);
+}
+
+Tensor Disa::forward(const Tensor& x, const Tensor& valid, const Tensor& extra_mask) const {
+  ATTN_CHECK(x.dim() == 3, "Disa", "expects x of shape [B, n, d], got ", shape_str(x.shape()));
+  const int64_t n = x.size(1);
+  Tensor mask = pair_mask(valid, direction_mask(n, options_.direction));
+  if (extra_mask.defined()) {
+    ATTN_CHECK(extra_mask.shape() == mask.shape(), "Disa", "extra mask ", shape_str(extra_mask.shape()),
+               " does not match ", shape_str(mask.shape()));
+    mask = where(mask, extra_mask, zeros({}, DType::U8, mask.device()));
+  }
+  Tensor h = activate(options_.activation, fc_(x));
+  Tensor s = multi_dim_masked_attention(h, w1_(h), w2_(h), bias_, mask, options_.scale_c);
+  return zero_padded(fusion_.forward(s, h), valid);
+}
+
+}  // namespace attn

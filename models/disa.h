@@ -1,0 +1,50 @@
+// Masked multi-dimensional self-attention with its fusion gate (DiSA, the
+// building block of DiSAN; seed 002 Sec. 2.3, Eq. 9):
+//   h = act(W_h x + b_h)
+//   f(h_i, h_j) = c * tanh((W1 h_i + W2 h_j + b) / c),  c = 5 by default
+//   P_i. = softmax over keys j allowed by the direction mask (the diagonal is
+//          always excluded), separately for every feature
+//   s_i = sum_j P_ij * h_j   (0 when query i has no valid key)
+//   u = F * h + (1 - F) * s, F = sigmoid(W_f1 s + W_f2 h + b_f)   (DiSAN fusion gate)
+// Padded outputs are exactly zero. This version materialises the
+// [B, n, n, d] score tensor, which is what makes DiSAN memory-hungry.
+// Children: "fc" (W_h, b_h), "w1", "w2" (no biases), parameter "bias" (b),
+// "fusion" (the gate).
+#pragma once
+#include "engine/random.h"
+#include "models/masks.h"
+#include "nn/activation.h"
+#include "nn/fusion_gate.h"
+#include "nn/linear.h"
+
+namespace attn {
+
+struct DisaOptions {
+  Direction direction = Direction::Forward;
+  Activation activation = Activation::Elu;
+  double scale_c = 5.0;
+};
+
+class Disa : public Module {
+ public:
+  Disa(int64_t input_dim, int64_t features, const DisaOptions& options, Generator& gen, DType dtype = DType::F32);
+  // x [B, n, input_dim], valid [B, n]; extra_mask [B, n, n] (uint8, 1 = may
+  // attend) is and-ed into the direction mask (ReSA's token selection).
+  // Returns u [B, n, features].
+  Tensor forward(const Tensor& x, const Tensor& valid, const Tensor& extra_mask = Tensor()) const;
+  int64_t features() const { return features_; }
+
+ private:
+  DisaOptions options_;
+  int64_t features_;
+  Linear fc_, w1_, w2_;
+  Tensor bias_;
+  GatedFusion fusion_;
+};
+
+// The attention part alone (no input projection, no gate): s = sum_j P_ij h_j
+// with f as above, given h and the [B, n, n] mask. Reused by Bi-BloSA and ReSA.
+Tensor multi_dim_masked_attention(const Tensor& h, const Tensor& query_term, const Tensor& key_term,
+                                  const Tensor& bias, const Tensor& pair_mask, double scale_c);
+
+}  // namespace attn

@@ -1,0 +1,37 @@
+// The one list of encoders: name -> builder. A new mechanism adds one line.
+#include <functional>
+#include <map>
+
+#include "engine/error.h"
+#include "models/bow.h"
+#include "models/disan.h"
+#include "models/encoder.h"
+
+namespace attn {
+
+namespace {
+using Builder = std::unique_ptr<Encoder> (*)(const Config&, const EncoderContext&);
+
+const std::map<std::string, Builder>& builders() {
+  static const std::map<std::string, Builder> table = {
+      {"bow", build_bow_encoder},
+      {"disan", build_disan_encoder},
+  };
+  return table;
+}
+}  // namespace
+
+std::unique_ptr<Encoder> build_encoder(const Config& config, const EncoderContext& ctx) {
+  ATTN_CHECK(ctx.init && ctx.noise, "build_encoder", "the context needs both generators");
+  ATTN_CHECK(ctx.input_dim > 0, "build_encoder", "input dimension must be positive, got ", ctx.input_dim);
+  std::string name = config.get("encoder", "mtsa");
+  auto it = builders().find(name);
+  if (it == builders().end()) {
+    std::string known;
+    for (const auto& [k, v] : builders()) known += (known.empty() ? "" : ", ") + k;
+    ATTN_CHECK(false, "build_encoder", "unknown encoder '", name, "' (known: ", known, ")");
+  }
+  return it->second(config, ctx);
+}
+
+}  // namespace attn

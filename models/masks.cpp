@@ -1,0 +1,77 @@
+#include "models/masks.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "engine/error.h"
+#include "ops/binary.h"
+#include "ops/view.h"
+
+namespace attn {
+
+Direction direction_from_name(const std::string& name) {
+  if (name == "forward" || name == "fw") return Direction::Forward;
+  if (name == "backward" || name == "bw") return Direction::Backward;
+  if (name == "none") return Direction::None;
+  ATTN_CHECK(false, "direction", "unknown direction '", name, "' (known: forward, backward, none)");
+  return Direction::None;
+}
+
+const char* direction_name(Direction d) {
+  switch (d) {
+    case Direction::Forward: return "forward";
+    case Direction::Backward: return "backward";
+    case Direction::None: return "none";
+  }
+  return "?";
+}
+
+Tensor direction_mask(int64_t n, Direction dir) {
+  Tensor m = zeros({n, n}, DType::U8);
+  uint8_t* p = m.data<uint8_t>();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      p[i * n + j] = dir == Direction::Forward ? j < i : dir == Direction::Backward ? j > i : j != i;
+  return m;
+}
+
+Tensor window_mask(int64_t n, int64_t radius) {
+  Tensor m = zeros({n, n}, DType::U8);
+  uint8_t* p = m.data<uint8_t>();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) p[i * n + j] = std::llabs(i - j) <= radius;
+  return m;
+}
+
+Tensor length_mask(const std::vector<int64_t>& lengths, int64_t n) {
+  int64_t b = static_cast<int64_t>(lengths.size());
+  Tensor m = zeros({b, n}, DType::U8);
+  uint8_t* p = m.data<uint8_t>();
+  for (int64_t i = 0; i < b; ++i) {
+    ATTN_CHECK(lengths[i] >= 0 && lengths[i] <= n, "length_mask", "length ", lengths[i], " of example ", i,
+               " is outside [0, ", n, "]");
+    for (int64_t j = 0; j < lengths[i]; ++j) p[i * n + j] = 1;
+  }
+  return m;
+}
+
+Tensor pair_mask(const Tensor& valid, const Tensor& positional) {
+  ATTN_CHECK(valid.dtype() == DType::U8 && valid.dim() == 2, "pair_mask", "valid must be uint8 [B, n], got ",
+             dtype_name(valid.dtype()), " ", shape_str(valid.shape()));
+  // Logical and of uint8 masks: where(a, b, 0).
+  Tensor q = unsqueeze(valid, 2), k = unsqueeze(valid, 1);
+  Tensor both = where(q, k, zeros({}, DType::U8, valid.device()));
+  if (!positional.defined()) return both;
+  ATTN_CHECK(positional.dim() == 2 && positional.size(0) == valid.size(1) && positional.size(1) == valid.size(1),
+             "pair_mask", "positional mask ", shape_str(positional.shape()), " does not fit valid ",
+             shape_str(valid.shape()));
+  return where(both, expand(positional, {valid.size(0), valid.size(1), valid.size(1)}),
+               zeros({}, DType::U8, valid.device()));
+}
+
+Tensor zero_padded(const Tensor& x, const Tensor& valid) {
+  Tensor pad = eq(unsqueeze(valid, -1), zeros({}, DType::U8, valid.device()));
+  return masked_fill(x, pad, 0.0);
+}
+
+}  // namespace attn
