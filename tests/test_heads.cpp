@@ -1,0 +1,120 @@
+// Task heads end to end on a small DiSAN encoder with padding: float64
+// gradchecks over every parameter and input, and the relatedness target and
+// prediction formulas.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/error.h"
+#include "model_checks.h"
+#include "models/disan.h"
+#include "models/heads.h"
+#include "ops/index.h"
+#include "ops/loss.h"
+#include "ops/softmax.h"
+#include "ops/unary.h"
+#include "ops/view.h"
+
+namespace attn {
+namespace {
+
+using testing_support::expect_gradcheck;
+using testing_support::random_input;
+
+// An encoder and a head as one module, so one gradcheck covers both.
+struct EncoderWithHead : Module {
+  EncoderWithHead(Module& encoder, Module& head) {
+    register_module("encoder", encoder);
+    register_module("head", head);
+  }
+};
+
+struct Fixture {
+  Generator init{21}, noise{22};
+  Disan encoder{3, 3, Activation::Elu, 5.0, init, DType::F64};
+  HeadOptions options() const {
+    HeadOptions o;
+    o.hidden = 4;
+    return o;
+  }
+};
+
+TEST(Heads, ClassificationGradcheckWithPadding) {
+  Fixture f;
+  ClassificationHead head(f.encoder.sentence_dim(), 3, f.options(), f.init, f.noise, DType::F64);
+  EncoderWithHead both(f.encoder, head);
+  Tensor x = random_input({2, 4, 3}, 23);
+  Tensor mask = length_mask({4, 2}, 4);
+  expect_gradcheck(both, x, [&] { return head.forward(f.encoder.encode(x, mask).sentence); });
+}
+
+TEST(Heads, PairGradcheckWithHighwayAndSharedEncoder) {
+  Fixture f;
+  HeadOptions o = f.options();
+  o.highway = true;
+  PairHead head(f.encoder.sentence_dim(), 3, o, f.init, f.noise, DType::F64);
+  EncoderWithHead both(f.encoder, head);
+  Tensor x = random_input({2, 4, 3}, 24);
+  Tensor premise_mask = length_mask({4, 3}, 4), hypothesis_mask = length_mask({2, 4}, 4);
+  Tensor y = random_input({2, 4, 3}, 25).detach();
+  expect_gradcheck(both, x, [&] {
+    Tensor u = f.encoder.encode(x, premise_mask).sentence;
+    Tensor v = f.encoder.encode(y, hypothesis_mask).sentence;
+    return head.forward(u, v);
+  });
+}
+
+TEST(Heads, RelatednessKlLossGradcheck) {
+  Fixture f;
+  RelatednessHead head(f.encoder.sentence_dim(), 5, f.options(), f.init, f.noise, DType::F64);
+  EncoderWithHead both(f.encoder, head);
+  Tensor x = random_input({2, 4, 3}, 26);
+  Tensor mask = length_mask({4, 1}, 4);
+  Tensor y = random_input({2, 4, 3}, 27).detach();
+  Tensor target = relatedness_target({2.4, 4.0}, 5, DType::F64);
+  expect_gradcheck(both, x, [&] {
+    Tensor logits = head.forward(f.encoder.encode(x, mask).sentence, f.encoder.encode(y, mask).sentence);
+    return kl_div(log_softmax(logits, -1), target);
+  });
+}
+
+TEST(Heads, TaggingIgnoresPaddedTokensInTheLoss) {
+  Fixture f;
+  TaggingHead head(f.encoder.token_dim(), 4, f.init, DType::F64);
+  EncoderWithHead both(f.encoder, head);
+  Tensor x = random_input({2, 4, 3}, 28);
+  Tensor mask = length_mask({4, 2}, 4);
+  Tensor tags = from_indices({0, 1, 2, 3, 1, 2, -100, -100}, {2, 4});
+  expect_gradcheck(
+      both, x, [&] { return cross_entropy(head.forward(f.encoder.encode(x, mask).tokens), tags); }, {"encoder.s2t."});
+}
+
+TEST(Relatedness, TargetDistributionFollowsTheFormula) {
+  Tensor p = relatedness_target({1.0, 2.4, 4.75, 5.0}, 5, DType::F64);
+  std::vector<double> expected = {1, 0, 0, 0, 0,  //
+                                  0, 0.6, 0.4, 0, 0,  //
+                                  0, 0, 0, 0.25, 0.75,  //
+                                  0, 0, 0, 0, 1};
+  std::vector<double> got = p.to_vector();
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-12) << i;
+  EXPECT_THROW(relatedness_target({0.5}, 5), Error);
+  EXPECT_THROW(relatedness_target({5.5}, 5), Error);
+}
+
+TEST(Relatedness, PredictionIsTheExpectedScore) {
+  // softmax(log p) = p, so the prediction of the target distribution is y itself.
+  Tensor p = relatedness_target({2.4, 4.75}, 5, DType::F64);
+  Tensor logits = log(add_scalar(p, 1e-300));
+  Tensor pred = relatedness_prediction(logits);
+  EXPECT_NEAR(pred.at({0}), 2.4, 1e-9);
+  EXPECT_NEAR(pred.at({1}), 4.75, 1e-9);
+}
+
+TEST(Heads, PairHeadRejectsMismatchedSentences) {
+  Fixture f;
+  PairHead head(6, 3, f.options(), f.init, f.noise, DType::F64);
+  EXPECT_THROW(head.forward(zeros({2, 6}, DType::F64), zeros({3, 6}, DType::F64)), Error);
+}
+
+}  // namespace
+}  // namespace attn
