@@ -39,7 +39,9 @@ inline void expect_gradcheck(const Module& module, const Tensor& x, const std::f
       for (double v : p.grad().to_vector()) nonzero = nonzero || v != 0.0;
     bool exempt = false;
     for (const std::string& prefix : unused_prefixes) exempt = exempt || name.rfind(prefix, 0) == 0;
-    if (!exempt) EXPECT_TRUE(nonzero) << "parameter '" << name << "' gets no gradient";
+    if (!exempt) {
+      EXPECT_TRUE(nonzero) << "parameter '" << name << "' gets no gradient";
+    }
     p.zero_grad();
   }
   x.zero_grad();
@@ -76,8 +78,11 @@ inline void expect_padding_invariant(Encoder& encoder, const Tensor& x, const Te
       for (int64_t k = 0; k < dt; ++k) {
         size_t idx = static_cast<size_t>((i * n + t) * dt + k);
         ASSERT_TRUE(std::isfinite(tc[idx]));
-        if (mask.at({i, t}) != 0) ASSERT_NEAR(ta[idx], tc[idx], 1e-9) << "token " << t << " of example " << i;
-        else ASSERT_EQ(tc[idx], 0.0) << "padded output must be zero";
+        if (mask.at({i, t}) != 0) {
+          ASSERT_NEAR(ta[idx], tc[idx], 1e-9) << "token " << t << " of example " << i;
+        } else {
+          ASSERT_EQ(tc[idx], 0.0) << "padded output must be zero";
+        }
       }
   std::vector<double> sa = a.sentence.to_vector(), sc = c.sentence.to_vector();
   for (size_t k = 0; k < sa.size(); ++k) {

@@ -52,8 +52,11 @@ TEST(Disa, DirectionMasksAreCausal) {
       bool may_change = t == edit || (dir == Direction::Forward ? t > edit : t < edit);
       double diff = 0;
       for (int64_t k = 0; k < 4; ++k) diff += std::abs(before.at({0, t, k}) - after.at({0, t, k}));
-      if (may_change) EXPECT_GT(diff, 1e-6) << direction_name(dir) << " token " << t;
-      else EXPECT_EQ(diff, 0.0) << direction_name(dir) << " token " << t;
+      if (may_change) {
+        EXPECT_GT(diff, 1e-6) << direction_name(dir) << " token " << t;
+      } else {
+        EXPECT_EQ(diff, 0.0) << direction_name(dir) << " token " << t;
+      }
     }
   }
 }
