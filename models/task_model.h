@@ -1,0 +1,43 @@
+// A whole trainable model: word embeddings -> dropout -> encoder -> task head.
+// Config keys (beside the encoder's): embedding_dim (300), train_embeddings
+// (true), keep_prob (0.75: dropout on embeddings and in the head MLP),
+// head_hidden (300), head_activation (elu), highway (false; pair task).
+// Children: "embedding", "encoder", "head".
+#pragma once
+#include <memory>
+
+#include "models/encoder.h"
+#include "models/heads.h"
+#include "models/task.h"
+#include "nn/embedding.h"
+
+namespace attn {
+
+struct TaskInputs {
+  Tensor ids, mask;      // [B, n] int64 / uint8
+  Tensor ids_b, mask_b;  // the second sentence (pair and relatedness tasks)
+};
+
+class TaskModel : public Module {
+ public:
+  TaskModel(const Config& config, TaskKind task, int64_t vocab_size, int64_t classes, DType dtype, Generator& init,
+            Generator& noise);
+  // classify/pair: [B, classes]; relatedness: [B, classes] over scores 1..classes;
+  // tag: [B, n, classes].
+  Tensor logits(const TaskInputs& inputs);
+
+  TaskKind task() const { return task_; }
+  Encoder& encoder() { return *encoder_; }
+  Embedding& embedding() { return embedding_; }
+
+ private:
+  Tensor encode_sentence(const Tensor& ids, const Tensor& mask, bool want_tokens);
+
+  TaskKind task_;
+  Embedding embedding_;
+  Dropout embedding_dropout_;
+  std::unique_ptr<Encoder> encoder_;
+  std::unique_ptr<Module> head_;
+};
+
+}  // namespace attn

@@ -1,0 +1,88 @@
+// The whole model (embedding -> encoder -> head) for every task: output
+// shapes, parameter names, unknown config keys, and that it learns.
+#include <gtest/gtest.h>
+
+#include "engine/autograd.h"
+#include "engine/error.h"
+#include "models/masks.h"
+#include "models/task_model.h"
+#include "ops/loss.h"
+#include "train/sgd.h"
+
+namespace attn {
+namespace {
+
+Config small_config(const std::string& encoder) {
+  std::string text = "encoder = " + encoder + "\nembedding_dim = 6\nhead_hidden = 5\nkeep_prob = 1.0\n";
+  if (encoder != "bow") text += "hidden = 4\n";  // bow has no width of its own
+  return Config::parse(text);
+}
+
+TaskInputs inputs() {
+  TaskInputs in;
+  in.ids = from_indices({2, 3, 4, 0, 5, 6, 0, 0}, {2, 4});
+  in.mask = length_mask({3, 2}, 4);
+  in.ids_b = from_indices({7, 2, 0, 3, 4, 5}, {2, 3});
+  in.mask_b = length_mask({2, 3}, 3);
+  return in;
+}
+
+TEST(TaskModel, OutputShapesForEveryTask) {
+  for (std::string enc : {"bow", "disan"}) {
+    for (TaskKind task : {TaskKind::Classify, TaskKind::Pair, TaskKind::Relatedness, TaskKind::Tag}) {
+      Generator init(1), noise(2);
+      Config c = small_config(enc);
+      TaskModel m(c, task, 10, 3, DType::F32, init, noise);
+      c.check_all_used("test config");
+      Tensor y = m.logits(inputs());
+      Shape expected = task == TaskKind::Tag ? Shape{2, 4, 3} : Shape{2, 3};
+      EXPECT_EQ(y.shape(), expected) << enc << " " << task_name(task);
+    }
+  }
+}
+
+TEST(TaskModel, ParameterNamesAreHierarchical) {
+  Generator init(1), noise(2);
+  TaskModel m(small_config("disan"), TaskKind::Classify, 10, 2, DType::F32, init, noise);
+  std::vector<std::string> names;
+  for (auto& [name, t] : m.named_parameters()) names.push_back(name);
+  auto has = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+  EXPECT_TRUE(has("embedding.weight"));
+  EXPECT_TRUE(has("encoder.fw.w1.weight"));
+  EXPECT_TRUE(has("encoder.s2t.w2.bias"));
+  EXPECT_TRUE(has("head.mlp.fc.weight"));
+}
+
+TEST(TaskModel, UnknownConfigKeyIsReported) {
+  Generator init(1), noise(2);
+  Config c = Config::parse("encoder = bow\nembedding_dim = 4\nhiddden = 3\n");
+  TaskModel m(c, TaskKind::Classify, 10, 2, DType::F32, init, noise);
+  try {
+    c.check_all_used("the model config");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("hiddden"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(TaskModel(Config::parse("encoder = nope\n"), TaskKind::Classify, 10, 2, DType::F32, init, noise),
+               Error);
+}
+
+TEST(TaskModel, SgdFitsATinyBatch) {
+  Generator init(3), noise(4);
+  TaskModel m(small_config("disan"), TaskKind::Classify, 10, 2, DType::F32, init, noise);
+  Tensor labels = from_indices({1, 0}, {2});
+  Sgd sgd(m.parameters(), 0.5);
+  double first = 0, last = 0;
+  for (int step = 0; step < 60; ++step) {
+    sgd.zero_grad();
+    Tensor loss = cross_entropy(m.logits(inputs()), labels);
+    loss.backward();
+    sgd.step();
+    if (step == 0) first = loss.item();
+    last = loss.item();
+  }
+  EXPECT_LT(last, 0.2 * first);
+}
+
+}  // namespace
+}  // namespace attn
