@@ -33,6 +33,13 @@ uint64_t Generator::next_u64() {
   return result;
 }
 
+std::array<uint64_t, 4> Generator::state() const { return {s_[0], s_[1], s_[2], s_[3]}; }
+
+void Generator::set_state(const std::array<uint64_t, 4>& state) {
+  for (int i = 0; i < 4; ++i) s_[i] = state[i];
+  has_spare_normal_ = false;
+}
+
 double Generator::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
 double Generator::uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }

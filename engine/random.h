@@ -2,6 +2,7 @@
 // consumer (init, dropout, sampling) takes a Generator&, so a run is
 // reproducible from its seed alone.
 #pragma once
+#include <array>
 #include <cstdint>
 
 #include "engine/tensor.h"
@@ -20,6 +21,10 @@ class Generator {
   bool bernoulli(double p);
   // A fresh 64-bit seed for a counter-based device generator (CUDA dropout).
   uint64_t derive_seed() { return next_u64(); }
+
+  // The full state, so a resumed run continues the same random stream.
+  std::array<uint64_t, 4> state() const;
+  void set_state(const std::array<uint64_t, 4>& state);
 
  private:
   uint64_t s_[4];

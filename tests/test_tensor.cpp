@@ -103,6 +103,16 @@ TEST(Generator, SameSeedSameStreamDifferentSeedDifferentStream) {
   EXPECT_LT(same, 2);
 }
 
+TEST(Generator, StateRoundTripContinuesTheStream) {
+  Generator a(5);
+  a.next_u64();
+  std::array<uint64_t, 4> saved = a.state();
+  uint64_t expected = a.next_u64();
+  Generator b(999);
+  b.set_state(saved);
+  EXPECT_EQ(b.next_u64(), expected);
+}
+
 TEST(Generator, UniformNormalAndBernoulliHaveTheRightMoments) {
   Generator g(7);
   const int n = 200000;
