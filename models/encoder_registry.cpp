@@ -6,6 +6,7 @@
 #include "models/bow.h"
 #include "models/disan.h"
 #include "models/encoder.h"
+#include "models/resan.h"
 
 namespace attn {
 
@@ -16,6 +17,7 @@ const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> table = {
       {"bow", build_bow_encoder},
       {"disan", build_disan_encoder},
+      {"resan", build_resan_encoder},
   };
   return table;
 }

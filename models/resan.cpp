@@ -1,0 +1,219 @@
+#include "models/resan.h"
+
+
+#include "engine/error.h"
+#include "models/disa.h"
+#include "ops/binary.h"
+#include "ops/copy.h"
+#include "ops/join.h"
+#include "ops/matmul.h"
+#include "ops/reduce.h"
+#include "ops/view.h"
+
+namespace attn {
+
+namespace {
+
+Tensor u8_zero(const Tensor& like) { return zeros({}, DType::U8, like.device()); }
+Tensor u8_and(const Tensor& a, const Tensor& b) { return where(a, b, u8_zero(a)); }
+Tensor u8_not(const Tensor& a) { return eq(a, u8_zero(a)); }
+
+void check_selection(const Tensor& t, const char* what, int64_t b, int64_t n) {
+  ATTN_CHECK(t.dtype() == DType::U8 && t.dim() == 2 && t.size(0) == b && t.size(1) == n, "resa", what,
+             " must be uint8 [", b, ", ", n, "], got ", dtype_name(t.dtype()), " ", shape_str(t.shape()));
+}
+
+}  // namespace
+
+ResaVariant resa_variant_from_name(const std::string& name) {
+  if (name == "full") return ResaVariant::Full;
+  if (name == "no_unselected_heads") return ResaVariant::NoUnselectedHeads;
+  if (name == "shared_rss") return ResaVariant::SharedRss;
+  ATTN_CHECK(false, "resan", "unknown resa_variant '", name, "' (known: full, no_unselected_heads, shared_rss)");
+  return ResaVariant::Full;
+}
+
+const char* resa_variant_name(ResaVariant v) {
+  switch (v) {
+    case ResaVariant::Full: return "full";
+    case ResaVariant::NoUnselectedHeads: return "no_unselected_heads";
+    case ResaVariant::SharedRss: return "shared_rss";
+  }
+  return "?";
+}
+
+Tensor resa_attention_mask(const Tensor& valid, Direction dir, const Tensor& z_head, const Tensor& z_dep) {
+  ATTN_CHECK(valid.dtype() == DType::U8 && valid.dim() == 2, "resa", "valid must be uint8 [B, n], got ",
+             dtype_name(valid.dtype()), " ", shape_str(valid.shape()));
+  const int64_t b = valid.size(0), n = valid.size(1);
+  check_selection(z_head, "z_head", b, n);
+  check_selection(z_dep, "z_dep", b, n);
+  Tensor selected = u8_and(unsqueeze(z_head, 2), unsqueeze(z_dep, 1));  // [B, n, n]
+  return u8_and(pair_mask(valid, direction_mask(n, dir)), selected);
+}
+
+Tensor unselected_head_context(const Tensor& h, const Tensor& valid, const Tensor& z_head, const Tensor& z_dep) {
+  ATTN_CHECK(h.dim() == 3, "resa", "expects h of shape [B, n, d], got ", shape_str(h.shape()));
+  const int64_t b = h.size(0), n = h.size(1);
+  check_selection(valid, "valid", b, n);
+  check_selection(z_head, "z_head", b, n);
+  check_selection(z_dep, "z_dep", b, n);
+  Tensor heads_off = u8_and(valid, u8_not(z_head));
+  Tensor deps = u8_and(valid, z_dep);
+  // Row i averages over columns j: i an unselected head, j a selected dependent, j != i.
+  Tensor pool = u8_and(u8_and(unsqueeze(heads_off, 2), unsqueeze(deps, 1)), direction_mask(n, Direction::None));
+  Tensor weights = cast(pool, h.dtype());
+  Tensor count = sum(weights, {2}, true);  // [B, n, 1]
+  return matmul(weights, h) / maximum(count, ones({}, h.dtype(), h.device()));
+}
+
+Resa::Resa(int64_t input_dim, int64_t features, const ResaOptions& options, Generator& init, Generator& noise,
+           DType dtype)
+    : options_(options),
+      features_(features),
+      fc_(input_dim, features, init, true, dtype),
+      w_head_(features, features, init, false, dtype),
+      w_dep_(features, features, init, false, dtype),
+      gate_(features, init, dtype),
+      dropout_(options.keep_prob, noise) {
+  ATTN_CHECK(options.scale_c > 0, "resa", "scale c must be positive, got ", options.scale_c);
+  register_module("fc", fc_);
+  register_module("w_head", w_head_);
+  register_module("w_dep", w_dep_);
+  bias_ = register_parameter("bias", zeros({features}, dtype));
+  register_module("gate", gate_);
+  register_module("dropout", dropout_);
+}
+
+Tensor Resa::forward(const Tensor& x, const Tensor& valid, const Tensor& z_head, const Tensor& z_dep) const {
+  ATTN_CHECK(x.dim() == 3 && x.size(2) == fc_.weight.size(1), "resa", "expects x of shape [B, n, ",
+             fc_.weight.size(1), "], got ", shape_str(x.shape()));
+  const int64_t b = x.size(0), n = x.size(1);
+  check_selection(valid, "valid", b, n);
+  Tensor mask = resa_attention_mask(valid, options_.direction, z_head, z_dep);
+  // Zeroing padded h keeps every product with a masked weight finite.
+  Tensor h = zero_padded(activate(options_.activation, fc_(x)), valid);
+  Tensor hd = dropout_(h);
+  Tensor s = multi_dim_masked_attention(h, w_head_(hd), w_dep_(hd), bias_, mask, options_.scale_c);
+  // Selected heads' rows of the fallback are zero and unselected heads' rows
+  // of s are zero (no valid key), so the sum picks one per row.
+  if (options_.keep_unselected) s = s + unselected_head_context(h, valid, z_head, z_dep);
+  Tensor u = gate_.forward(h, s);
+  return zero_padded(u, options_.keep_unselected ? valid : u8_and(valid, z_head));
+}
+
+Resan::Resan(int64_t input_dim, const ResanOptions& options, Generator& init, Generator& noise, DType dtype)
+    : options_(options),
+      input_dim_(input_dim),
+      s2t_((options.bidirectional ? 2 : 1) * options.hidden, init, options.activation, true, dtype) {
+  ATTN_CHECK(input_dim > 0 && options.hidden > 0 && options.rss_hidden > 0, "resan",
+             "input_dim, hidden and rss_hidden must be positive, got ", input_dim, ", ", options.hidden, " and ",
+             options.rss_hidden);
+  const bool shared = options.variant == ResaVariant::SharedRss;
+  rss_head_ = std::make_unique<Rss>(input_dim, options.rss_hidden, options.activation, options.rss_eval, init, noise,
+                                    dtype);
+  register_module(shared ? "rss" : "rss_head", *rss_head_);
+  if (!shared) {
+    rss_dep_ = std::make_unique<Rss>(input_dim, options.rss_hidden, options.activation, options.rss_eval, init,
+                                     noise, dtype);
+    register_module("rss_dep", *rss_dep_);
+  }
+  ResaOptions ro;
+  ro.activation = options.activation;
+  ro.scale_c = options.scale_c;
+  ro.keep_unselected = options.variant == ResaVariant::Full;
+  ro.keep_prob = options.keep_prob;
+  if (options.bidirectional) {
+    ro.direction = Direction::Forward;
+    fw_ = std::make_unique<Resa>(input_dim, options.hidden, ro, init, noise, dtype);
+    ro.direction = Direction::Backward;
+    bw_ = std::make_unique<Resa>(input_dim, options.hidden, ro, init, noise, dtype);
+    register_module("fw", *fw_);
+    register_module("bw", *bw_);
+  } else {
+    ro.direction = Direction::None;
+    fw_ = std::make_unique<Resa>(input_dim, options.hidden, ro, init, noise, dtype);
+    register_module("resa", *fw_);
+  }
+  register_module("s2t", s2t_);
+}
+
+EncoderOutput Resan::encode(const Tensor& x, const Tensor& mask) {
+  ATTN_CHECK(x.dim() == 3 && x.size(2) == input_dim_, "resan", "expects x of shape [B, n, ", input_dim_, "], got ",
+             shape_str(x.shape()));
+  ATTN_CHECK(mask.dtype() == DType::U8 && mask.dim() == 2 && mask.size(0) == x.size(0) && mask.size(1) == x.size(1),
+             "resan", "mask must be uint8 [", x.size(0), ", ", x.size(1), "], got ", dtype_name(mask.dtype()), " ",
+             shape_str(mask.shape()));
+  RssSample head = rss_head_->forward(x, mask);
+  RssSample dep = rss_dep_ ? rss_dep_->forward(x, mask) : head;
+  last_.z_head = head.z;
+  last_.z_dep = dep.z;
+  last_.log_pi = rss_dep_ ? head.log_pi + dep.log_pi : head.log_pi;
+  last_.fraction_head = head.fraction;
+  last_.fraction_dep = dep.fraction;
+  last_.fraction = rss_dep_ ? (head.fraction + dep.fraction) * 0.5 : head.fraction;
+
+  Tensor tokens = fw_->forward(x, mask, head.z, dep.z);
+  if (bw_) tokens = concat({tokens, bw_->forward(x, mask, head.z, dep.z)}, -1);
+  // Dropped heads (the two variants) are left out of the readout too.
+  Tensor readout = options_.variant == ResaVariant::Full ? mask : u8_and(mask, head.z);
+  return {tokens, s2t_.forward(tokens, readout)};
+}
+
+void Resan::set_select_all(bool on) {
+  rss_head_->set_select_all(on);
+  if (rss_dep_) rss_dep_->set_select_all(on);
+}
+
+bool Resan::select_all() const { return rss_head_->select_all(); }
+
+bool Resan::is_rss_parameter(const Tensor& p) const {
+  for (const Rss* r : {rss_head_.get(), rss_dep_.get()})
+    if (r)
+      for (const Tensor& q : r->parameters())
+        if (q.impl() == p.impl()) return true;
+  return false;
+}
+
+std::vector<std::pair<std::string, Tensor>> Resan::named_rss_parameters() const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const auto& np : named_parameters())
+    if (is_rss_parameter(np.second)) out.push_back(np);
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Resan::named_main_parameters() const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const auto& np : named_parameters())
+    if (!is_rss_parameter(np.second)) out.push_back(np);
+  return out;
+}
+
+std::vector<Tensor> Resan::rss_parameters() const {
+  std::vector<Tensor> out;
+  for (const auto& np : named_rss_parameters()) out.push_back(np.second);
+  return out;
+}
+
+std::vector<Tensor> Resan::main_parameters() const {
+  std::vector<Tensor> out;
+  for (const auto& np : named_main_parameters()) out.push_back(np.second);
+  return out;
+}
+
+std::unique_ptr<Encoder> build_resan_encoder(const Config& config, const EncoderContext& ctx) {
+  ResanOptions o;
+  o.hidden = config.get_int("hidden", 300);
+  o.activation = activation_from_name(config.get("activation", "elu"));
+  o.scale_c = config.get_double("scale_c", 5.0);
+  o.rss_hidden = config.get_int("rss_hidden", o.hidden);
+  o.rss_eval = rss_eval_from_name(config.get("rss_eval", "threshold"));
+  o.variant = resa_variant_from_name(config.get("resa_variant", "full"));
+  const std::string dir = config.get("resa_direction", "both");
+  ATTN_CHECK(dir == "both" || dir == "none", "resan", "unknown resa_direction '", dir, "' (known: both, none)");
+  o.bidirectional = dir == "both";
+  o.keep_prob = config.get_double("keep_prob", 0.75);
+  return std::make_unique<Resan>(ctx.input_dim, o, *ctx.init, *ctx.noise, ctx.dtype);
+}
+
+}  // namespace attn

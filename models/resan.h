@@ -1,0 +1,132 @@
+// ReSA, reinforced self-attention (seed 004 Sec. 3.2, Eqs. 8-15), and ReSAN,
+// the sentence encoder built on it (Sec. 3.3). Per ReSA block, given the
+// head and dependent selections z_head, z_dep of two RSS modules (models/rss.h):
+//   h = act(W_h x + b_h)                       (DiSA's input projection; the
+//                                               paper writes Eqs. 4-15 on x)
+//   f(h_i, h_j) = c * tanh((W_head h_i + W_dep h_j + b) / c)   query i, key j
+//   M_ij = 0 iff valid_i, valid_j, z_head_i = z_dep_j = 1, i != j and the
+//          direction allows j for i (else -inf)                (Eqs. 10-11)
+//   s_i = sum_j softmax_j(f(h_i, h_j) + M_ij) * h_j, per feature (Eqs. 12-13)
+//   an unselected head i (z_head_i = 0) instead gets the mean of h_j over the
+//          selected dependents j != i (0 if there are none)
+//   F = sigmoid(W_f [h; s] + b_f),  u = F * h + (1 - F) * s    (Eqs. 14-15)
+// ReSAN: two RSS (head, dependent) over the input, a forward and a backward
+// ReSA block sharing those selections (untied attention parameters), their
+// outputs concatenated per token, then a two-layer source2token readout.
+//
+// Config keys: hidden (300), activation (elu), scale_c (5), rss_hidden
+// (= hidden), rss_eval (threshold | sample), resa_variant (full |
+// no_unselected_heads | shared_rss), resa_direction (both | none), keep_prob
+// (0.75: dropout on h where it enters the alignment scores).
+// Children: "rss_head", "rss_dep" (or "rss" for shared_rss), "fw" and "bw"
+// (or "resa" for resa_direction = none), "s2t". A ReSA block has "fc" (W_h,
+// b_h), "w_head", "w_dep" (no biases), parameter "bias" (b), "gate.proj"
+// (W_f, b_f) and the parameterless "dropout".
+#pragma once
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/encoder.h"
+#include "models/masks.h"
+#include "models/rss.h"
+#include "models/source2token.h"
+#include "nn/dropout.h"
+#include "nn/fusion_gate.h"
+
+namespace attn {
+
+// full: the paper's ReSAN. no_unselected_heads: unselected heads get no
+// context and are dropped (zero output, left out of the readout).
+// shared_rss: one RSS selects heads and dependents ("w/o dependency
+// restricted"); as the paper says of both variants, unselected heads are dropped.
+enum class ResaVariant { Full, NoUnselectedHeads, SharedRss };
+ResaVariant resa_variant_from_name(const std::string& name);
+const char* resa_variant_name(ResaVariant v);
+
+struct ResaOptions {
+  Direction direction = Direction::None;
+  Activation activation = Activation::Elu;
+  double scale_c = 5.0;
+  bool keep_unselected = true;  // false: unselected heads output zeros
+  double keep_prob = 1.0;
+};
+
+class Resa : public Module {
+ public:
+  Resa(int64_t input_dim, int64_t features, const ResaOptions& options, Generator& init, Generator& noise,
+       DType dtype = DType::F32);
+  // x [B, n, input_dim], valid / z_head / z_dep uint8 [B, n] -> u [B, n, features],
+  // zero at padded positions (and at unselected heads when !keep_unselected).
+  Tensor forward(const Tensor& x, const Tensor& valid, const Tensor& z_head, const Tensor& z_dep) const;
+  int64_t features() const { return features_; }
+
+ private:
+  ResaOptions options_;
+  int64_t features_;
+  Linear fc_, w_head_, w_dep_;
+  Tensor bias_;
+  ConcatGate gate_;
+  Dropout dropout_;
+};
+
+// [B, n, n] uint8, query-major: head i may attend to dependent j.
+Tensor resa_attention_mask(const Tensor& valid, Direction dir, const Tensor& z_head, const Tensor& z_dep);
+// [B, n, d]: for every valid unselected head i the mean of h_j over the valid
+// selected dependents j != i (0 when there is none); 0 on every other row.
+Tensor unselected_head_context(const Tensor& h, const Tensor& valid, const Tensor& z_head, const Tensor& z_dep);
+
+// What the RSS modules chose in the last encode() call, for REINFORCE.
+struct RssState {
+  Tensor z_head, z_dep;                 // uint8 [B, n] (equal for shared_rss)
+  Tensor log_pi;                        // [B] log pi(z_head) + log pi(z_dep) (once for shared_rss)
+  Tensor fraction;                      // [B] mean of the two fractions below (the one for shared_rss)
+  Tensor fraction_head, fraction_dep;   // [B] selected / valid tokens
+};
+
+struct ResanOptions {
+  int64_t hidden = 300;
+  Activation activation = Activation::Elu;
+  double scale_c = 5.0;
+  int64_t rss_hidden = 300;
+  RssEval rss_eval = RssEval::Threshold;
+  ResaVariant variant = ResaVariant::Full;
+  bool bidirectional = true;  // resa_direction = both
+  double keep_prob = 0.75;
+};
+
+class Resan : public Encoder {
+ public:
+  Resan(int64_t input_dim, const ResanOptions& options, Generator& init, Generator& noise, DType dtype = DType::F32);
+  EncoderOutput encode(const Tensor& x, const Tensor& mask) override;
+  int64_t token_dim() const override { return (options_.bidirectional ? 2 : 1) * options_.hidden; }
+  int64_t sentence_dim() const override { return token_dim(); }
+
+  // Warm-up (Sec. 4): every RSS selects every valid token, in every mode.
+  void set_select_all(bool on);
+  bool select_all() const;
+  const RssState& last_selection() const { return last_; }
+  const ResanOptions& options() const { return options_; }
+
+  // The RSS parameters (theta_r, trained by REINFORCE) and the rest
+  // (theta_s, trained on the supervised loss); together they are parameters().
+  std::vector<std::pair<std::string, Tensor>> named_rss_parameters() const;
+  std::vector<std::pair<std::string, Tensor>> named_main_parameters() const;
+  std::vector<Tensor> rss_parameters() const;
+  std::vector<Tensor> main_parameters() const;
+
+ private:
+  bool is_rss_parameter(const Tensor& p) const;
+
+  ResanOptions options_;
+  int64_t input_dim_;
+  std::unique_ptr<Rss> rss_head_, rss_dep_;  // rss_dep_ is null for shared_rss
+  std::unique_ptr<Resa> fw_, bw_;            // bw_ is null for resa_direction = none
+  Source2Token s2t_;
+  RssState last_;
+};
+
+std::unique_ptr<Encoder> build_resan_encoder(const Config& config, const EncoderContext& ctx);
+
+}  // namespace attn

@@ -1,0 +1,114 @@
+#include "models/rss.h"
+
+#include "engine/autograd.h"
+#include "engine/error.h"
+#include "models/masks.h"
+#include "ops/binary.h"
+#include "ops/copy.h"
+#include "ops/dropout.h"
+#include "ops/join.h"
+#include "ops/reduce.h"
+#include "ops/unary.h"
+#include "ops/view.h"
+
+namespace attn {
+
+namespace {
+
+Tensor u8_zero(const Tensor& like) { return zeros({}, DType::U8, like.device()); }
+Tensor u8_and(const Tensor& a, const Tensor& b) { return where(a, b, u8_zero(a)); }
+Tensor u8_not(const Tensor& a) { return eq(a, u8_zero(a)); }
+
+void check_valid(const Tensor& valid, int64_t b, int64_t n, const char* op, const char* what = "mask") {
+  ATTN_CHECK(valid.dtype() == DType::U8 && valid.dim() == 2 && valid.size(0) == b && valid.size(1) == n, op,
+             what, " must be uint8 [", b, ", ", n, "], got ", dtype_name(valid.dtype()), " ",
+             shape_str(valid.shape()));
+}
+
+}  // namespace
+
+RssEval rss_eval_from_name(const std::string& name) {
+  if (name == "threshold") return RssEval::Threshold;
+  if (name == "sample") return RssEval::Sample;
+  ATTN_CHECK(false, "rss", "unknown rss_eval '", name, "' (known: threshold, sample)");
+  return RssEval::Threshold;
+}
+
+const char* rss_eval_name(RssEval e) { return e == RssEval::Threshold ? "threshold" : "sample"; }
+
+Tensor masked_mean_over_tokens(const Tensor& x, const Tensor& valid) {
+  ATTN_CHECK(x.dim() == 3, "masked_mean", "expects x of shape [B, n, d], got ", shape_str(x.shape()));
+  check_valid(valid, x.size(0), x.size(1), "masked_mean");
+  Tensor total = sum(zero_padded(x, valid), {1}, true);                          // [B, 1, d]
+  Tensor count = unsqueeze(sum(cast(valid, x.dtype()), {1}, true), -1);          // [B, 1, 1]
+  return total / maximum(count, ones({}, x.dtype(), x.device()));
+}
+
+Rss::Rss(int64_t input_dim, int64_t hidden, Activation act, RssEval eval, Generator& init, Generator& noise,
+         DType dtype)
+    : act_(act),
+      eval_(eval),
+      noise_(&noise),
+      fc_(3 * input_dim, hidden, init, true, dtype),
+      out_(hidden, 1, init, true, dtype) {
+  ATTN_CHECK(input_dim > 0 && hidden > 0, "rss", "input_dim and hidden must be positive, got ", input_dim, " and ",
+             hidden);
+  register_module("fc", fc_);
+  register_module("out", out_);
+}
+
+Tensor Rss::logits(const Tensor& x, const Tensor& valid) const {
+  const int64_t d = fc_.weight.size(1) / 3;
+  ATTN_CHECK(x.dim() == 3 && x.size(2) == d, "rss", "expects x of shape [B, n, ", d, "], got ",
+             shape_str(x.shape()));
+  check_valid(valid, x.size(0), x.size(1), "rss");
+  // Padded tokens are zeroed first so their (ignored) logits stay finite.
+  Tensor xz = zero_padded(x, valid);
+  Tensor xbar = masked_mean_over_tokens(x, valid);  // [B, 1, d]
+  Tensor features = concat({xz, expand(xbar, x.shape()), xz * xbar}, -1);
+  return squeeze(out_(activate(act_, fc_(features))), -1);
+}
+
+Tensor Rss::select(const Tensor& logits, const Tensor& valid) const {
+  ATTN_CHECK(logits.dim() == 2, "rss", "expects logits of shape [B, n], got ", shape_str(logits.shape()));
+  check_valid(valid, logits.size(0), logits.size(1), "rss");
+  NoGrad no_grad;
+  if (select_all_) return valid;
+  if (training() || eval_ == RssEval::Sample) {
+    // Padded probabilities are set to 0, so a padded token is never drawn.
+    Tensor p = masked_fill(sigmoid(logits.detach()), u8_not(valid), 0.0);
+    return u8_and(cast(bernoulli(p, *noise_), DType::U8), valid);
+  }
+  // p >= 0.5 exactly when a >= 0.
+  return u8_and(ge(logits.detach(), zeros({}, logits.dtype(), logits.device())), valid);
+}
+
+RssSample Rss::forward(const Tensor& x, const Tensor& valid) const {
+  RssSample s;
+  s.logits = logits(x, valid);
+  s.z = select(s.logits, valid);
+  s.log_pi = rss_log_prob(s.logits, s.z, valid);
+  s.fraction = rss_selected_fraction(s.z, valid, x.dtype());
+  return s;
+}
+
+Tensor rss_log_prob(const Tensor& logits, const Tensor& z, const Tensor& valid) {
+  ATTN_CHECK(logits.dim() == 2, "rss_log_prob", "expects logits of shape [B, n], got ", shape_str(logits.shape()));
+  check_valid(valid, logits.size(0), logits.size(1), "rss_log_prob");
+  check_valid(z, logits.size(0), logits.size(1), "rss_log_prob", "selection z");
+  // log p = log_sigmoid(a), log(1 - p) = log_sigmoid(-a): no log of a rounded 0.
+  Tensor per_token = where(z, log_sigmoid(logits), log_sigmoid(neg(logits)));
+  return sum(masked_fill(per_token, u8_not(valid), 0.0), {1});
+}
+
+Tensor rss_selected_fraction(const Tensor& z, const Tensor& valid, DType dtype) {
+  ATTN_CHECK(z.dim() == 2, "rss_selected_fraction", "expects z of shape [B, n], got ", shape_str(z.shape()));
+  check_valid(z, z.size(0), z.size(1), "rss_selected_fraction", "selection z");
+  check_valid(valid, z.size(0), z.size(1), "rss_selected_fraction");
+  NoGrad no_grad;
+  Tensor chosen = sum(cast(u8_and(z, valid), dtype), {1});
+  Tensor count = sum(cast(valid, dtype), {1});
+  return chosen / maximum(count, ones({}, dtype, z.device()));
+}
+
+}  // namespace attn
