@@ -3,6 +3,7 @@
 #include <map>
 
 #include "engine/error.h"
+#include "models/biblosan.h"
 #include "models/bow.h"
 #include "models/disan.h"
 #include "models/encoder.h"
@@ -15,6 +16,7 @@ using Builder = std::unique_ptr<Encoder> (*)(const Config&, const EncoderContext
 
 const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> table = {
+      {"biblosan", build_biblosan_encoder},
       {"bow", build_bow_encoder},
       {"disan", build_disan_encoder},
       {"resan", build_resan_encoder},

@@ -1,0 +1,80 @@
+#include "models/biblosan.h"
+
+#include "engine/error.h"
+#include "ops/join.h"
+
+namespace attn {
+
+namespace {
+MBlosaOptions mblosa_options(Direction dir, Activation act, double c) {
+  MBlosaOptions o;
+  o.direction = dir;
+  o.activation = act;
+  o.scale_c = c;
+  return o;
+}
+
+// Runs before any layer is built, so a bad size fails with a clear message.
+int64_t checked_hidden(int64_t input_dim, int64_t hidden) {
+  ATTN_CHECK(input_dim >= 1 && hidden >= 1, "BiBlosan", "input_dim and hidden must be positive, got ", input_dim,
+             " and ", hidden);
+  return hidden;
+}
+}  // namespace
+
+BiBlosan::BiBlosan(int64_t input_dim, const BiBlosanOptions& options, Generator& gen, DType dtype)
+    : input_dim_(input_dim),
+      hidden_(checked_hidden(input_dim, options.hidden)),
+      act_(options.activation),
+      rule_(options.block_len),
+      fw_fc_(input_dim, options.hidden, gen, true, dtype),
+      fw_(options.hidden, mblosa_options(Direction::Forward, options.activation, options.scale_c), gen, dtype),
+      bw_fc_(input_dim, options.hidden, gen, true, dtype),
+      bw_(options.hidden, mblosa_options(Direction::Backward, options.activation, options.scale_c), gen, dtype),
+      s2t_(2 * options.hidden, gen, options.activation, true, dtype) {
+  register_module("fw_fc", fw_fc_);
+  register_module("fw", fw_);
+  register_module("bw_fc", bw_fc_);
+  register_module("bw", bw_);
+  register_module("s2t", s2t_);
+}
+
+EncoderOutput BiBlosan::encode(const Tensor& x, const Tensor& mask) {
+  ATTN_CHECK(x.dim() == 3 && x.size(2) == input_dim_, "BiBlosan", "expects x of shape [B, n, ", input_dim_,
+             "], got ", shape_str(x.shape()));
+  ATTN_CHECK(mask.dim() == 2 && mask.size(0) == x.size(0) && mask.size(1) == x.size(1), "BiBlosan", "mask of shape ",
+             shape_str(mask.shape()), " does not match x of shape ", shape_str(x.shape()));
+  const int64_t r = block_length(x.size(1));
+  Tensor u_fw = fw_.forward(activate(act_, fw_fc_(x)), mask, r);
+  Tensor u_bw = bw_.forward(activate(act_, bw_fc_(x)), mask, r);
+  Tensor tokens = concat({u_fw, u_bw}, -1);
+  return {tokens, s2t_.forward(tokens, mask)};
+}
+
+BlockLenRule block_len_rule_from_config(const Config& config) {
+  const std::string mode_name = config.get("block_len_mode", config.has("block_len") ? "fixed" : "auto");
+  switch (block_len_mode_from_name(mode_name)) {
+    case BlockLenMode::Auto:
+      return BlockLenRule::automatic();
+    case BlockLenMode::Fixed:
+      ATTN_CHECK(config.has("block_len"), "biblosan", "block_len_mode = fixed needs block_len");
+      return BlockLenRule::fixed_length(config.get_int("block_len", 0));
+    case BlockLenMode::Distribution:
+      for (const char* key : {"length_mean", "length_std", "batch_for_r"})
+        ATTN_CHECK(config.has(key), "biblosan", "block_len_mode = distribution needs ", key);
+      return BlockLenRule::distribution(config.get_double("length_mean", 0), config.get_double("length_std", 0),
+                                        config.get_int("batch_for_r", 0));
+  }
+  return BlockLenRule::automatic();
+}
+
+std::unique_ptr<Encoder> build_biblosan_encoder(const Config& config, const EncoderContext& ctx) {
+  BiBlosanOptions o;
+  o.hidden = config.get_int("hidden", 300);
+  o.activation = activation_from_name(config.get("activation", "elu"));
+  o.scale_c = config.get_double("scale_c", 5.0);
+  o.block_len = block_len_rule_from_config(config);
+  return std::make_unique<BiBlosan>(ctx.input_dim, o, *ctx.init, ctx.dtype);
+}
+
+}  // namespace attn

@@ -1,0 +1,85 @@
+#include "models/blosa_mblosa.h"
+
+#include "engine/error.h"
+#include "models/disa.h"
+#include "ops/binary.h"
+#include "ops/copy.h"
+#include "ops/join.h"
+#include "ops/reduce.h"
+#include "ops/view.h"
+
+namespace attn {
+
+MBlosa::MBlosa(int64_t features, const MBlosaOptions& options, Generator& gen, DType dtype)
+    : options_(options),
+      features_(features),
+      intra_w1_(features, features, gen, false, dtype),
+      intra_w2_(features, features, gen, false, dtype),
+      block_s2t_(features, gen, options.activation, false, dtype),
+      inter_w1_(features, features, gen, false, dtype),
+      inter_w2_(features, features, gen, false, dtype),
+      block_gate_(features, gen, dtype),
+      fusion_(features, options.activation, gen, dtype) {
+  ATTN_CHECK(features >= 1, "MBlosa", "features must be positive, got ", features);
+  ATTN_CHECK(options.scale_c > 0, "MBlosa", "scale c must be positive, got ", options.scale_c);
+  ATTN_CHECK(options.direction != Direction::None, "MBlosa", "needs a forward or backward direction");
+  register_module("intra_w1", intra_w1_);
+  register_module("intra_w2", intra_w2_);
+  intra_bias_ = register_parameter("intra_bias", zeros({features}, dtype));
+  register_module("block_s2t", block_s2t_);
+  register_module("inter_w1", inter_w1_);
+  register_module("inter_w2", inter_w2_);
+  inter_bias_ = register_parameter("inter_bias", zeros({features}, dtype));
+  register_module("block_gate", block_gate_);
+  register_module("fusion", fusion_);
+}
+
+MBlosaStages MBlosa::stages(const Tensor& x, const Tensor& valid, int64_t block_len) const {
+  ATTN_CHECK(x.dim() == 3 && x.size(2) == features_, "MBlosa", "expects x of shape [B, n, ", features_, "], got ",
+             shape_str(x.shape()));
+  ATTN_CHECK(valid.dtype() == DType::U8 && valid.dim() == 2 && valid.size(0) == x.size(0) &&
+                 valid.size(1) == x.size(1),
+             "MBlosa", "mask must be uint8 [B, n] matching x ", shape_str(x.shape()), ", got ",
+             dtype_name(valid.dtype()), " ", shape_str(valid.shape()));
+  ATTN_CHECK(x.size(1) >= 1, "MBlosa", "needs at least one token position, got ", shape_str(x.shape()));
+  ATTN_CHECK(block_len >= 1, "MBlosa", "block length must be positive, got ", block_len);
+  const int64_t b = x.size(0), n = x.size(1), d = features_, r = block_len;
+  const int64_t m = (n + r - 1) / r;
+  MBlosaStages st;
+  st.block_len = r;
+  st.blocks = m;
+
+  // Blocks: pad to m*r and fold the block axis into the batch, so one r x r
+  // mask serves every block and the attention runs on all blocks at once.
+  Tensor xp = pad(x, 1, 0, m * r - n);
+  Tensor vp = pad(valid, 1, 0, m * r - n);
+  Tensor xb = reshape(xp, {b * m, r, d});
+  Tensor vb = reshape(vp, {b * m, r});
+
+  // Intra-block masked self-attention with parameters shared by all blocks.
+  Tensor intra_mask = pair_mask(vb, direction_mask(r, options_.direction));
+  Tensor hb = multi_dim_masked_attention(xb, intra_w1_(xb), intra_w2_(xb), intra_bias_, intra_mask, options_.scale_c);
+  st.h = reshape(hb, {b, m * r, d});
+
+  // One vector per block; a block without a valid token gives zeros.
+  st.v = reshape(block_s2t_.forward(hb, vb), {b, m, d});
+  Tensor counts = sum(cast(reshape(vp, {b, m, r}), x.dtype()), {2});
+  st.block_valid = gt(counts, zeros({}, x.dtype(), x.device()));
+
+  // Inter-block masked self-attention and the block gate.
+  Tensor inter_mask = pair_mask(st.block_valid, direction_mask(m, options_.direction));
+  st.o = multi_dim_masked_attention(st.v, inter_w1_(st.v), inter_w2_(st.v), inter_bias_, inter_mask, options_.scale_c);
+  st.e = block_gate_.forward(st.v, st.o);
+
+  // Context fusion: e_l copied to every token of block l.
+  Tensor big_e = reshape(expand(unsqueeze(st.e, 2), {b, m, r, d}), {b, m * r, d});
+  Tensor u = fusion_.forward(xp, st.h, big_e);
+  st.u = zero_padded(narrow(u, 1, 0, n), valid);
+  return st;
+}
+
+Tensor MBlosa::forward(const Tensor& x, const Tensor& valid, int64_t block_len) const {
+  return stages(x, valid, block_len).u;
+}
+
+}  // namespace attn
