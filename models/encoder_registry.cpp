@@ -7,6 +7,7 @@
 #include "models/bow.h"
 #include "models/disan.h"
 #include "models/encoder.h"
+#include "models/mtsa.h"
 #include "models/resan.h"
 
 namespace attn {
@@ -19,6 +20,7 @@ const std::map<std::string, Builder>& builders() {
       {"biblosan", build_biblosan_encoder},
       {"bow", build_bow_encoder},
       {"disan", build_disan_encoder},
+      {"mtsa", build_mtsa_encoder},
       {"resan", build_resan_encoder},
   };
   return table;

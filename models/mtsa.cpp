@@ -1,0 +1,170 @@
+#include "models/mtsa.h"
+
+#include <cmath>
+
+#include "engine/error.h"
+#include "models/masks.h"
+#include "ops/binary.h"
+#include "ops/join.h"
+#include "ops/matmul.h"
+#include "ops/unary.h"
+#include "ops/view.h"
+
+namespace attn {
+
+HeadLinear::HeadLinear(int64_t heads, int64_t in_features, int64_t out_features, Generator& gen, bool with_bias,
+                       DType dtype) {
+  ATTN_CHECK(heads > 0 && in_features > 0 && out_features > 0, "HeadLinear", "sizes must be positive, got heads ",
+             heads, ", in ", in_features, ", out ", out_features);
+  // Glorot uniform for each head's [in, out] matrix.
+  const double a = std::sqrt(6.0 / static_cast<double>(in_features + out_features));
+  weight = register_parameter("weight", rand_uniform({heads, in_features, out_features}, -a, a, gen, dtype));
+  if (with_bias) bias = register_parameter("bias", zeros({heads, 1, out_features}, dtype));
+}
+
+Tensor HeadLinear::forward(const Tensor& x) const {
+  ATTN_CHECK(x.dim() == 4 && x.size(1) == weight.size(0) && x.size(3) == weight.size(1), "HeadLinear",
+             "expects x of shape [B, ", weight.size(0), ", n, ", weight.size(1), "], got ", shape_str(x.shape()));
+  Tensor y = matmul(x, weight);  // [B, h, n, in] @ [h, in, out], batch axes broadcast
+  return bias.defined() ? y + bias : y;
+}
+
+MtsaVariant mtsa_variant_from_name(const std::string& name) {
+  if (name == "original") return MtsaVariant::Original;
+  if (name == "paper") return MtsaVariant::Paper;
+  ATTN_CHECK(false, "mtsa", "unknown mtsa_variant '", name, "' (known: original, paper)");
+  return MtsaVariant::Original;
+}
+
+const char* mtsa_variant_name(MtsaVariant v) { return v == MtsaVariant::Original ? "original" : "paper"; }
+
+namespace {
+MtsaOptions checked(MtsaOptions o, int64_t input_dim, int64_t hidden, Generator* noise) {
+  ATTN_CHECK(input_dim > 0, "mtsa", "input dimension must be positive, got ", input_dim);
+  ATTN_CHECK(hidden > 0 && o.heads > 0, "mtsa", "hidden and heads must be positive, got hidden ", hidden, ", heads ",
+             o.heads);
+  ATTN_CHECK(hidden % o.heads == 0, "mtsa", "hidden ", hidden, " is not divisible by heads ", o.heads);
+  if (o.head_masks.empty()) o.head_masks = parse_head_masks("", o.heads);
+  ATTN_CHECK(static_cast<int64_t>(o.head_masks.size()) == o.heads, "mtsa", "got ", o.head_masks.size(),
+             " head masks for ", o.heads, " heads");
+  ATTN_CHECK(o.window >= 0, "mtsa", "window radius must be >= 0, got ", o.window);
+  ATTN_CHECK(o.attn_keep_prob > 0 && o.attn_keep_prob <= 1, "mtsa", "attn_keep_prob must lie in (0, 1], got ",
+             o.attn_keep_prob);
+  ATTN_CHECK(o.attn_keep_prob == 1.0 || noise != nullptr, "mtsa", "attention dropout needs a noise generator");
+  return o;
+}
+}  // namespace
+
+MtsaLayer::MtsaLayer(int64_t input_dim, int64_t hidden, const MtsaOptions& options, Generator& gen,
+                     Generator* noise, DType dtype)
+    : input_dim_(input_dim),
+      hidden_(hidden),
+      head_dim_(0),
+      options_(checked(options, input_dim, hidden, noise)),
+      noise_(noise) {
+  const int64_t h = options_.heads;
+  head_dim_ = hidden / h;
+  const int64_t d = head_dim_;
+  if (options_.variant == MtsaVariant::Original) {
+    v_full_ = std::make_unique<Linear>(input_dim, hidden, gen, true, dtype);
+    q_head_ = std::make_unique<HeadLinear>(h, d, d, gen, false, dtype);
+    k_head_ = std::make_unique<HeadLinear>(h, d, d, gen, false, dtype);
+    register_module("v", *v_full_);
+    register_module("q", *q_head_);
+    register_module("k", *k_head_);
+  } else {
+    q_full_ = std::make_unique<Linear>(input_dim, hidden, gen, false, dtype);
+    k_full_ = std::make_unique<Linear>(input_dim, hidden, gen, false, dtype);
+    v_full_ = std::make_unique<Linear>(input_dim, hidden, gen, false, dtype);
+    register_module("q", *q_full_);
+    register_module("k", *k_full_);
+    register_module("v", *v_full_);
+  }
+  s1_ = std::make_unique<HeadLinear>(h, d, d, gen, true, dtype);
+  s2_ = std::make_unique<HeadLinear>(h, d, d, gen, true, dtype);
+  register_module("s1", *s1_);
+  register_module("s2", *s2_);
+  if (options_.variant == MtsaVariant::Original) {
+    gate_ = std::make_unique<HeadLinear>(h, 2 * d, d, gen, true, dtype);
+    register_module("gate", *gate_);
+  } else {
+    out_ = std::make_unique<Linear>(hidden, hidden, gen, false, dtype);
+    register_module("out", *out_);
+  }
+}
+
+Tensor MtsaLayer::split_heads(const Tensor& x) const {
+  return permute(reshape(x, {x.size(0), x.size(1), options_.heads, head_dim_}), {0, 2, 1, 3});
+}
+
+Tensor MtsaLayer::merge_heads(const Tensor& x) const {
+  return reshape(permute(x, {0, 2, 1, 3}), {x.size(0), x.size(2), hidden_});
+}
+
+MtsaLayer::Heads MtsaLayer::attend(const Tensor& x, const Tensor& valid) const {
+  ATTN_CHECK(x.dim() == 3 && x.size(2) == input_dim_, "mtsa", "expects x of shape [B, n, ", input_dim_, "], got ",
+             shape_str(x.shape()));
+  ATTN_CHECK(valid.dtype() == DType::U8 && valid.dim() == 2 && valid.size(0) == x.size(0) &&
+                 valid.size(1) == x.size(1),
+             "mtsa", "mask must be uint8 [B, n] matching x ", shape_str(x.shape()), ", got ",
+             dtype_name(valid.dtype()), " ", shape_str(valid.shape()));
+  Heads hd;
+  if (options_.variant == MtsaVariant::Original) {
+    hd.v = split_heads(activate(options_.activation, (*v_full_)(x)));
+    hd.q = (*q_head_)(hd.v);
+    hd.k = (*k_head_)(hd.v);
+    hd.s = (*s2_)(activate(options_.activation, (*s1_)(hd.v)));  // S from v, as the released code does
+  } else {
+    hd.q = split_heads((*q_full_)(x));
+    hd.k = split_heads((*k_full_)(x));
+    hd.v = split_heads((*v_full_)(x));
+    hd.s = (*s2_)(activate(options_.activation, (*s1_)(hd.k)));  // Eq. 9: f_s(k_i)
+  }
+  TensorizedAttentionOptions ta;
+  ta.sigma_t = options_.sigma_t;
+  ta.attn_keep_prob = options_.attn_keep_prob;
+  ta.gen = noise_;
+  ta.training = training();
+  hd.h = tensorized_self_attention(hd.q, hd.k, hd.v, hd.s,
+                                   head_mask_tensor(options_.head_masks, x.size(1), options_.window), valid, ta);
+  return hd;
+}
+
+Tensor MtsaLayer::forward(const Tensor& x, const Tensor& valid) const {
+  Heads hd = attend(x, valid);
+  Tensor out;
+  if (options_.variant == MtsaVariant::Original) {
+    Tensor g = sigmoid((*gate_)(concat({hd.v, hd.h}, -1)));
+    out = merge_heads(g * hd.v + (1.0 - g) * hd.h);
+  } else {
+    out = (*out_)(merge_heads(hd.h));
+  }
+  return zero_padded(out, valid);
+}
+
+Mtsa::Mtsa(int64_t input_dim, int64_t hidden, const MtsaOptions& options, Generator& gen, Generator* noise,
+           DType dtype)
+    : layer_(input_dim, hidden, options, gen, noise, dtype), s2t_(hidden, gen, options.activation, true, dtype) {
+  register_module("mtsa", layer_);
+  register_module("s2t", s2t_);
+}
+
+EncoderOutput Mtsa::encode(const Tensor& x, const Tensor& mask) {
+  Tensor tokens = layer_.forward(x, mask);
+  return {tokens, s2t_.forward(tokens, mask)};
+}
+
+std::unique_ptr<Encoder> build_mtsa_encoder(const Config& config, const EncoderContext& ctx) {
+  MtsaOptions o;
+  const int64_t hidden = config.get_int("hidden", 300);
+  o.heads = config.get_int("heads", 2);
+  o.activation = activation_from_name(config.get("activation", "elu"));
+  o.sigma_t = sigma_t_from_name(config.get("sigma_t", "logsigmoid"));
+  o.variant = mtsa_variant_from_name(config.get("mtsa_variant", "original"));
+  o.head_masks = parse_head_masks(config.get("head_masks", ""), o.heads);
+  o.window = config.get_int("window", 2);
+  o.attn_keep_prob = config.get_double("attn_keep_prob", 1.0);
+  return std::make_unique<Mtsa>(ctx.input_dim, hidden, o, *ctx.init, ctx.noise, ctx.dtype);
+}
+
+}  // namespace attn

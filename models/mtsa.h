@@ -1,0 +1,115 @@
+// MTSA: multi-mask tensorized self-attention (seeds 000/001, Eq. 7-13,
+// Algorithm 1) and the sentence encoder built on it. The attention core is
+// models/mtsa_attention.h; this file adds the projections of the two variants.
+//
+// variant `original` (default; the released code that produced the papers'
+// numbers), per head c with d_h = hidden / heads:
+//   v = act(W_v x + b_v), split into heads v_c            ("v")
+//   q_c = v_c W_q,c   k_c = v_c W_k,c   (no biases)       ("q", "k")
+//   S_c = act(v_c W_s1,c + b_s1,c) W_s2,c + b_s2,c        ("s1", "s2")
+//   H_c = Algorithm 1 (q_c, k_c, v_c, S_c, mask_c)
+//   g_c = sigmoid([v_c; H_c] W_g,c + b_g,c)               ("gate")
+//   out = concat_c (g_c * v_c + (1 - g_c) * H_c)
+// variant `paper` (Eq. 7, 9, 13):
+//   q = W_q x, k = W_k x, v = W_v x (no biases), split into heads   ("q", "k", "v")
+//   S_c = act(k_c W_s1,c + b_s1,c) W_s2,c + b_s2,c                  ("s1", "s2")
+//   out = W_o concat_c H_c  (no bias)                               ("out")
+// Outputs are exactly zero at padded positions.
+//
+// Config keys (build_mtsa_encoder): hidden (300), heads (2), activation (elu),
+// sigma_t (logsigmoid | identity), mtsa_variant (original | paper),
+// head_masks (comma list of forward/backward/none/window; default: first half
+// of the heads forward, second half backward), window (radius of window
+// masks, 2), attn_keep_prob (1.0 = no attention dropout).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "engine/random.h"
+#include "models/encoder.h"
+#include "models/mtsa_attention.h"
+#include "models/source2token.h"
+#include "nn/activation.h"
+#include "nn/linear.h"
+
+namespace attn {
+
+// A dense layer with separate weights per head, applied to [B, h, n, in]:
+// y[:, c] = x[:, c] W_c + b_c, one batched GEMM for all heads.
+// Parameters: "weight" [h, in, out] (Glorot uniform per head), "bias" [h, 1, out] (zeros).
+class HeadLinear : public Module {
+ public:
+  HeadLinear(int64_t heads, int64_t in_features, int64_t out_features, Generator& gen, bool bias = true,
+             DType dtype = DType::F32);
+  Tensor forward(const Tensor& x) const;
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+
+  Tensor weight;
+  Tensor bias;  // undefined without bias
+};
+
+enum class MtsaVariant { Original, Paper };
+MtsaVariant mtsa_variant_from_name(const std::string& name);  // "original", "paper"
+const char* mtsa_variant_name(MtsaVariant v);
+
+struct MtsaOptions {
+  int64_t heads = 2;
+  Activation activation = Activation::Elu;
+  SigmaT sigma_t = SigmaT::LogSigmoid;
+  MtsaVariant variant = MtsaVariant::Original;
+  std::vector<HeadMask> head_masks;  // empty: half forward, half backward
+  int64_t window = 2;
+  double attn_keep_prob = 1.0;
+};
+
+// The MTSA layer: [B, n, input_dim] -> [B, n, hidden].
+class MtsaLayer : public Module {
+ public:
+  // `noise` feeds attention dropout; it may be null when attn_keep_prob == 1.
+  MtsaLayer(int64_t input_dim, int64_t hidden, const MtsaOptions& options, Generator& gen, Generator* noise,
+            DType dtype = DType::F32);
+
+  // The per-head quantities, all [B, heads, n, d_h]; h is Algorithm 1's H
+  // (before the gate / the output projection).
+  struct Heads {
+    Tensor q, k, v, s, h;
+  };
+  Heads attend(const Tensor& x, const Tensor& valid) const;
+  // x [B, n, input_dim], valid [B, n] uint8 -> [B, n, hidden], zero at padding.
+  Tensor forward(const Tensor& x, const Tensor& valid) const;
+
+  int64_t hidden() const { return hidden_; }
+  int64_t heads() const { return options_.heads; }
+  const MtsaOptions& options() const { return options_; }
+
+ private:
+  Tensor split_heads(const Tensor& x) const;    // [B, n, hidden] -> [B, h, n, d_h]
+  Tensor merge_heads(const Tensor& x) const;    // [B, h, n, d_h] -> [B, n, hidden]
+
+  int64_t input_dim_, hidden_, head_dim_;
+  MtsaOptions options_;
+  Generator* noise_;
+  std::unique_ptr<Linear> q_full_, k_full_, v_full_, out_;     // full-width projections
+  std::unique_ptr<HeadLinear> q_head_, k_head_, s1_, s2_, gate_;  // per-head projections
+};
+
+// The MTSA sentence encoder: tokens = the MTSA layer's output (zero at
+// padding), sentence = a two-layer multi-dimensional source2token over the
+// tokens. Children: "mtsa" (MtsaLayer), "s2t" (Source2Token over hidden).
+class Mtsa : public Encoder {
+ public:
+  Mtsa(int64_t input_dim, int64_t hidden, const MtsaOptions& options, Generator& gen, Generator* noise,
+       DType dtype = DType::F32);
+  EncoderOutput encode(const Tensor& x, const Tensor& mask) override;
+  int64_t token_dim() const override { return layer_.hidden(); }
+  int64_t sentence_dim() const override { return layer_.hidden(); }
+  const MtsaLayer& layer() const { return layer_; }
+
+ private:
+  MtsaLayer layer_;
+  Source2Token s2t_;
+};
+
+std::unique_ptr<Encoder> build_mtsa_encoder(const Config& config, const EncoderContext& ctx);
+
+}  // namespace attn

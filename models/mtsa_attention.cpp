@@ -1,0 +1,154 @@
+#include "models/mtsa_attention.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "engine/error.h"
+#include "models/masks.h"
+#include "ops/binary.h"
+#include "ops/dropout.h"
+#include "ops/join.h"
+#include "ops/matmul.h"
+#include "ops/reduce.h"
+#include "ops/unary.h"
+#include "ops/view.h"
+
+namespace attn {
+
+SigmaT sigma_t_from_name(const std::string& name) {
+  if (name == "logsigmoid" || name == "log_sigmoid") return SigmaT::LogSigmoid;
+  if (name == "identity") return SigmaT::Identity;
+  ATTN_CHECK(false, "mtsa", "unknown sigma_t '", name, "' (known: logsigmoid, identity)");
+  return SigmaT::LogSigmoid;
+}
+
+const char* sigma_t_name(SigmaT s) { return s == SigmaT::LogSigmoid ? "logsigmoid" : "identity"; }
+
+HeadMask head_mask_from_name(const std::string& name) {
+  if (name == "forward" || name == "fw") return HeadMask::Forward;
+  if (name == "backward" || name == "bw") return HeadMask::Backward;
+  if (name == "none") return HeadMask::None;
+  if (name == "window") return HeadMask::Window;
+  ATTN_CHECK(false, "mtsa", "unknown head mask '", name, "' (known: forward, backward, none, window)");
+  return HeadMask::None;
+}
+
+const char* head_mask_name(HeadMask m) {
+  switch (m) {
+    case HeadMask::Forward: return "forward";
+    case HeadMask::Backward: return "backward";
+    case HeadMask::None: return "none";
+    case HeadMask::Window: return "window";
+  }
+  return "?";
+}
+
+std::vector<HeadMask> parse_head_masks(const std::string& list, int64_t heads) {
+  ATTN_CHECK(heads > 0, "mtsa", "heads must be positive, got ", heads);
+  std::vector<HeadMask> masks;
+  if (list.empty()) {
+    ATTN_CHECK(heads % 2 == 0, "mtsa", "the default head masks (half forward, half backward) need an even number of ",
+               "heads, got ", heads, "; set head_masks to choose them explicitly");
+    for (int64_t h = 0; h < heads; ++h) masks.push_back(h < heads / 2 ? HeadMask::Forward : HeadMask::Backward);
+    return masks;
+  }
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    masks.push_back(head_mask_from_name(b == std::string::npos ? "" : item.substr(b, e - b + 1)));
+  }
+  if (masks.size() == 1) return std::vector<HeadMask>(static_cast<size_t>(heads), masks[0]);
+  ATTN_CHECK(static_cast<int64_t>(masks.size()) == heads, "mtsa", "head_masks '", list, "' names ", masks.size(),
+             " masks for ", heads, " heads (give one per head, or a single one for all)");
+  return masks;
+}
+
+Tensor head_mask_tensor(const std::vector<HeadMask>& masks, int64_t n, int64_t window_radius) {
+  ATTN_CHECK(!masks.empty(), "mtsa", "no head masks");
+  std::vector<Tensor> per_head;
+  for (HeadMask m : masks) {
+    switch (m) {
+      case HeadMask::Forward: per_head.push_back(direction_mask(n, Direction::Forward)); break;
+      case HeadMask::Backward: per_head.push_back(direction_mask(n, Direction::Backward)); break;
+      case HeadMask::None: per_head.push_back(direction_mask(n, Direction::None)); break;
+      case HeadMask::Window:
+        ATTN_CHECK(window_radius >= 0, "mtsa", "window radius must be >= 0, got ", window_radius);
+        per_head.push_back(window_mask(n, window_radius));
+        break;
+    }
+  }
+  return stack(per_head, 0);
+}
+
+namespace {
+
+// x - max(x over `axis` where allowed), the max taken without gradient: the
+// shift cancels exactly in Algorithm 1's ratio. A group with nothing allowed
+// is shifted by 0.
+Tensor minus_allowed_max(const Tensor& x, const Tensor& blocked, int64_t axis) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor m = max(masked_fill(x.detach(), blocked, -inf), {axis}, true);
+  m = masked_fill(m, eq(m, full({}, -inf, m.dtype(), m.device())), 0.0);
+  return x - m;
+}
+
+// exp(x) where allowed, exactly 0 where blocked; blocked entries never reach
+// exp, so huge or shifted-to-+inf values there cannot overflow.
+Tensor masked_exp(const Tensor& x, const Tensor& blocked) {
+  return masked_fill(exp(masked_fill(x, blocked, 0.0)), blocked, 0.0);
+}
+
+}  // namespace
+
+Tensor tensorized_self_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& s,
+                                 const Tensor& positional, const Tensor& valid,
+                                 const TensorizedAttentionOptions& options) {
+  const char* op = "tensorized_self_attention";
+  ATTN_CHECK(q.dim() == 4 && k.shape() == q.shape(), op, "q and k must both be [B, h, n, d], got ",
+             shape_str(q.shape()), " and ", shape_str(k.shape()));
+  ATTN_CHECK(v.dim() == 4 && s.shape() == v.shape() && v.size(0) == q.size(0) && v.size(1) == q.size(1) &&
+                 v.size(2) == q.size(2),
+             op, "v and s must be [B, h, n, d_h] matching q ", shape_str(q.shape()), ", got ", shape_str(v.shape()),
+             " and ", shape_str(s.shape()));
+  const int64_t b = q.size(0), h = q.size(1), n = q.size(2);
+  ATTN_CHECK(positional.dtype() == DType::U8 && positional.shape() == Shape({h, n, n}), op,
+             "positional mask must be uint8 [h, n, n] = ", shape_str({h, n, n}), ", got ",
+             dtype_name(positional.dtype()), " ", shape_str(positional.shape()));
+  ATTN_CHECK(valid.dtype() == DType::U8 && valid.shape() == Shape({b, n}), op, "valid must be uint8 [B, n] = ",
+             shape_str({b, n}), ", got ", dtype_name(valid.dtype()), " ", shape_str(valid.shape()));
+  ATTN_CHECK(options.attn_keep_prob > 0 && options.attn_keep_prob <= 1, op,
+             "attention keep probability must lie in (0, 1], got ", options.attn_keep_prob);
+
+  const Tensor zero_u8 = zeros({}, DType::U8, valid.device());
+  // allowed[b, c, j, i]: query j may attend key i in head c (both real tokens).
+  Tensor key_valid = unsqueeze(unsqueeze(valid, 1), 1);     // [B, 1, 1, n]
+  Tensor query_valid = unsqueeze(unsqueeze(valid, 1), -1);  // [B, 1, n, 1]
+  Tensor allowed = where(key_valid, unsqueeze(positional, 0), zero_u8);
+  allowed = where(query_valid, allowed, zero_u8);  // [B, h, n, n]
+  Tensor blocked = eq(allowed, zero_u8);
+  Tensor padded_key = eq(query_valid, zero_u8);  // [B, 1, n, 1]: key rows of S
+
+  // Steps 3 and 5: token2token weights E_R [B, h, n_query, n_key].
+  Tensor r = mul_scalar(matmul(q, transpose(k, -1, -2)), 1.0 / std::sqrt(static_cast<double>(q.size(3))));
+  Tensor e_r = options.sigma_t == SigmaT::LogSigmoid ? masked_fill(sigmoid(r), blocked, 0.0)
+                                                     : masked_exp(minus_allowed_max(r, blocked, 3), blocked);
+  // Step 6: source2token weights E_S [B, h, n_key, d_h], sigma_s = identity.
+  Tensor e_s = masked_exp(minus_allowed_max(s, padded_key, 2), padded_key);
+
+  // Step 7. The denominator uses the undropped weights.
+  Tensor den = matmul(e_r, e_s);
+  if (options.training && options.attn_keep_prob < 1.0) {
+    ATTN_CHECK(options.gen != nullptr, op, "attention dropout needs a generator");
+    const double drop = 1.0 - std::sqrt(options.attn_keep_prob);
+    e_r = dropout(e_r, drop, *options.gen, true);
+    e_s = dropout(e_s, drop, *options.gen, true);
+  }
+  Tensor num = matmul(e_r, v * e_s);
+  Tensor positive = gt(den, zeros({}, den.dtype(), den.device()));
+  Tensor safe_den = where(positive, den, full({}, 1.0, den.dtype(), den.device()));
+  return where(positive, num / safe_den, zeros({}, num.dtype(), num.device()));
+}
+
+}  // namespace attn
