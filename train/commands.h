@@ -17,5 +17,8 @@ const std::vector<Command>& all_commands();
 
 int run_gradcheck_command(const std::vector<std::string>& args);
 int run_spirals_command(const std::vector<std::string>& args);
+int run_train_command(const std::vector<std::string>& args);
+int run_eval_command(const std::vector<std::string>& args);
+int run_predict_command(const std::vector<std::string>& args);
 
 }  // namespace attn

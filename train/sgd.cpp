@@ -1,38 +1,36 @@
 #include "train/sgd.h"
 
-#include "engine/autograd.h"
+#include <cmath>
+
 #include "engine/error.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
 #include "ops/unary.h"
 
 namespace attn {
 
+namespace {
+// Plain SGD keeps no state; with momentum, one velocity per parameter.
+std::vector<std::string> sgd_slots(double momentum) {
+  if (momentum == 0.0) return {};
+  return {"velocity"};
+}
+}  // namespace
+
 Sgd::Sgd(std::vector<Tensor> params, double lr, double momentum)
-    : params_(std::move(params)), velocity_(params_.size()), lr_(lr), momentum_(momentum) {
-  for (const Tensor& p : params_)
-    ATTN_CHECK(p.is_leaf() && p.requires_grad(), "Sgd", "every parameter must be a leaf that requires grad");
+    : Optimizer("Sgd", std::move(params), lr, sgd_slots(momentum)), momentum_(momentum) {
+  ATTN_CHECK(std::isfinite(momentum) && momentum >= 0 && momentum < 1, "Sgd", "momentum must be in [0, 1), got ",
+             momentum);
 }
 
-void Sgd::step() {
-  NoGrad no_grad;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor g = params_[i].grad();
-    if (!g.defined()) continue;
-    if (momentum_ == 0.0) {
-      axpy_(params_[i], -lr_, g);
-      continue;
-    }
-    if (!velocity_[i].defined()) velocity_[i] = zeros(g.shape(), g.dtype(), g.device());
-    Tensor scaled = mul_scalar(velocity_[i], momentum_);
-    axpy_(scaled, 1.0, g);
-    velocity_[i] = scaled;
-    axpy_(params_[i], -lr_, velocity_[i]);
+void Sgd::update(const Tensor& param, const Tensor& grad, std::vector<Tensor>& slots, int64_t) {
+  if (slots.empty()) {
+    axpy_(param, -lr(), grad);
+    return;
   }
-}
-
-void Sgd::zero_grad() {
-  for (const Tensor& p : params_) p.zero_grad();
+  Tensor v = mul_scalar(slots[0], momentum_);  // a fresh tensor: the gradient itself is never aliased
+  axpy_(v, 1.0, grad);
+  slots[0] = v;
+  axpy_(param, -lr(), v);
 }
 
 }  // namespace attn

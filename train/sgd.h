@@ -1,22 +1,22 @@
-// Plain stochastic gradient descent, optionally with momentum:
-// v = momentum * v + g;  p -= lr * v.
+// Stochastic gradient descent, optionally with momentum (heavy ball, the
+// PyTorch/TensorFlow form): v = momentum * v + g;  p -= lr * v.
 #pragma once
 #include <vector>
 
-#include "engine/tensor.h"
+#include "train/optimizer.h"
 
 namespace attn {
 
-class Sgd {
+class Sgd : public Optimizer {
  public:
   Sgd(std::vector<Tensor> params, double lr, double momentum = 0.0);
-  void step();       // parameters without a gradient are left alone
-  void zero_grad();  // drops every parameter's gradient
+  double momentum() const { return momentum_; }
+
+ protected:
+  void update(const Tensor& param, const Tensor& grad, std::vector<Tensor>& slots, int64_t t) override;
 
  private:
-  std::vector<Tensor> params_;
-  std::vector<Tensor> velocity_;
-  double lr_, momentum_;
+  double momentum_;
 };
 
 }  // namespace attn

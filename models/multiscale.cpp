@@ -1,0 +1,320 @@
+#include "models/multiscale.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+#include "engine/error.h"
+#include "models/masks.h"
+#include "models/multi_head.h"
+#include "nn/init.h"
+#include "ops/binary.h"
+#include "ops/copy.h"
+#include "ops/join.h"
+#include "ops/matmul.h"
+#include "ops/reduce.h"
+#include "ops/softmax.h"
+#include "ops/unary.h"
+#include "ops/view.h"
+
+namespace attn {
+
+namespace {
+
+std::string trimmed(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// A positive integer spelled exactly, or -1.
+int64_t parse_positive(const std::string& s) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 9) return -1;
+  int64_t v = std::strtoll(s.c_str(), nullptr, 10);
+  return v > 0 ? v : -1;
+}
+
+// Number of valid positions of each example (host copy of the mask).
+std::vector<int64_t> valid_counts(const Tensor& mask) {
+  std::vector<double> m = mask.to_vector();
+  const int64_t b = mask.size(0), n = mask.size(1);
+  std::vector<int64_t> counts(static_cast<size_t>(b), 0);
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t t = 0; t < n; ++t) counts[static_cast<size_t>(i)] += m[static_cast<size_t>(i * n + t)] != 0;
+  return counts;
+}
+
+void check_mask(const char* op, const Tensor& x, const Tensor& mask) {
+  ATTN_CHECK(mask.dtype() == DType::U8 && mask.shape() == Shape({x.size(0), x.size(1)}), op,
+             "mask must be uint8 [B, n] = ", shape_str({x.size(0), x.size(1)}), ", got ", dtype_name(mask.dtype()),
+             " ", shape_str(mask.shape()));
+}
+
+}  // namespace
+
+int64_t Scale::radius(int64_t length) const { return divisor > 0 ? length / (2 * divisor) : (window - 1) / 2; }
+
+std::string Scale::name() const { return divisor > 0 ? "n/" + std::to_string(divisor) : std::to_string(window); }
+
+std::vector<Scale> parse_scales(const std::string& list) {
+  std::vector<Scale> scales;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item = trimmed(item);
+    Scale s;
+    if (!item.empty() && (item[0] == 'n' || item[0] == 'N')) {
+      const std::string rest = item.substr(1);
+      s.divisor = rest.empty() ? 1 : rest[0] == '/' ? parse_positive(rest.substr(1)) : -1;
+      ATTN_CHECK(s.divisor > 0, "mstrans", "scale '", item, "' in '", list,
+                 "' is not a window size: use an odd integer or n/k with a positive integer k");
+    } else {
+      s.window = parse_positive(item);
+      ATTN_CHECK(s.window > 0, "mstrans", "scale '", item, "' in '", list,
+                 "' is not a window size: use an odd integer or n/k with a positive integer k");
+      ATTN_CHECK(s.window % 2 == 1, "mstrans", "scale ", s.window, " in '", list,
+                 "' must be an odd window size (1, 3, 5, ...): the window is centred on its token");
+    }
+    scales.push_back(s);
+  }
+  ATTN_CHECK(!scales.empty(), "mstrans", "no scales in '", list, "'");
+  return scales;
+}
+
+std::vector<std::vector<int64_t>> scale_head_counts(int64_t layers, int64_t scales, int64_t heads, double alpha) {
+  ATTN_CHECK(layers >= 1 && scales >= 1 && heads >= 1, "mstrans", "head counts need layers, scales and heads >= 1, got ",
+             layers, ", ", scales, ", ", heads);
+  ATTN_CHECK(std::isfinite(alpha), "mstrans", "alpha must be finite, got ", alpha);
+  std::vector<std::vector<int64_t>> counts;
+  for (int64_t l = 1; l <= layers; ++l) {
+    const double step = layers > 1 ? alpha * static_cast<double>(layers - l) / static_cast<double>(layers - 1) : 0.0;
+    // z_k = (K - k) step for k = 1..K; subtracting the max keeps exp finite.
+    std::vector<double> z(static_cast<size_t>(scales));
+    for (int64_t k = 0; k < scales; ++k) z[static_cast<size_t>(k)] = static_cast<double>(scales - 1 - k) * step;
+    const double top = *std::max_element(z.begin(), z.end());
+    double total = 0;
+    for (double& v : z) total += (v = std::exp(v - top));
+    std::vector<int64_t> row(static_cast<size_t>(scales));
+    std::vector<double> rest(static_cast<size_t>(scales));
+    int64_t assigned = 0;
+    for (size_t k = 0; k < z.size(); ++k) {
+      const double share = static_cast<double>(heads) * z[k] / total;
+      row[k] = static_cast<int64_t>(std::floor(share + 1e-9));
+      rest[k] = share - static_cast<double>(row[k]);
+      assigned += row[k];
+    }
+    // Largest remainder; the stable sort breaks ties towards smaller scales.
+    std::vector<size_t> order(z.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rest[a] > rest[b]; });
+    for (int64_t i = 0; i < heads - assigned; ++i) ++row[order[static_cast<size_t>(i)]];
+    counts.push_back(row);
+  }
+  return counts;
+}
+
+Tensor window_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& valid,
+                        const std::vector<int64_t>& radii) {
+  const char* op = "window_attention";
+  ATTN_CHECK(q.dim() == 4 && k.shape() == q.shape() && v.shape() == q.shape(), op,
+             "q, k, v must share one shape [B, h, n, d_h], got ", shape_str(q.shape()), ", ", shape_str(k.shape()),
+             ", ", shape_str(v.shape()));
+  const int64_t b = q.size(0), n = q.size(2);
+  ATTN_CHECK(valid.dtype() == DType::U8 && valid.shape() == Shape({b, n}), op, "valid must be uint8 [B, n] = ",
+             shape_str({b, n}), ", got ", dtype_name(valid.dtype()), " ", shape_str(valid.shape()));
+  ATTN_CHECK(static_cast<int64_t>(radii.size()) == b, op, "needs one radius per example (", b, "), got ",
+             radii.size());
+  int64_t reach = 0;  // R: the widest radius any example needs, capped at n - 1
+  for (int64_t r : radii) {
+    ATTN_CHECK(r >= 0, op, "window radius must be >= 0, got ", r);
+    reach = std::max(reach, std::min(r, std::max<int64_t>(n - 1, 0)));
+  }
+  const int64_t width = 2 * reach + 1;
+
+  // allowed[b, 0, j, t]: query j may attend key j - R + t.
+  std::vector<double> ok = valid.to_vector();
+  Tensor allowed = zeros({b, 1, n, width}, DType::U8);
+  uint8_t* a = allowed.data<uint8_t>();
+  for (int64_t e = 0; e < b; ++e) {
+    const int64_t r = std::min(radii[static_cast<size_t>(e)], reach);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t t = reach - r; t <= reach + r; ++t) {
+        const int64_t i = j - reach + t;
+        a[(e * n + j) * width + t] = i >= 0 && i < n && ok[static_cast<size_t>(e * n + i)] != 0;
+      }
+  }
+  if (valid.device() != Device::CPU) allowed = to_device(allowed, valid.device());
+
+  // Neighbours: the t-th shifted view of the padded keys holds key j - R + t
+  // at row j. Stacked: [B, h, n, 2R+1, d_h], linear in n.
+  Tensor kp = pad(k, 2, reach, reach), vp = pad(v, 2, reach, reach);
+  std::vector<Tensor> ks, vs;
+  for (int64_t t = 0; t < width; ++t) {
+    ks.push_back(narrow(kp, 2, t, n));
+    vs.push_back(narrow(vp, 2, t, n));
+  }
+  Tensor kw = stack(ks, 3), vw = stack(vs, 3);
+  Tensor scores = squeeze(matmul(unsqueeze(q, 3), transpose(kw, -1, -2)), 3);  // [B, h, n, 2R+1]
+  scores = mul_scalar(scores, 1.0 / std::sqrt(static_cast<double>(q.size(3))));
+  Tensor p = softmax(scores, -1, allowed);
+  return squeeze(matmul(unsqueeze(p, 3), vw), 3);
+}
+
+MultiScaleAttention::MultiScaleAttention(int64_t features, std::vector<Scale> scales, std::vector<int64_t> head_counts,
+                                         Generator& gen, DType dtype)
+    : features_(features),
+      heads_(0),
+      scales_(std::move(scales)),
+      counts_(std::move(head_counts)),
+      wq_(features, features, gen, false, dtype),
+      wk_(features, features, gen, false, dtype),
+      wv_(features, features, gen, false, dtype),
+      wo_(features, features, gen, false, dtype) {
+  const char* op = "MultiScaleAttention";
+  ATTN_CHECK(counts_.size() == scales_.size(), op, "needs one head count per scale: ", scales_.size(),
+             " scales, ", counts_.size(), " counts");
+  for (int64_t c : counts_) {
+    ATTN_CHECK(c >= 0, op, "head counts must be >= 0, got ", shape_str(counts_));
+    heads_ += c;
+  }
+  ATTN_CHECK(heads_ > 0 && features % heads_ == 0, op, "features ", features, " must be a positive multiple of the ",
+             heads_, " heads in head counts ", shape_str(counts_));
+  register_module("q", wq_);
+  register_module("k", wk_);
+  register_module("v", wv_);
+  register_module("out", wo_);
+}
+
+Tensor MultiScaleAttention::forward(const Tensor& x, const Tensor& mask, const std::vector<int64_t>& lengths) const {
+  const char* op = "MultiScaleAttention";
+  ATTN_CHECK(x.dim() == 3 && x.size(2) == features_, op, "expects x [B, n, ", features_, "], got ",
+             shape_str(x.shape()));
+  check_mask(op, x, mask);
+  const std::vector<int64_t> n_of = lengths.empty() ? valid_counts(mask) : lengths;
+  ATTN_CHECK(static_cast<int64_t>(n_of.size()) == x.size(0), op, "needs one length per example (", x.size(0),
+             "), got ", n_of.size());
+  Tensor q = split_heads(wq_(x), heads_), k = split_heads(wk_(x), heads_), v = split_heads(wv_(x), heads_);
+  std::vector<Tensor> groups;
+  int64_t first = 0;
+  for (size_t s = 0; s < scales_.size(); ++s) {
+    const int64_t c = counts_[s];
+    if (c == 0) continue;
+    std::vector<int64_t> radii;
+    for (int64_t len : n_of) radii.push_back(scales_[s].radius(len));
+    groups.push_back(window_attention(narrow(q, 1, first, c), narrow(k, 1, first, c), narrow(v, 1, first, c), mask,
+                                      radii));
+    first += c;
+  }
+  Tensor heads = groups.size() == 1 ? groups[0] : concat(groups, 1);
+  return zero_padded(wo_(merge_heads(heads)), mask);
+}
+
+MultiScaleLayer::MultiScaleLayer(int64_t hidden, const std::vector<Scale>& scales,
+                                 const std::vector<int64_t>& head_counts, double keep_prob, Generator& init,
+                                 Generator& noise, DType dtype)
+    : msmsa_(hidden, scales, head_counts, init, dtype), ln_(hidden, 1e-6, dtype), drop_(keep_prob, noise) {
+  register_module("msmsa", msmsa_);
+  register_module("ln", ln_);
+  register_module("dropout", drop_);
+}
+
+Tensor MultiScaleLayer::forward(const Tensor& h, const Tensor& mask, const std::vector<int64_t>& lengths) const {
+  return zero_padded(ln_(h + drop_(relu(msmsa_.forward(h, mask, lengths)))), mask);
+}
+
+namespace {
+const MultiScaleOptions& checked(const MultiScaleOptions& o) {
+  const char* op = "mstrans";
+  ATTN_CHECK(o.hidden > 0, op, "hidden must be positive, got ", o.hidden);
+  ATTN_CHECK(o.layers >= 1, op, "layers must be at least 1, got ", o.layers);
+  ATTN_CHECK(o.keep_prob > 0 && o.keep_prob <= 1, op, "keep_prob must lie in (0, 1], got ", o.keep_prob);
+  return o;
+}
+}  // namespace
+
+MultiScaleTransformer::MultiScaleTransformer(int64_t input_dim, const MultiScaleOptions& o, Generator& init,
+                                             Generator& noise, DType dtype)
+    : input_dim_(input_dim), hidden_(o.hidden), drop_(checked(o).keep_prob, noise) {
+  const char* op = "mstrans";
+  ATTN_CHECK(input_dim > 0, op, "input dimension must be positive, got ", input_dim);
+  const std::vector<Scale> scales = o.scales.empty() ? parse_scales("1,3,n/16,n/8,n/4") : o.scales;
+  std::vector<std::vector<int64_t>> counts = o.head_counts;
+  if (counts.empty()) {
+    counts = scale_head_counts(o.layers, static_cast<int64_t>(scales.size()), o.heads, o.alpha);
+  } else {
+    ATTN_CHECK(static_cast<int64_t>(counts.size()) == o.layers, op, "head counts give ", counts.size(),
+               " layers, but layers = ", o.layers);
+  }
+  if (input_dim != hidden_) {
+    proj_ = std::make_unique<Linear>(input_dim, hidden_, init, true, dtype);
+    register_module("proj", *proj_);
+  }
+  // Glorot bound of a [1, hidden] weight.
+  cls = register_parameter("cls", reshape(glorot_uniform(1, hidden_, init, dtype), {hidden_}));
+  for (int64_t l = 0; l < o.layers; ++l) {
+    layers_.push_back(std::make_unique<MultiScaleLayer>(hidden_, scales, counts[static_cast<size_t>(l)], o.keep_prob,
+                                                        init, noise, dtype));
+    register_module("layer" + std::to_string(l), *layers_.back());
+  }
+  register_module("dropout", drop_);
+}
+
+EncoderOutput MultiScaleTransformer::encode(const Tensor& x, const Tensor& mask) {
+  const char* op = "mstrans";
+  ATTN_CHECK(x.dim() == 3 && x.size(2) == input_dim_, op, "expects x [B, n, ", input_dim_, "], got ",
+             shape_str(x.shape()));
+  check_mask(op, x, mask);
+  const int64_t b = x.size(0), n = x.size(1);
+  const std::vector<int64_t> lengths = valid_counts(mask);  // N of the ratio scales: the sentence without [CLS]
+  Tensor h = drop_(proj_ ? (*proj_)(x) : x);
+  h = concat({expand(reshape(cls, {1, 1, hidden_}), {b, 1, hidden_}), h}, 1);
+  Tensor valid = concat({ones({b, 1}, DType::U8, mask.device()), mask}, 1);
+  h = zero_padded(h, valid);
+  for (const auto& layer : layers_) h = layer->forward(h, valid, lengths);
+
+  Tensor tokens = narrow(h, 1, 1, n);
+  Tensor first = squeeze(narrow(h, 1, 0, 1), 1);
+  const Tensor zero_u8 = zeros({}, DType::U8, mask.device());
+  Tensor padded = eq(unsqueeze(mask, -1), zero_u8);
+  Tensor pooled = max(masked_fill(tokens, padded, -std::numeric_limits<double>::infinity()), {1});
+  // An empty sentence reads out zeros, like every other encoder (its max-pool is -inf).
+  Tensor nonempty = zeros({b, 1}, DType::U8);
+  for (int64_t i = 0; i < b; ++i) nonempty.data<uint8_t>()[i] = lengths[static_cast<size_t>(i)] > 0;
+  if (mask.device() != Device::CPU) nonempty = to_device(nonempty, mask.device());
+  Tensor sentence = where(nonempty, concat({first, pooled}, 1), zeros({}, h.dtype(), h.device()));
+  return {tokens, sentence};
+}
+
+namespace {
+// head_counts: layers x scales integers, layer-major.
+std::vector<std::vector<int64_t>> head_counts_from(const std::vector<int64_t>& flat, int64_t layers, int64_t scales) {
+  ATTN_CHECK(static_cast<int64_t>(flat.size()) == layers * scales, "mstrans", "head_counts has ", flat.size(),
+             " entries; it needs layers x scales = ", layers, " x ", scales, " = ", layers * scales,
+             " (layer-major: the counts of layer 0 for every scale, then layer 1, ...)");
+  std::vector<std::vector<int64_t>> rows;
+  for (int64_t l = 0; l < layers; ++l)
+    rows.emplace_back(flat.begin() + l * scales, flat.begin() + (l + 1) * scales);
+  return rows;
+}
+}  // namespace
+
+std::unique_ptr<Encoder> build_mstrans_encoder(const Config& config, const EncoderContext& ctx) {
+  MultiScaleOptions o;
+  o.hidden = config.get_int("hidden", o.hidden);
+  o.layers = config.get_int("layers", o.layers);
+  o.scales = parse_scales(config.get("scales", "1,3,n/16,n/8,n/4"));
+  o.keep_prob = config.get_double("keep_prob", o.keep_prob);
+  if (config.has("head_counts")) {
+    ATTN_CHECK(!config.has("heads") && !config.has("alpha"), "mstrans",
+               "set either head_counts or heads and alpha (Eq. 11-12), not both");
+    o.head_counts = head_counts_from(config.get_ints("head_counts", {}), o.layers,
+                                     static_cast<int64_t>(o.scales.size()));
+  } else {
+    o.heads = config.get_int("heads", o.heads);
+    o.alpha = config.get_double("alpha", o.alpha);
+  }
+  return std::make_unique<MultiScaleTransformer>(ctx.input_dim, o, *ctx.init, *ctx.noise, ctx.dtype);
+}
+
+}  // namespace attn

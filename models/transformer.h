@@ -1,0 +1,69 @@
+// The Transformer encoder baseline (the papers' "Multi-head"; seed 003 Eq.
+// 1-5): input projection (only when input_dim != hidden), plus sinusoidal
+// positional encoding, then `layers` post-norm layers
+//   Z  = LN(H + drop(MHA(H)))
+//   H' = LN(Z + drop(FFN(Z))),   FFN(z) = W_2 relu(W_1 z + b_1) + b_2
+// tokens = the last layer's output (exactly zero at padded positions),
+// sentence = two-layer multi-dimensional source2token (elu) over the tokens,
+// the readout of the other encoders.
+//
+// Config keys (build_transformer_encoder): hidden (300), heads (10: d_h = 30,
+// the Multi-Scale Transformer's head width, so the two differ only in the
+// attention), layers (1), ffn_dim (4 * hidden), keep_prob (1.0 = no dropout).
+// Children: "proj" (Linear, only when input_dim != hidden), "layer0" ...,
+// each with "attn" (MultiHeadAttention: q, k, v, out), "ln1", "ffn1", "ffn2",
+// "ln2"; then "s2t" (Source2Token over hidden).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "models/encoder.h"
+#include "models/multi_head.h"
+#include "models/source2token.h"
+#include "nn/dropout.h"
+#include "nn/layer_norm.h"
+
+namespace attn {
+
+class TransformerLayer : public Module {
+ public:
+  TransformerLayer(int64_t hidden, int64_t heads, int64_t ffn_dim, double keep_prob, Generator& init,
+                   Generator& noise, DType dtype = DType::F32);
+  // h [B, n, hidden], mask [B, n] -> [B, n, hidden], zero at padded positions.
+  Tensor forward(const Tensor& h, const Tensor& mask) const;
+
+ private:
+  MultiHeadAttention attn_;
+  LayerNorm ln1_;
+  Linear ffn1_, ffn2_;
+  LayerNorm ln2_;
+  Dropout drop_;
+};
+
+struct TransformerOptions {
+  int64_t hidden = 300;
+  int64_t heads = 10;
+  int64_t layers = 1;
+  int64_t ffn_dim = 0;  // 0: 4 * hidden
+  double keep_prob = 1.0;
+};
+
+class Transformer : public Encoder {
+ public:
+  Transformer(int64_t input_dim, const TransformerOptions& options, Generator& init, Generator& noise,
+              DType dtype = DType::F32);
+  EncoderOutput encode(const Tensor& x, const Tensor& mask) override;
+  int64_t token_dim() const override { return hidden_; }
+  int64_t sentence_dim() const override { return hidden_; }
+
+ private:
+  int64_t input_dim_, hidden_;
+  std::unique_ptr<Linear> proj_;
+  std::vector<std::unique_ptr<TransformerLayer>> layers_;
+  Dropout drop_;
+  Source2Token s2t_;
+};
+
+std::unique_ptr<Encoder> build_transformer_encoder(const Config& config, const EncoderContext& ctx);
+
+}  // namespace attn

@@ -1,0 +1,203 @@
+#include "train/evaluate.h"
+
+#include <cstdio>
+
+#include "engine/autograd.h"
+#include "engine/error.h"
+#include "models/heads.h"
+#include "ops/binary.h"
+#include "ops/copy.h"
+#include "ops/reduce.h"
+#include "ops/softmax.h"
+#include "ops/view.h"
+#include "train/metrics.h"
+
+namespace attn {
+
+TaskInputs inputs_of(const Batch& batch) {
+  TaskInputs in;
+  in.ids = batch.ids;
+  in.mask = batch.mask;
+  in.ids_b = batch.ids_b;
+  in.mask_b = batch.mask_b;
+  return in;
+}
+
+Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduction reduction) {
+  switch (task) {
+    case TaskKind::Classify:
+    case TaskKind::Pair: {
+      CrossEntropyOptions o;
+      o.reduction = reduction;
+      return cross_entropy(logits, batch.labels, o);
+    }
+    case TaskKind::Relatedness: {
+      Tensor target = relatedness_target(batch.scores, logits.size(1), logits.dtype());
+      Tensor log_p = log_softmax(logits, -1);
+      if (reduction == Reduction::None) return sum(kl_div(log_p, target, Reduction::None), {1});
+      return kl_div(log_p, target, reduction);
+    }
+    case TaskKind::Tag: {
+      CrossEntropyOptions o;
+      o.ignore_index = kIgnoreTag;
+      o.reduction = reduction;
+      if (reduction != Reduction::None) return cross_entropy(logits, batch.tags, o);
+      // Per sentence: the mean over its valid tokens.
+      Tensor per_token = cross_entropy(logits, batch.tags, o);  // [B, n], 0 at padding
+      Tensor lengths = sum(cast(batch.mask, logits.dtype()), {1});
+      return sum(per_token, {1}) / lengths;
+    }
+  }
+  return Tensor();
+}
+
+namespace {
+
+bool is_bio(const std::vector<std::string>& labels) {
+  for (const std::string& l : labels)
+    if (l.size() > 2 && (l.rfind("B-", 0) == 0 || l.rfind("I-", 0) == 0)) return true;
+  return false;
+}
+
+// Runs the model over examples in a fixed order, calling visit(batch, logits).
+template <class Visit>
+void run_batches(TaskModel& model, const std::vector<Example>& examples, const Vocabulary& vocab,
+                 const EvalOptions& options, const Visit& visit) {
+  NoGrad no_grad;
+  bool was_training = model.training();
+  model.set_training(false);
+  BatchOptions bo;
+  bo.batch_size = options.batch_size;
+  bo.max_len = options.max_len;
+  bo.shuffle = false;
+  bo.bucket_by_length = true;
+  BatchIterator it(examples, vocab, model.task(), bo, nullptr);
+  Batch batch;
+  try {
+    while (it.next(batch)) visit(batch, model.logits(inputs_of(batch)));
+  } catch (...) {
+    model.set_training(was_training);
+    throw;
+  }
+  model.set_training(was_training);
+}
+
+// One pass: predictions for every example and, when asked, the mean loss.
+std::vector<Prediction> predict_with_loss(TaskModel& model, const std::vector<Example>& examples,
+                                          const Vocabulary& vocab, const EvalOptions& options, double* mean_loss) {
+  std::vector<Prediction> out(examples.size());
+  double loss_sum = 0;
+  int64_t loss_count = 0;
+  run_batches(model, examples, vocab, options, [&](const Batch& batch, const Tensor& logits) {
+    if (mean_loss) {
+      loss_sum += task_loss(model.task(), logits, batch).item() * static_cast<double>(batch.size());
+      loss_count += batch.size();
+    }
+    switch (model.task()) {
+      case TaskKind::Classify:
+      case TaskKind::Pair: {
+        Tensor best = argmax(logits, -1);
+        for (int64_t i = 0; i < batch.size(); ++i) out[batch.indices[i]].label = static_cast<int64_t>(best.at({i}));
+        break;
+      }
+      case TaskKind::Relatedness: {
+        Tensor score = relatedness_prediction(logits);
+        for (int64_t i = 0; i < batch.size(); ++i) out[batch.indices[i]].score = score.at({i});
+        break;
+      }
+      case TaskKind::Tag: {
+        Tensor best = argmax(logits, -1);
+        for (int64_t i = 0; i < batch.size(); ++i) {
+          std::vector<int64_t>& tags = out[batch.indices[i]].tags;
+          for (int64_t t = 0; t < batch.ids.size(1); ++t)
+            if (batch.mask.at({i, t}) != 0) tags.push_back(static_cast<int64_t>(best.at({i, t})));
+        }
+        break;
+      }
+    }
+  });
+  if (mean_loss) *mean_loss = loss_count ? loss_sum / static_cast<double>(loss_count) : 0.0;
+  return out;
+}
+
+}  // namespace
+
+std::vector<Prediction> predict(TaskModel& model, const std::vector<Example>& examples, const Vocabulary& vocab,
+                                const EvalOptions& options) {
+  return predict_with_loss(model, examples, vocab, options, nullptr);
+}
+
+EvalResult evaluate(TaskModel& model, const std::vector<Example>& examples, const Vocabulary& vocab,
+                    const std::vector<std::string>& label_names, const EvalOptions& options) {
+  ATTN_CHECK(!examples.empty(), "evaluate", "no examples to evaluate");
+  EvalResult r;
+  double loss = 0;
+  std::vector<Prediction> pred = predict_with_loss(model, examples, vocab, options, &loss);
+  r.metrics["loss"] = loss;
+  switch (model.task()) {
+    case TaskKind::Classify:
+    case TaskKind::Pair: {
+      std::vector<int64_t> p, g;
+      for (size_t i = 0; i < examples.size(); ++i) {
+        p.push_back(pred[i].label);
+        g.push_back(examples[i].label);
+      }
+      r.metrics["accuracy"] = accuracy(p, g);
+      r.metrics["macro_f1"] = macro_f1(p, g);
+      r.primary = "accuracy";
+      break;
+    }
+    case TaskKind::Relatedness: {
+      std::vector<double> p, g;
+      for (size_t i = 0; i < examples.size(); ++i) {
+        p.push_back(pred[i].score);
+        g.push_back(examples[i].score);
+      }
+      r.metrics["pearson"] = pearson(p, g);
+      r.metrics["spearman"] = spearman(p, g);
+      r.metrics["mse"] = mse(p, g);
+      r.primary = "pearson";
+      break;
+    }
+    case TaskKind::Tag: {
+      std::vector<int64_t> p, g;
+      std::vector<std::vector<std::string>> gold_names, pred_names;
+      for (size_t i = 0; i < examples.size(); ++i) {
+        const std::vector<int64_t>& gold = examples[i].tags;
+        const std::vector<int64_t>& got = pred[i].tags;
+        std::vector<std::string> gn, pn;
+        for (size_t t = 0; t < got.size() && t < gold.size(); ++t) {
+          p.push_back(got[t]);
+          g.push_back(gold[t]);
+          gn.push_back(label_names.at(static_cast<size_t>(gold[t])));
+          pn.push_back(label_names.at(static_cast<size_t>(got[t])));
+        }
+        gold_names.push_back(gn);
+        pred_names.push_back(pn);
+      }
+      r.metrics["token_accuracy"] = token_accuracy(p, g, kIgnoreTag);
+      r.primary = "token_accuracy";
+      if (is_bio(label_names)) {
+        ChunkScores c = bio_chunk_f1(gold_names, pred_names);
+        r.metrics["chunk_f1"] = c.f1;
+        r.metrics["chunk_precision"] = c.precision;
+        r.metrics["chunk_recall"] = c.recall;
+        r.primary = "chunk_f1";
+      }
+      break;
+    }
+  }
+  return r;
+}
+
+std::string metrics_json(const std::map<std::string, double>& metrics) {
+  std::string out = "{";
+  char buf[64];
+  for (const auto& [k, v] : metrics) {
+    std::snprintf(buf, sizeof(buf), "%.6g", v);
+    out += (out.size() > 1 ? ", \"" : "\"") + k + "\": " + buf;
+  }
+  return out + "}";
+}
+
+}  // namespace attn

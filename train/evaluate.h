@@ -1,0 +1,51 @@
+// The loss of each task on a batch, and evaluation of a model on a split:
+//   classify/pair:  cross-entropy; accuracy and macro-F1
+//   relatedness:    KL to the target distribution (seed 002 App. C); Pearson,
+//                   Spearman and MSE of the expected score
+//   tag:            per-token cross-entropy (padding ignored); token accuracy
+//                   and, for BIO tag sets, chunk F1
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/task_model.h"
+#include "ops/loss.h"
+#include "train/batching.h"
+
+namespace attn {
+
+TaskInputs inputs_of(const Batch& batch);
+
+// Mean loss (Reduction::Mean) or one value per example ([B], Reduction::None).
+Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduction reduction = Reduction::Mean);
+
+struct EvalResult {
+  std::map<std::string, double> metrics;  // includes "loss"
+  std::string primary;                    // the metric that picks the best checkpoint (higher is better)
+  double primary_value() const { return metrics.at(primary); }
+};
+
+struct EvalOptions {
+  int64_t batch_size = 64;
+  int64_t max_len = 0;
+};
+
+// Runs in evaluation mode under NoGrad (restores the training flag after).
+EvalResult evaluate(TaskModel& model, const std::vector<Example>& examples, const Vocabulary& vocab,
+                    const std::vector<std::string>& label_names, const EvalOptions& options);
+
+// Predicted class (classify/pair), expected score (relatedness) or tag ids
+// (tag) for each example, in order.
+struct Prediction {
+  int64_t label = -1;
+  double score = 0;
+  std::vector<int64_t> tags;
+};
+std::vector<Prediction> predict(TaskModel& model, const std::vector<Example>& examples, const Vocabulary& vocab,
+                                const EvalOptions& options);
+
+// {"a": 1.0, ...} with keys in order.
+std::string metrics_json(const std::map<std::string, double>& metrics);
+
+}  // namespace attn

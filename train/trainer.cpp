@@ -1,0 +1,281 @@
+#include "train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "engine/autograd.h"
+#include "engine/error.h"
+#include "models/resan.h"
+#include "nn/safetensors.h"
+#include "ops/binary.h"
+#include "ops/reduce.h"
+#include "train/adadelta.h"
+#include "train/adam.h"
+#include "train/atomic_file.h"
+#include "train/checkpoint.h"
+#include "train/interrupt.h"
+#include "train/progress.h"
+#include "train/reinforce.h"
+#include "train/sgd.h"
+#include "train/weight_decay.h"
+
+namespace attn {
+
+namespace {
+
+std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Tensor> params, double lr) {
+  if (name == "adam") {
+    AdamOptions o;
+    if (lr > 0) o.lr = lr;
+    return std::make_unique<Adam>(std::move(params), o);
+  }
+  if (name == "adadelta") {
+    AdadeltaOptions o;
+    if (lr > 0) o.lr = lr;
+    return std::make_unique<Adadelta>(std::move(params), o);
+  }
+  if (name == "sgd") return std::make_unique<Sgd>(std::move(params), lr > 0 ? lr : 0.1, 0.9);
+  ATTN_CHECK(false, "train", "unknown optimizer '", name, "' (known: adam, adadelta, sgd)");
+  return nullptr;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  ATTN_CHECK(in.good(), "train", "cannot read '", path, "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::istringstream in(read_text(path));
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+int64_t classes_for(const Dataset& data, const Config& model) {
+  if (data.task == TaskKind::Relatedness) return model.get_int("relatedness_classes", 5);
+  return static_cast<int64_t>(data.label_names.size());
+}
+
+// Everything a run folder pins down so `--resume`, `attn eval` and
+// `attn predict` rebuild the same model.
+void write_run_files(const TrainOptions& o, const Dataset& data, const Vocabulary& vocab) {
+  make_directories(o.run_dir);
+  write_file_atomically(o.run_dir + "/model.cfg", o.model.to_text());
+  std::string run = "task = " + std::string(task_name(data.task)) + "\n" + "data = " + o.data.data + "\n" +
+                    "format = " + o.data.format + "\n" + "max_len = " + std::to_string(o.max_len) + "\n";
+  write_file_atomically(o.run_dir + "/run.cfg", run);
+  vocab.save(o.run_dir + "/vocab.txt");
+  std::string labels;
+  for (const std::string& l : data.label_names) labels += l + "\n";
+  write_file_atomically(o.run_dir + "/labels.txt", labels);
+}
+
+class Clock {
+ public:
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+TrainResult train_model(const TrainOptions& o) {
+  ATTN_CHECK(!o.run_dir.empty(), "train", "no run folder given");
+  ATTN_CHECK(o.epochs > 0 && o.batch_size > 0, "train", "--epochs and --batch must be positive");
+  auto log = [&](const std::string& line) {
+    if (o.verbose) std::fprintf(stderr, "%s\n", line.c_str());
+  };
+
+  Dataset data = load_task_data(o.data);
+  log(dataset_summary(data));
+  ATTN_CHECK(!data.dev.empty() && !data.test.empty(), "train", "the data needs dev and test splits");
+
+  // The vocabulary and model config come from the run folder when resuming.
+  Config model_config = o.model;
+  Vocabulary vocab;
+  const std::string last_path = o.run_dir + "/last.safetensors", best_path = o.run_dir + "/best.safetensors";
+  if (o.resume) {
+    ATTN_CHECK(file_exists(last_path), "train", "--resume: no checkpoint at '", last_path, "'");
+    model_config = Config::load(o.run_dir + "/model.cfg");
+    vocab = Vocabulary::load(o.run_dir + "/vocab.txt");
+    ATTN_CHECK(read_lines(o.run_dir + "/labels.txt") == data.label_names, "train", "--resume: the labels in '",
+               o.run_dir, "/labels.txt' differ from the data's");
+  } else {
+    vocab = Vocabulary::build(data.train, o.min_count, o.max_vocab);
+    write_run_files(o, data, vocab);
+  }
+  log("vocabulary: " + std::to_string(vocab.size()) + " words; run folder: " + o.run_dir);
+
+  Generator init(o.seed), noise(o.seed + 1), shuffle(o.seed + 2);
+  TaskModel model(model_config, data.task, vocab.size(), classes_for(data, model_config), DType::F32, init, noise);
+  model_config.check_all_used("the model config");
+  if (!o.glove.empty() && !o.resume) {
+    int64_t found = model.embedding().load_glove(o.glove, vocab.words());
+    log("GloVe: " + std::to_string(found) + " of " + std::to_string(vocab.size()) + " words found");
+  }
+  log("model: " + model_config.get("encoder", "mtsa") + ", " + std::to_string(model.parameter_count()) +
+      " parameters");
+
+  // ReSAN's RSS modules learn by REINFORCE on their own optimiser.
+  auto* resan = dynamic_cast<Resan*>(&model.encoder());
+  ParameterSplit split = split_parameters(model.named_parameters(), [&](const std::string& name) {
+    return resan != nullptr && name.rfind("encoder.rss", 0) == 0;
+  });
+  std::unique_ptr<Optimizer> main_opt = make_optimizer(o.optimizer, tensors_of(split.rest), o.lr);
+  std::unique_ptr<Optimizer> rss_opt;
+  std::vector<Optimizer*> optimizers{main_opt.get()};
+  if (resan) {
+    rss_opt = make_optimizer(o.optimizer, tensors_of(split.selected), o.rl_lr > 0 ? o.rl_lr : o.lr);
+    optimizers.push_back(rss_opt.get());
+    check_disjoint({main_opt.get(), rss_opt.get()});
+  }
+  std::unique_ptr<WeightDecay> decay;
+  if (o.weight_decay > 0) decay = std::make_unique<WeightDecay>(split.rest, o.weight_decay);
+
+  TrainProgress progress;
+  if (o.resume) {
+    progress = load_training_checkpoint(last_path, model, optimizers);
+    noise.set_state(progress.noise_state);
+    log("resumed at epoch " + std::to_string(progress.epoch + 1) + ", step " + std::to_string(progress.step));
+  }
+
+  BatchOptions bo;
+  bo.batch_size = o.batch_size;
+  bo.max_len = o.max_len;
+  EvalOptions eo;
+  eo.batch_size = o.batch_size;
+  eo.max_len = o.max_len;
+  const int64_t per_epoch = (static_cast<int64_t>(data.train.size()) + o.batch_size - 1) / o.batch_size;
+  int64_t total_steps = per_epoch * o.epochs;
+  if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
+  ReinforceSchedule schedule(o.rl_warmup_steps >= 0 ? o.rl_warmup_steps : per_epoch, o.rl_only_steps);
+  MovingBaseline baseline(0.9, progress.baseline);
+
+  auto save_last = [&] {
+    progress.noise_state = noise.state();
+    progress.baseline = baseline.value();
+    save_training_checkpoint(last_path, model, {optimizers.begin(), optimizers.end()}, progress);
+  };
+  TrainResult result;
+  auto evaluate_dev = [&](double train_loss) {
+    EvalResult dev = evaluate(model, data.dev, vocab, data.label_names, eo);
+    result.primary = dev.primary;
+    std::map<std::string, double> line = dev.metrics;
+    line["step"] = static_cast<double>(progress.step);
+    line["epoch"] = static_cast<double>(progress.epoch + 1);
+    line["train_loss"] = train_loss;
+    append_line(o.run_dir + "/metrics.jsonl", metrics_json(line));
+    bool better = dev.primary_value() > progress.best_dev;
+    if (better) {
+      progress.best_dev = dev.primary_value();
+      progress.best_step = progress.step;
+      save_safetensors(best_path, model.named_state(), {{"step", std::to_string(progress.step)}});
+    }
+    if (o.verbose) std::fprintf(stderr, "dev %s %.4f%s\n", dev.primary.c_str(), dev.primary_value(), better ? " (best)" : "");
+  };
+
+  install_interrupt_handler();
+  Clock clock;
+  int64_t examples = 0;
+  double loss_sum = 0;
+  int64_t loss_count = 0;
+  ProgressBar bar("train", total_steps);
+  model.set_training(true);
+  bool done = progress.step >= total_steps;
+  while (progress.epoch < o.epochs && !done) {
+    if (progress.batch_in_epoch == 0) progress.epoch_shuffle_state = shuffle.state();
+    else shuffle.set_state(progress.epoch_shuffle_state);
+    BatchIterator it(data.train, vocab, data.task, bo, &shuffle);
+    Batch batch;
+    for (int64_t skip = 0; skip < progress.batch_in_epoch; ++skip) it.next(batch);
+    while (!done && it.next(batch)) {
+      ReinforceStepPlan plan;
+      plan.supervised_update = true;
+      if (resan) {
+        plan = schedule.plan(progress.step);
+        resan->set_select_all(plan.select_all);
+      }
+      Tensor per_example = task_loss(data.task, model.logits(inputs_of(batch)), batch, Reduction::None);
+      Tensor loss = mean(per_example);
+      if (decay) loss = loss + decay->penalty();
+      for (Optimizer* opt : optimizers) opt->zero_grad();
+      if (plan.rl_update) {
+        // The policy gradient reaches the RSS parameters only: take their
+        // gradients from the surrogate, then the supervised ones for the rest.
+        const RssState& sel = resan->last_selection();
+        std::vector<double> losses = per_example.detach().to_vector();
+        std::vector<double> fraction = sel.fraction.to_vector();
+        Tensor surrogate = reinforce_surrogate(sel.log_pi, losses, fraction, o.rl_lambda,
+                                               o.rl_baseline ? &baseline : nullptr);
+        surrogate.backward(Tensor(), /*retain_graph=*/plan.supervised_update);
+        std::vector<Tensor> rss_grads;
+        for (const Tensor& p : rss_opt->params()) rss_grads.push_back(p.grad());
+        main_opt->zero_grad();
+        if (plan.supervised_update) loss.backward();
+        for (size_t i = 0; i < rss_grads.size(); ++i) rss_opt->params()[i].set_grad(rss_grads[i]);
+        if (o.clip_norm > 0) clip_grad_norm(rss_opt->params(), o.clip_norm);
+        rss_opt->step();
+      } else if (plan.supervised_update) {
+        loss.backward();
+      }
+      if (plan.supervised_update) {
+        if (o.clip_norm > 0) clip_grad_norm(main_opt->params(), o.clip_norm);
+        main_opt->step();
+      }
+      double loss_value = loss.item();
+      ATTN_CHECK(std::isfinite(loss_value), "train", "the loss became ", loss_value, " at step ", progress.step,
+                 " (try a lower --lr)");
+      loss_sum += loss_value;
+      ++loss_count;
+      examples += batch.size();
+      ++progress.step;
+      ++progress.batch_in_epoch;
+      if (o.verbose) bar.update(progress.step, loss_sum / static_cast<double>(loss_count), examples);
+      done = progress.step >= total_steps;
+      if (o.eval_every > 0 && progress.step % o.eval_every == 0) {
+        if (o.verbose) bar.finish();
+        evaluate_dev(loss_sum / static_cast<double>(loss_count));
+      }
+      if (interrupt_requested()) {
+        save_last();
+        if (o.verbose) bar.finish();
+        log("interrupted: saved a resumable checkpoint to " + last_path + " (continue with --resume)");
+        result.interrupted = true;
+        result.steps = progress.step;
+        return result;
+      }
+      if (o.checkpoint_every > 0 && progress.step % o.checkpoint_every == 0) save_last();
+    }
+    if (o.verbose) bar.finish();
+    if (o.eval_every == 0) evaluate_dev(loss_count ? loss_sum / static_cast<double>(loss_count) : 0.0);
+    if (progress.batch_in_epoch < it.batches_per_epoch()) break;  // stopped mid-epoch by --max-steps
+    ++progress.epoch;
+    progress.batch_in_epoch = 0;
+    save_last();
+    loss_sum = 0;
+    loss_count = 0;
+  }
+  if (progress.best_step < 0) evaluate_dev(loss_count ? loss_sum / static_cast<double>(loss_count) : 0.0);
+  save_last();
+  result.train_seconds = clock.seconds();
+  result.examples_per_second = result.train_seconds > 0 ? examples / result.train_seconds : 0;
+  result.steps = progress.step;
+
+  // Test metrics of the best dev checkpoint.
+  if (file_exists(best_path)) load_into_module(model, load_safetensors(best_path), true);
+  if (resan) resan->set_select_all(false);
+  result.test = evaluate(model, data.test, vocab, data.label_names, eo);
+  result.best_dev = progress.best_dev;
+  return result;
+}
+
+}  // namespace attn
