@@ -8,7 +8,9 @@
 #include "models/disan.h"
 #include "models/encoder.h"
 #include "models/mtsa.h"
+#include "models/multiscale.h"
 #include "models/resan.h"
+#include "models/transformer.h"
 
 namespace attn {
 
@@ -20,8 +22,10 @@ const std::map<std::string, Builder>& builders() {
       {"biblosan", build_biblosan_encoder},
       {"bow", build_bow_encoder},
       {"disan", build_disan_encoder},
+      {"mstrans", build_mstrans_encoder},
       {"mtsa", build_mtsa_encoder},
       {"resan", build_resan_encoder},
+      {"transformer", build_transformer_encoder},
   };
   return table;
 }
