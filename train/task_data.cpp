@@ -43,6 +43,12 @@ Dataset load_named_format(const DataSpec& s) {
     return load_sick(first_existing(d, {"train.txt", "SICK_train.txt"}), first_existing(d, {"dev.txt", "SICK_trial.txt"}),
                      first_existing(d, {"test.txt", "SICK_test_annotated.txt"}));
   if (s.format == "conll") return load_tagging_dir(d);
+  if (s.format == "spam") {
+    SpamOptions o;
+    o.local_copy = d;
+    o.max_words = s.max_words;
+    return load_spam_assassin(o);
+  }
   ATTN_CHECK(false, "data", "unknown --format '", s.format, "' (", data_formats_help(), ")");
   return Dataset();
 }
@@ -50,7 +56,8 @@ Dataset load_named_format(const DataSpec& s) {
 }  // namespace
 
 const char* data_formats_help() {
-  return "auto, tsv, snli, sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll";
+  return "auto, tsv, snli, sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, spam (a local copy "
+         "of the SpamAssassin npm package: its .tgz or folder)";
 }
 
 Dataset load_task_data(const DataSpec& spec) {
@@ -68,7 +75,10 @@ Dataset load_task_data(const DataSpec& spec) {
     DataSpec s = spec;
     if (s.format == "auto") {
       switch (s.task) {
-        case TaskKind::Classify: case TaskKind::Pair: s.format = "tsv"; break;
+        case TaskKind::Classify:
+          s.format = s.data.size() > 4 && s.data.compare(s.data.size() - 4, 4, ".tgz") == 0 ? "spam" : "tsv";
+          break;
+        case TaskKind::Pair: s.format = "tsv"; break;
         case TaskKind::Relatedness: s.format = "sick"; break;
         case TaskKind::Tag: s.format = "conll"; break;
       }
