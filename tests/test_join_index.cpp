@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "test_util.h"
 #include "engine/error.h"
 #include "ops/binary.h"
 #include "ops/index.h"
@@ -17,16 +18,9 @@
 namespace attn {
 namespace {
 
-using Values = std::vector<double>;
+using testing_support::error_of;
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using Values = std::vector<double>;
 
 void expect_mentions(const std::string& message, const std::vector<std::string>& parts) {
   for (const std::string& p : parts)
@@ -64,10 +58,10 @@ TEST(Concat, AlongAxis0AndGradientSlices) {
 }
 
 TEST(Concat, ShapeMismatchNamesOpAndBothShapes) {
-  std::string m = message_of([] { concat({zeros({2, 3}), zeros({3, 4})}, 1); });
+  std::string m = error_of([] { concat({zeros({2, 3}), zeros({3, 4})}, 1); });
   expect_mentions(m, {"concat", "[2, 3]", "[3, 4]"});
-  expect_mentions(message_of([] { concat({zeros({2}), zeros({2}, DType::F64)}, 0); }), {"concat", "float64"});
-  expect_mentions(message_of([] { concat({}, 0); }), {"concat"});
+  expect_mentions(error_of([] { concat({zeros({2}), zeros({2}, DType::F64)}, 0); }), {"concat", "float64"});
+  expect_mentions(error_of([] { concat({}, 0); }), {"concat"});
 }
 
 TEST(Stack, NewAxisInFrontAndInTheMiddle) {
@@ -78,7 +72,7 @@ TEST(Stack, NewAxisInFrontAndInTheMiddle) {
   EXPECT_EQ(s0.to_vector(), (Values{1, 2, 3, 4}));
   Tensor s1 = stack({a, b}, 1);
   EXPECT_EQ(s1.to_vector(), (Values{1, 3, 2, 4}));
-  expect_mentions(message_of([&] { stack({a, zeros({3})}, 0); }), {"stack", "[2]", "[3]"});
+  expect_mentions(error_of([&] { stack({a, zeros({3})}, 0); }), {"stack", "[2]", "[3]"});
 }
 
 TEST(Stack, GradientGoesBackToEachInput) {
@@ -103,7 +97,7 @@ TEST(Split, PartsAreViewsSharingStorage) {
 }
 
 TEST(Split, SizesMustSumToTheAxis) {
-  std::string m = message_of([] { split(zeros({3, 5}), {2, 2}, 1); });
+  std::string m = error_of([] { split(zeros({3, 5}), {2, 2}, 1); });
   expect_mentions(m, {"split", "[2, 2]", "4", "[3, 5]", "5"});
 }
 
@@ -120,7 +114,7 @@ TEST(Chunk, EqualViewsAndIndivisibleError) {
   ASSERT_EQ(c.size(), 3u);
   EXPECT_EQ(c[2].to_vector(), (Values{4, 5}));
   EXPECT_EQ(c[1].storage(), x.storage());
-  expect_mentions(message_of([&] { chunk(x, 2, 0); }), {"chunk", "[3, 2]", "2"});
+  expect_mentions(error_of([&] { chunk(x, 2, 0); }), {"chunk", "[3, 2]", "2"});
 }
 
 TEST(Pad, ConstantOnBothSidesAndGradientIsTheInner) {
@@ -131,7 +125,7 @@ TEST(Pad, ConstantOnBothSidesAndGradientIsTheInner) {
   backward_weighted(y, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
   EXPECT_EQ(x.grad().to_vector(), (Values{2, 3, 7, 8}));
   EXPECT_EQ(pad(from_vector({5}, {1}), 0, 2, 0).to_vector(), (Values{0, 0, 5}));
-  expect_mentions(message_of([&] { pad(x, 0, -1, 0); }), {"pad", "-1"});
+  expect_mentions(error_of([&] { pad(x, 0, -1, 0); }), {"pad", "-1"});
 }
 
 // ---- index ----
@@ -278,34 +272,34 @@ TEST(OneHot, RowsWithOneOneEach) {
 }
 
 TEST(IndexErrors, OutOfRangeNamesOpValueAndSize) {
-  expect_mentions(message_of([] { embedding(zeros({10, 4}), from_indices({3, 12}, {2})); }),
+  expect_mentions(error_of([] { embedding(zeros({10, 4}), from_indices({3, 12}, {2})); }),
                   {"embedding", "id 12", "10 rows"});
-  expect_mentions(message_of([] { index_select(zeros({3, 5}), 1, from_indices({0, 7}, {2})); }),
+  expect_mentions(error_of([] { index_select(zeros({3, 5}), 1, from_indices({0, 7}, {2})); }),
                   {"index_select", "7", "size 5", "[3, 5]"});
-  expect_mentions(message_of([] { index_select(zeros({3}), 0, from_indices({-1}, {1})); }),
+  expect_mentions(error_of([] { index_select(zeros({3}), 0, from_indices({-1}, {1})); }),
                   {"index_select", "-1", "size 3"});
-  expect_mentions(message_of([] { gather(zeros({2, 3}), 1, from_indices({0, 3}, {2, 1})); }),
+  expect_mentions(error_of([] { gather(zeros({2, 3}), 1, from_indices({0, 3}, {2, 1})); }),
                   {"gather", "3", "size 3", "[2, 3]"});
-  expect_mentions(message_of([] { scatter_add(zeros({2}), 0, from_indices({4}, {1}), zeros({1})); }),
+  expect_mentions(error_of([] { scatter_add(zeros({2}), 0, from_indices({4}, {1}), zeros({1})); }),
                   {"scatter_add", "4", "size 2"});
-  expect_mentions(message_of([] { one_hot(from_indices({3}, {1}), 3); }), {"one_hot", "3 classes"});
+  expect_mentions(error_of([] { one_hot(from_indices({3}, {1}), 3); }), {"one_hot", "3 classes"});
 }
 
 TEST(IndexErrors, IndexMustBeInt64) {
   Tensor float_index = from_vector({0, 1}, {2});
-  expect_mentions(message_of([&] { index_select(zeros({3}), 0, float_index); }), {"index_select", "int64", "float32"});
-  expect_mentions(message_of([&] { embedding(zeros({3, 2}), float_index); }), {"embedding", "int64"});
-  expect_mentions(message_of([&] { gather(zeros({3}), 0, float_index); }), {"gather", "int64"});
-  expect_mentions(message_of([&] { scatter_add(zeros({3}), 0, float_index, zeros({2})); }), {"scatter_add", "int64"});
-  expect_mentions(message_of([&] { one_hot(float_index, 3); }), {"one_hot", "int64"});
+  expect_mentions(error_of([&] { index_select(zeros({3}), 0, float_index); }), {"index_select", "int64", "float32"});
+  expect_mentions(error_of([&] { embedding(zeros({3, 2}), float_index); }), {"embedding", "int64"});
+  expect_mentions(error_of([&] { gather(zeros({3}), 0, float_index); }), {"gather", "int64"});
+  expect_mentions(error_of([&] { scatter_add(zeros({3}), 0, float_index, zeros({2})); }), {"scatter_add", "int64"});
+  expect_mentions(error_of([&] { one_hot(float_index, 3); }), {"one_hot", "int64"});
 }
 
 TEST(IndexErrors, ShapesThatDoNotFit) {
-  expect_mentions(message_of([] { gather(zeros({2, 3}), 1, from_indices({0, 0, 0}, {3, 1})); }),
+  expect_mentions(error_of([] { gather(zeros({2, 3}), 1, from_indices({0, 0, 0}, {3, 1})); }),
                   {"gather", "[3, 1]", "[2, 3]"});
-  expect_mentions(message_of([] { index_select(zeros({3}), 0, from_indices({0, 0}, {1, 2})); }),
+  expect_mentions(error_of([] { index_select(zeros({3}), 0, from_indices({0, 0}, {1, 2})); }),
                   {"index_select", "1-D", "[1, 2]"});
-  expect_mentions(message_of([] { embedding(zeros({3}), from_indices({0}, {1})); }), {"embedding", "[3]"});
+  expect_mentions(error_of([] { embedding(zeros({3}), from_indices({0}, {1})); }), {"embedding", "[3]"});
 }
 
 }  // namespace

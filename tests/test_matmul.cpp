@@ -6,6 +6,7 @@
 
 #include <functional>
 
+#include "test_util.h"
 #include "engine/autograd.h"
 #include "engine/error.h"
 #include "engine/random.h"
@@ -18,6 +19,8 @@
 
 namespace attn {
 namespace {
+
+using testing_support::error_of;
 
 using ::testing::HasSubstr;
 
@@ -86,15 +89,6 @@ Tensor transposed(const Shape& shape, Generator& gen, DType dtype = DType::F64) 
   Shape base = shape;
   std::swap(base[base.size() - 1], base[base.size() - 2]);
   return transpose(randn(base, gen, dtype), -1, -2);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(Matmul, HandComputed2x2) {

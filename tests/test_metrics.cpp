@@ -7,23 +7,17 @@
 #include <cmath>
 #include <functional>
 
+#include "test_util.h"
 #include "engine/error.h"
 #include "train/metrics.h"
 
 namespace attn {
 namespace {
 
+using testing_support::error_of;
+
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(Metrics, Accuracy) {
   EXPECT_DOUBLE_EQ(accuracy({1, 2, 3, 1}, {1, 2, 0, 0}), 0.5);

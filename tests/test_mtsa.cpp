@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "test_util.h"
 #include "engine/allocator.h"
 #include "engine/error.h"
 #include "model_checks.h"
@@ -20,6 +21,8 @@
 
 namespace attn {
 namespace {
+
+using testing_support::error_of;
 
 using ::testing::HasSubstr;
 using testing_support::expect_gradcheck;
@@ -429,15 +432,6 @@ TEST(Mtsa, AttentionDropoutOnlyInTraining) {
   EXPECT_GT(max(abs(train - ref)).item(), 1e-6);
   dropped.set_training(false);
   EXPECT_EQ(max(abs(dropped.encode(x, mask).tokens - ref)).item(), 0.0);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(Mtsa, ConfigAndShapeErrors) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 
+#include "test_util.h"
 #include "engine/allocator.h"
 #include "engine/error.h"
 #include "model_checks.h"
@@ -22,27 +23,14 @@
 namespace attn {
 namespace {
 
+using testing_support::error_of;
+using testing_support::params_of;
+
 using ::testing::HasSubstr;
 using testing_support::expect_gradcheck;
 using testing_support::expect_padding_invariant;
 using testing_support::flat_outputs;
 using testing_support::random_input;
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-std::map<std::string, Tensor> params_of(const Module& m) {
-  std::map<std::string, Tensor> out;
-  for (const auto& [name, p] : m.named_parameters()) out[name] = p;
-  return out;
-}
 
 Tensor heads_input(const Shape& shape, uint64_t seed) {
   Generator g(seed);

@@ -11,6 +11,7 @@
 #include <omp.h>
 #endif
 
+#include "test_util.h"
 #include "engine/error.h"
 #include "engine/random.h"
 #include "ops/copy.h"
@@ -23,14 +24,7 @@
 namespace attn {
 namespace {
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing_support::error_of;
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -191,25 +185,25 @@ TEST(LayerNorm, TransposedAndThreeDimensionalInputs) {
 
 TEST(LayerNorm, ShapeDtypeAndAxisErrors) {
   Tensor x = zeros({2, 4});
-  std::string m = message_of([&] { layer_norm(x, ones({3}), zeros({4})); });
+  std::string m = error_of([&] { layer_norm(x, ones({3}), zeros({4})); });
   EXPECT_TRUE(contains(m, "layer_norm")) << m;
   EXPECT_TRUE(contains(m, "gamma")) << m;
   EXPECT_TRUE(contains(m, "[3]")) << m;
   EXPECT_TRUE(contains(m, "[2, 4]")) << m;
 
-  m = message_of([&] { layer_norm(x, ones({4}), zeros({4, 1})); });
+  m = error_of([&] { layer_norm(x, ones({4}), zeros({4, 1})); });
   EXPECT_TRUE(contains(m, "beta")) << m;
   EXPECT_TRUE(contains(m, "[4, 1]")) << m;
 
-  m = message_of([&] { layer_norm(x, ones({4}, DType::F64), Tensor()); });
+  m = error_of([&] { layer_norm(x, ones({4}, DType::F64), Tensor()); });
   EXPECT_TRUE(contains(m, "float64")) << m;
   EXPECT_TRUE(contains(m, "float32")) << m;
 
-  m = message_of([] { layer_norm(scalar(1.0), Tensor(), Tensor()); });
+  m = error_of([] { layer_norm(scalar(1.0), Tensor(), Tensor()); });
   EXPECT_TRUE(contains(m, "layer_norm")) << m;
   EXPECT_TRUE(contains(m, "[]")) << m;
 
-  m = message_of([&] { layer_norm(x, Tensor(), Tensor(), -1.0); });
+  m = error_of([&] { layer_norm(x, Tensor(), Tensor(), -1.0); });
   EXPECT_TRUE(contains(m, "eps")) << m;
 }
 
@@ -260,11 +254,11 @@ TEST(Dropout, RejectsProbabilitiesOutsideZeroToOne) {
   Tensor x = ones({4});
   Generator gen(9);
   for (double p : {1.0, -0.1, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
-    std::string m = message_of([&] { dropout(x, p, gen); });
+    std::string m = error_of([&] { dropout(x, p, gen); });
     EXPECT_TRUE(contains(m, "dropout")) << p << ": " << m;
     EXPECT_TRUE(contains(m, "[0, 1)")) << p << ": " << m;
   }
-  EXPECT_TRUE(contains(message_of([&] { dropout(x, 1.0, gen, false); }), "dropout"));
+  EXPECT_TRUE(contains(error_of([&] { dropout(x, 1.0, gen, false); }), "dropout"));
 }
 
 TEST(Dropout, GradientIsMaskOverKeepProbability) {
@@ -357,12 +351,12 @@ TEST(Bernoulli, RejectsProbabilitiesOutsideZeroToOne) {
   Generator gen(16);
   for (double bad : {-0.1, 1.1, std::numeric_limits<double>::quiet_NaN()}) {
     Tensor probs = from_vector({0.2, bad, 0.7}, {3});
-    std::string m = message_of([&] { bernoulli(probs, gen); });
+    std::string m = error_of([&] { bernoulli(probs, gen); });
     EXPECT_TRUE(contains(m, "bernoulli")) << bad << ": " << m;
     EXPECT_TRUE(contains(m, "[0, 1]")) << bad << ": " << m;
     EXPECT_TRUE(contains(m, "[3]")) << bad << ": " << m;
   }
-  EXPECT_TRUE(contains(message_of([&] { bernoulli(from_indices({0, 1}, {2}), gen); }), "int64"));
+  EXPECT_TRUE(contains(error_of([&] { bernoulli(from_indices({0, 1}, {2}), gen); }), "int64"));
 }
 
 }  // namespace

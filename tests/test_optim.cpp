@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 
+#include "test_util.h"
 #include "engine/error.h"
 #include "nn/embedding.h"
 #include "nn/layer_norm.h"
@@ -22,17 +23,10 @@
 namespace attn {
 namespace {
 
+using testing_support::error_of;
+
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // The tiny problem: loss = sum(a * p^2) with a = {1, 3}, so grad = 2 a p.
 const std::vector<double> kA = {1.0, 3.0};

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 
+#include "test_util.h"
 #include "engine/error.h"
 #include "engine/random.h"
 #include "ops/binary.h"
@@ -19,17 +20,10 @@
 namespace attn {
 namespace {
 
+using testing_support::error_of;
+
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 Tensor leaf(const std::vector<double>& v, DType dtype = DType::F64) {
   Tensor t = from_vector(v, {static_cast<int64_t>(v.size())}, dtype);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 
+#include "test_util.h"
 #include "engine/error.h"
 #include "model_checks.h"
 #include "models/disa.h"
@@ -23,20 +24,13 @@
 namespace attn {
 namespace {
 
+using testing_support::error_of;
+
 using testing_support::expect_gradcheck;
 using testing_support::expect_padding_invariant;
 using testing_support::flat_outputs;
 using testing_support::random_input;
 using ::testing::HasSubstr;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 Tensor param(const Module& m, const std::string& name) {
   for (const auto& [n, p] : m.named_parameters())

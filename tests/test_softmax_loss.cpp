@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 
+#include "test_util.h"
 #include "engine/error.h"
 #include "ops/binary.h"
 #include "ops/copy.h"
@@ -19,18 +20,11 @@
 namespace attn {
 namespace {
 
+using testing_support::error_of;
+
 using ::testing::HasSubstr;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 Tensor mask_of(const std::vector<int64_t>& values, const Shape& shape) {
   Tensor m = empty(shape, DType::U8);

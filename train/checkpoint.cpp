@@ -87,7 +87,12 @@ TrainProgress load_training_checkpoint(const std::string& path, Module& model,
     ATTN_CHECK(k < optimizers.size(), "checkpoint", "'", path, "' has state for optimiser ", k);
     optim_state[k].emplace_back(name.substr(dot + 1), t);
   }
-  load_into_module(model, model_state, true);
+  try {
+    load_into_module(model, model_state, true);
+  } catch (const Error& e) {
+    throw Error("checkpoint: '" + path + "' does not fit this model (was it written with another model config?): " +
+                e.what());
+  }
   for (size_t k = 0; k < optimizers.size(); ++k) optimizers[k]->load_state(optim_state[k]);
 
   TrainProgress p;

@@ -145,6 +145,7 @@ TrainResult train_model(const TrainOptions& o) {
   if (o.resume) {
     progress = load_training_checkpoint(last_path, model, optimizers);
     noise.set_state(progress.noise_state);
+    shuffle.set_state(progress.epoch_shuffle_state);  // the order of the epoch it stopped in
     log("resumed at epoch " + std::to_string(progress.epoch + 1) + ", step " + std::to_string(progress.step));
   }
 
@@ -192,8 +193,9 @@ TrainResult train_model(const TrainOptions& o) {
   model.set_training(true);
   bool done = progress.step >= total_steps;
   while (progress.epoch < o.epochs && !done) {
-    if (progress.batch_in_epoch == 0) progress.epoch_shuffle_state = shuffle.state();
-    else shuffle.set_state(progress.epoch_shuffle_state);
+    // The state before this epoch's permutation is drawn: a checkpoint taken
+    // anywhere in the epoch restores it and redraws the same order.
+    progress.epoch_shuffle_state = shuffle.state();
     BatchIterator it(data.train, vocab, data.task, bo, &shuffle);
     Batch batch;
     for (int64_t skip = 0; skip < progress.batch_in_epoch; ++skip) it.next(batch);
@@ -260,6 +262,7 @@ TrainResult train_model(const TrainOptions& o) {
     if (progress.batch_in_epoch < it.batches_per_epoch()) break;  // stopped mid-epoch by --max-steps
     ++progress.epoch;
     progress.batch_in_epoch = 0;
+    progress.epoch_shuffle_state = shuffle.state();
     save_last();
     loss_sum = 0;
     loss_count = 0;
@@ -274,6 +277,7 @@ TrainResult train_model(const TrainOptions& o) {
   if (file_exists(best_path)) load_into_module(model, load_safetensors(best_path), true);
   if (resan) resan->set_select_all(false);
   result.test = evaluate(model, data.test, vocab, data.label_names, eo);
+  result.primary = result.test.primary;  // set even when a finished run is resumed and trains no step
   result.best_dev = progress.best_dev;
   return result;
 }
