@@ -46,7 +46,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   check_pair(name, a, b);
   ATTN_CHECK(is_floating(a.dtype()), name, "expects float32 or float64, got ", dtype_name(a.dtype()));
   Tensor out = empty(broadcast_shapes(a.shape(), b.shape(), name), a.dtype(), a.device());
-  kBinary.get(a.device())(op, a, b, out);
+  kBinary(a.device(), op, a, b, out);
   if (!any_requires_grad({a, b})) return out;
 
   Shape sa = a.shape(), sb = b.shape();
@@ -100,7 +100,7 @@ Tensor compare(CompareOp op, const Tensor& a, const Tensor& b) {
   const char* name = compare_op_name(op);
   check_pair(name, a, b);
   Tensor out = empty(broadcast_shapes(a.shape(), b.shape(), name), DType::U8, a.device());
-  kCompare.get(a.device())(op, a, b, out);
+  kCompare(a.device(), op, a, b, out);
   return out;
 }
 
@@ -119,7 +119,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
              device_name(a.device()));
   Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   Tensor out = empty(shape, a.dtype(), a.device());
-  kWhere.get(a.device())(cond, a, b, out);
+  kWhere(a.device(), cond, a, b, out);
   if (!any_requires_grad({a, b})) return out;
   Shape sa = a.shape(), sb = b.shape();
   Tensor c = cond.detach();
@@ -146,7 +146,7 @@ void axpy_(const Tensor& dst, double alpha, const Tensor& src) {
   Shape b = broadcast_shapes(dst.shape(), src.shape(), "axpy_");
   ATTN_CHECK(b == dst.shape(), "axpy_", "source of shape ", shape_str(src.shape()),
              " does not broadcast to destination shape ", shape_str(dst.shape()));
-  kAxpy.get(dst.device())(dst, alpha, src);
+  kAxpy(dst.device(), dst, alpha, src);
 }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

@@ -56,10 +56,10 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   Shape b = broadcast_shapes(dst.shape(), src.shape(), "copy");
   ATTN_CHECK(b == dst.shape(), "copy", "source of shape ", shape_str(src.shape()),
              " does not broadcast to destination shape ", shape_str(dst.shape()));
-  kCopy.get(dst.device())(dst, src);
+  kCopy(dst.device(), dst, src);
 }
 
-void fill_(const Tensor& t, double value) { kFill.get(t.device())(t, value); }
+void fill_(const Tensor& t, double value) { kFill(t.device(), t, value); }
 
 Tensor clone(const Tensor& t) {
   Tensor out = empty(t.shape(), t.dtype(), t.device());

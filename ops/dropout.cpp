@@ -41,7 +41,7 @@ Tensor dropout(const Tensor& x, double drop_prob, Generator& gen, bool training)
   const uint64_t seed = gen.derive_seed();
   Tensor out = empty(x.shape(), x.dtype(), x.device());
   Tensor mask = empty(x.shape(), DType::U8, x.device());
-  kDropout.get(x.device())(contiguous(x.detach()), drop_prob, seed, out, mask);
+  kDropout(x.device(), contiguous(x.detach()), drop_prob, seed, out, mask);
   if (!any_requires_grad({x})) return out;
 
   const double scale = 1.0 / (1.0 - drop_prob);
@@ -61,7 +61,7 @@ Tensor bernoulli(const Tensor& probs, Generator& gen) {
   const int64_t invalid = count_invalid_probabilities(probs);
   ATTN_CHECK(invalid == 0, "bernoulli", invalid, " of the ", probs.numel(), " probabilities in shape ",
              shape_str(probs.shape()), " lie outside [0, 1]");
-  kBernoulli.get(probs.device())(contiguous(probs.detach()), gen.derive_seed(), out);
+  kBernoulli(probs.device(), contiguous(probs.detach()), gen.derive_seed(), out);
   return out;
 }
 

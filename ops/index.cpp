@@ -39,7 +39,7 @@ Tensor checked_index(const Tensor& index, Device device, const char* op, const c
 
 // Sets *bad to the first value outside [0, limit) and returns true when there is one.
 bool out_of_range(const Tensor& index, int64_t limit, int64_t* bad) {
-  return !kInRange.get(index.device())(index, limit, bad);
+  return !kInRange(index.device(), index, limit, bad);
 }
 
 int64_t product(const Shape& shape, size_t begin, size_t end) {
@@ -65,11 +65,11 @@ Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index) {
   Shape out_shape = in_shape;
   out_shape[a] = idx.numel();
   Tensor out = empty(out_shape, x.dtype(), x.device());
-  kSelect.get(x.device())(contiguous(x.detach()), outer, n, inner, idx, out);
+  kSelect(x.device(), contiguous(x.detach()), outer, n, inner, idx, out);
 
   record(out, "index_select", {x}, [=](const Tensor& g, const std::vector<bool>&) {
     Tensor grad_in = zeros(in_shape, g.dtype(), g.device());
-    kIndexAdd.get(g.device())(contiguous(g), idx, outer, n, inner, grad_in);
+    kIndexAdd(g.device(), contiguous(g), idx, outer, n, inner, grad_in);
     return std::vector<Tensor>{grad_in};
   });
   return out;
@@ -89,12 +89,12 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
   Shape out_shape = idx.shape();
   out_shape.push_back(weight.shape()[1]);
   Tensor out = empty(out_shape, weight.dtype(), weight.device());
-  kEmbedding.get(weight.device())(contiguous(weight.detach()), idx, out);
+  kEmbedding(weight.device(), contiguous(weight.detach()), idx, out);
 
   const Shape weight_shape = weight.shape();
   record(out, "embedding", {weight}, [idx, weight_shape](const Tensor& g, const std::vector<bool>&) {
     Tensor grad_weight = zeros(weight_shape, g.dtype(), g.device());
-    kEmbeddingBackward.get(g.device())(contiguous(g), idx, grad_weight);
+    kEmbeddingBackward(g.device(), contiguous(g), idx, grad_weight);
     return std::vector<Tensor>{grad_weight};
   });
   return out;
@@ -112,7 +112,7 @@ Tensor gather(const Tensor& x, int64_t axis, const Tensor& index) {
              " of size ", x.shape()[a], " (input shape ", shape_str(x.shape()), ")");
 
   Tensor out = empty(idx.shape(), x.dtype(), x.device());
-  kGather.get(x.device())(x, a, idx, out);
+  kGather(x.device(), x, a, idx, out);
 
   const Shape in_shape = x.shape();
   record(out, "gather", {x}, [a, idx, in_shape](const Tensor& g, const std::vector<bool>&) {
@@ -141,7 +141,7 @@ Tensor scatter_add(const Tensor& base, int64_t axis, const Tensor& index, const 
 
   Tensor out = empty(base.shape(), base.dtype(), base.device());
   copy_into(out, base);
-  kScatterAdd.get(base.device())(out, a, idx, src);
+  kScatterAdd(base.device(), out, a, idx, src);
 
   const Shape src_shape = src.shape();
   record(out, "scatter_add", {base, src}, [a, idx, src_shape](const Tensor& g, const std::vector<bool>& needs) {
@@ -169,7 +169,7 @@ Tensor one_hot(const Tensor& index, int64_t num_classes, DType dtype) {
   Shape out_shape = idx.shape();
   out_shape.push_back(num_classes);
   Tensor out = zeros(out_shape, dtype, idx.device());
-  kOneHot.get(idx.device())(idx, out);
+  kOneHot(idx.device(), idx, out);
   return out;
 }
 

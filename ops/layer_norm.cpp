@@ -53,7 +53,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
   Tensor out = empty(x.shape(), x.dtype(), x.device());
   Tensor mean = empty({rows}, x.dtype(), x.device());
   Tensor rstd = empty({rows}, x.dtype(), x.device());
-  kForward.get(x.device())(xs, gs, bs, eps, rows, D, out, mean, rstd);
+  kForward(x.device(), xs, gs, bs, eps, rows, D, out, mean, rstd);
   if (!any_requires_grad({x, gamma, beta})) return out;
 
   record(out, "layer_norm", {x, gamma, beta},
@@ -61,7 +61,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
            Tensor gx = needs[0] ? empty(xs.shape(), g.dtype(), g.device()) : Tensor();
            Tensor gg = needs[1] ? empty({D}, g.dtype(), g.device()) : Tensor();
            Tensor gb = needs[2] ? empty({D}, g.dtype(), g.device()) : Tensor();
-           kBackward.get(g.device())(contiguous(g), xs, gs, mean, rstd, rows, D, gx, gg, gb);
+           kBackward(g.device(), contiguous(g), xs, gs, mean, rstd, rows, D, gx, gg, gb);
            return std::vector<Tensor>{gx, gg, gb};
          });
   return out;

@@ -95,7 +95,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntr
   Tensor row_max = empty({n}, dtype, device);
   Tensor row_log_sum = empty({n}, dtype, device);
   Tensor example_weight = empty({n}, dtype, device);
-  kCrossEntropyForward.get(device)(x, t, weights, options.ignore_index, loss, row_max, row_log_sum, example_weight);
+  kCrossEntropyForward(device, x, t, weights, options.ignore_index, loss, row_max, row_log_sum, example_weight);
 
   Tensor out;
   double scale = 1.0;
@@ -119,7 +119,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntr
   record(out, op, {logits}, [=](const Tensor& g, const std::vector<bool>&) {
     Tensor g_flat = reshape(contiguous(g), {g.numel()});
     Tensor gi = empty({n, classes}, g.dtype(), g.device());
-    kCrossEntropyBackward.get(g.device())(x, t, ignore_index, row_max, row_log_sum, example_weight, g_flat, scale,
+    kCrossEntropyBackward(g.device(), x, t, ignore_index, row_max, row_log_sum, example_weight, g_flat, scale,
                                           gi);
     return std::vector<Tensor>{reshape(gi, logits_shape)};
   });

@@ -71,7 +71,7 @@ Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b) {
   shape_a[rank - 1] = shape_b[rank - 2] = k;
 
   Tensor out = empty(shape, a.dtype(), a.device());
-  kMatmul.get(a.device())(broadcast_view(gemm_ready(a), shape_a), broadcast_view(gemm_ready(b), shape_b), out);
+  kMatmul(a.device(), broadcast_view(gemm_ready(a), shape_a), broadcast_view(gemm_ready(b), shape_b), out);
   if (!any_requires_grad({a, b})) return out;
 
   Tensor as = a.detach(), bs = b.detach();
@@ -138,7 +138,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   Shape out_shape = lead;
   out_shape.push_back(outf);
   Tensor out = empty(out_shape, x.dtype(), x.device());
-  kLinear.get(x.device())(x_rows, wt, bias, make_view(out, {rows, outf}, {outf, 1}, 0));
+  kLinear(x.device(), x_rows, wt, bias, make_view(out, {rows, outf}, {outf, 1}, 0));
   if (!any_requires_grad({x, weight, bias})) return out;
 
   Tensor xs = x_rows.detach(), ws = weight.detach();

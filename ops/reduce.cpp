@@ -85,11 +85,11 @@ bool reduced_axes_are(const Tensor& x, const ReducePlan& p, bool trailing) {
 Tensor sum_values(const Tensor& x, const ReducePlan& p) {
   Tensor out = empty(p.out_shape, x.dtype(), x.device());
   if (x.is_contiguous() && reduced_axes_are(x, p, true)) {
-    kRows.get(x.device())(ReduceOp::Sum, x, p.outer, p.n, out, Tensor());
+    kRows(x.device(), ReduceOp::Sum, x, p.outer, p.n, out, Tensor());
   } else if (x.is_contiguous() && reduced_axes_are(x, p, false)) {
-    kColumns.get(x.device())(x, p.n, p.outer, out);
+    kColumns(x.device(), x, p.n, p.outer, out);
   } else {
-    kRows.get(x.device())(ReduceOp::Sum, to_rows_layout(x, p, nullptr), p.outer, p.n, out, Tensor());
+    kRows(x.device(), ReduceOp::Sum, to_rows_layout(x, p, nullptr), p.outer, p.n, out, Tensor());
   }
   return out;
 }
@@ -121,13 +121,13 @@ Tensor max(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   Tensor rows = to_rows_layout(x, p, &order);
   Tensor out = empty(p.out_shape, x.dtype(), x.device());
   Tensor idx = empty({p.outer}, DType::I64, x.device());
-  kRows.get(x.device())(ReduceOp::Max, rows, p.outer, p.n, out, idx);
+  kRows(x.device(), ReduceOp::Max, rows, p.outer, p.n, out, idx);
   if (!any_requires_grad({x})) return out;
   Shape permuted = rows.shape();
   int64_t outer = p.outer, n = p.n;
   record(out, "max", {x}, [=](const Tensor& g, const std::vector<bool>&) {
     Tensor gi = empty(permuted, g.dtype(), g.device());
-    kMaxBackward.get(g.device())(contiguous(g), idx, outer, n, gi);
+    kMaxBackward(g.device(), contiguous(g), idx, outer, n, gi);
     std::vector<int64_t> inverse(order.size());
     for (size_t i = 0; i < order.size(); ++i) inverse[order[i]] = static_cast<int64_t>(i);
     return std::vector<Tensor>{permute(gi, inverse)};
@@ -176,7 +176,7 @@ Tensor argmax(const Tensor& x, int64_t axis, bool keepdim) {
   Tensor rows = to_rows_layout(x, p, nullptr);
   Tensor values = empty({p.outer}, x.dtype(), x.device());
   Tensor idx = empty({p.outer}, DType::I64, x.device());
-  kRows.get(x.device())(ReduceOp::Max, rows, p.outer, p.n, values, idx);
+  kRows(x.device(), ReduceOp::Max, rows, p.outer, p.n, values, idx);
   return reshape(idx, p.out_shape);
 }
 

@@ -68,7 +68,7 @@ Tensor softmax_impl(bool log, const Tensor& x, int64_t axis, const Tensor& mask)
   Tensor row_empty;
   const int64_t n = x.shape()[ax];
   if (log) row_empty = empty({n > 0 ? x.numel() / n : 0}, DType::U8, x.device());
-  kForward.get(x.device())(log, x_rows, mask_rows, out_rows, row_empty);
+  kForward(x.device(), log, x_rows, mask_rows, out_rows, row_empty);
 
   Tensor out;
   {
@@ -81,7 +81,7 @@ Tensor softmax_impl(bool log, const Tensor& x, int64_t axis, const Tensor& mask)
   record(out, name, {x}, [log, layout, y, saved_mask, row_empty](const Tensor& g, const std::vector<bool>&) {
     Tensor g_rows = contiguous(layout.identity ? g : permute(g, layout.order));
     Tensor gi = empty(y.shape(), y.dtype(), y.device());
-    kBackward.get(y.device())(log, y, g_rows, saved_mask, row_empty, gi);
+    kBackward(y.device(), log, y, g_rows, saved_mask, row_empty, gi);
     return std::vector<Tensor>{layout.identity ? gi : permute(gi, layout.inverse)};
   });
   return out;

@@ -49,14 +49,14 @@ Tensor unary(UnaryOp op, const Tensor& x, UnaryParams params) {
   const char* name = unary_op_name(op);
   ATTN_CHECK(is_floating(x.dtype()), name, "expects float32 or float64, got ", dtype_name(x.dtype()));
   Tensor out = empty(x.shape(), x.dtype(), x.device());
-  kForward.get(x.device())(op, params, x, out);
+  kForward(x.device(), op, params, x, out);
   if (!any_requires_grad({x})) return out;
   Tensor xs = derivative_reads_input(op) ? x.detach() : Tensor();
   Tensor ys = derivative_reads_output(op) ? out.detach() : Tensor();
   record(out, name, {x}, [op, params, xs, ys](const Tensor& g, const std::vector<bool>&) {
     // An unread operand is stood in for by g: same shape, never used.
     Tensor gi = empty(g.shape(), g.dtype(), g.device());
-    kBackward.get(g.device())(op, params, xs.defined() ? xs : g, ys.defined() ? ys : g, g, gi);
+    kBackward(g.device(), op, params, xs.defined() ? xs : g, ys.defined() ? ys : g, g, gi);
     return std::vector<Tensor>{gi};
   });
   return out;
