@@ -107,4 +107,14 @@ TrainProgress load_training_checkpoint(const std::string& path, Module& model,
   return p;
 }
 
+std::map<std::string, Tensor> load_model_weights(const std::string& path) {
+  std::map<std::string, std::string> m;
+  std::map<std::string, Tensor> all = load_safetensors(path, &m);
+  if (!m.count("format") || m.at("format") != kFormat) return all;
+  std::map<std::string, Tensor> model_state;
+  for (auto& [name, t] : all)
+    if (name.rfind("model.", 0) == 0) model_state.emplace(name.substr(6), t);
+  return model_state;
+}
+
 }  // namespace attn

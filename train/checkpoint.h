@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,5 +35,9 @@ void save_training_checkpoint(const std::string& path, const Module& model,
 // Throws naming the file when it is not a checkpoint of this model.
 TrainProgress load_training_checkpoint(const std::string& path, Module& model,
                                        const std::vector<Optimizer*>& optimizers);
+
+// The model weights of a file: a plain weights file (best.safetensors) as is,
+// or the "model." part of a training checkpoint (last.safetensors).
+std::map<std::string, Tensor> load_model_weights(const std::string& path);
 
 }  // namespace attn

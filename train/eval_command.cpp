@@ -17,7 +17,7 @@ int run_eval_command(const std::vector<std::string>& args) {
       .option("data", "", "data folder or file (default: the run's own data)")
       .option("format", "", "data format (default: the run's)")
       .option("split", "test", "train, dev or test")
-      .option("weights", "best.safetensors", "weights file inside the run folder")
+      .option("weights", "best.safetensors", "weights file inside the run folder (best.safetensors, or last.safetensors: the latest checkpoint)")
       .option("batch", "64", "examples per batch")
       .option("cache", "", "cache folder for downloaded data");
   if (!p.parse(args)) {

@@ -18,7 +18,7 @@ int run_predict_command(const std::vector<std::string>& args) {
               "Reads one input per line from stdin and prints one prediction per line: the label (classify, pair),\n"
               "the score (relatedness) or the space-separated tags (tag). Pair inputs: two sentences separated by a tab.");
   p.option("run", "", "run folder written by attn train (required)")
-      .option("weights", "best.safetensors", "weights file inside the run folder");
+      .option("weights", "best.safetensors", "weights file inside the run folder (best.safetensors, or last.safetensors: the latest checkpoint)");
   if (!p.parse(args)) {
     std::cout << p.help();
     return 0;

@@ -5,6 +5,7 @@
 #include "engine/error.h"
 #include "nn/safetensors.h"
 #include "train/atomic_file.h"
+#include "train/checkpoint.h"
 
 namespace attn {
 
@@ -27,7 +28,7 @@ SavedRun load_saved_run(const std::string& dir, const std::string& weights_file)
   r.model = std::make_unique<TaskModel>(r.model_config, r.task, r.vocab.size(), classes, DType::F32, *r.init, *r.noise);
   const std::string weights = dir + "/" + weights_file;
   ATTN_CHECK(file_exists(weights), "run", "no weights at '", weights, "' (has the run finished an evaluation?)");
-  load_into_module(*r.model, load_safetensors(weights), true);
+  load_into_module(*r.model, load_model_weights(weights), true);
   r.model->set_training(false);
   return r;
 }
