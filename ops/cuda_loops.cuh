@@ -16,6 +16,7 @@
 #include "engine/cuda_check.h"
 #include "engine/error.h"
 #include "engine/shape.h"
+#include "engine/tensor.h"
 
 namespace attn {
 namespace cuda {
@@ -139,6 +140,11 @@ void launch_strided(const char* op, const Shape& shape, const std::array<std::ve
   ATTN_CUDA_CHECK_LAUNCH(op);
 }
 
+// -infinity of T in device code (std::numeric_limits is host-only there).
+template <class T> __device__ __forceinline__ T neg_inf();
+template <> __device__ __forceinline__ float neg_inf<float>() { return -__int_as_float(0x7f800000); }
+template <> __device__ __forceinline__ double neg_inf<double>() { return -__longlong_as_double(0x7ff0000000000000LL); }
+
 // ---------------------------------------------------------------------------
 // Reductions.
 
@@ -256,6 +262,80 @@ inline RowLaunch row_launch(int64_t rows, int64_t n) {
   const int64_t b = (rows + rows_per_block - 1) / rows_per_block;
   l.grid = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(b, kMaxBlocks)));
   return l;
+}
+
+// ---------------------------------------------------------------------------
+// Column reductions: K sums down each column j of a [n, inner] problem,
+// sum_i term(i, j), accumulated in double. Blocks are 32 columns x 8 row
+// lanes; rows may be split into chunks (grid.y) whose partial sums go to a
+// double buffer [chunks, K, inner] that a second kernel adds in chunk order.
+// The split depends on (n, inner) only, so results are run-to-run identical.
+
+constexpr int kColTile = 32;
+constexpr int kColLanes = 8;
+
+// Term: `__device__ void operator()(int64_t i, int64_t j, double* acc) const`
+// adds row i's contributions to column j into acc[0..K).
+template <int K, class Term>
+__global__ void column_partials_kernel(int64_t n, int64_t inner, int64_t rows_per_chunk, Term term,
+                                       double* partial) {
+  __shared__ double sm[K][kColLanes][kColTile + 1];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t chunk = blockIdx.y;
+  const int64_t r0 = chunk * rows_per_chunk;
+  const int64_t r1 = r0 + rows_per_chunk < n ? r0 + rows_per_chunk : n;
+  const int64_t tiles = (inner + kColTile - 1) / kColTile;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t j = tile * kColTile + tx;
+    double acc[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) acc[k] = 0;
+    if (j < inner)
+      for (int64_t i = r0 + ty; i < r1; i += kColLanes) term(i, j, acc);
+#pragma unroll
+    for (int k = 0; k < K; ++k) sm[k][ty][tx] = acc[k];
+    __syncthreads();
+    if (ty == 0 && j < inner) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        double s = 0;
+        for (int t = 0; t < kColLanes; ++t) s += sm[k][t][tx];
+        partial[(chunk * K + k) * inner + j] = s;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// Store: `__device__ void operator()(int k, int64_t j, double total) const`.
+template <int K, class Store>
+__global__ void column_finish_kernel(int64_t inner, int64_t chunks, const double* partial, Store store) {
+  ATTN_CUDA_LOOP(e, K * inner) {
+    const int k = static_cast<int>(e / inner);
+    const int64_t j = e - k * inner;
+    double s = 0;
+    for (int64_t c = 0; c < chunks; ++c) s += partial[(c * K + k) * inner + j];
+    store(k, j, s);
+  }
+}
+
+template <int K, class Term, class Store>
+void launch_column_sums(const char* op, int64_t n, int64_t inner, const Term& term, const Store& store) {
+  if (inner == 0) return;
+  const int64_t tiles = (inner + kColTile - 1) / kColTile;
+  // Enough blocks to fill the GPU, each chunk at least 128 rows (16 per thread).
+  int64_t chunks = std::min<int64_t>((1024 + tiles - 1) / tiles, (n + 127) / 128);
+  chunks = std::max<int64_t>(1, std::min<int64_t>(chunks, 1024));
+  const int64_t rows_per_chunk = std::max<int64_t>(1, (n + chunks - 1) / chunks);
+  Tensor partial = empty({chunks * K * inner}, DType::F64, Device::CUDA);
+  dim3 grid(static_cast<unsigned>(std::min<int64_t>(tiles, kMaxBlocks)), static_cast<unsigned>(chunks));
+  dim3 block(kColTile, kColLanes);
+  column_partials_kernel<K, Term><<<grid, block, 0, stream()>>>(n, inner, rows_per_chunk, term,
+                                                                 partial.data<double>());
+  ATTN_CUDA_CHECK_LAUNCH(op);
+  column_finish_kernel<K, Store><<<blocks_for(K * inner), kThreads, 0, stream()>>>(inner, chunks,
+                                                                                  partial.data<double>(), store);
+  ATTN_CUDA_CHECK_LAUNCH(op);
 }
 
 // ---------------------------------------------------------------------------
