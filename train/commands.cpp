@@ -1,5 +1,6 @@
 #include "train/commands.h"
 
+#include "train/bench_command.h"
 #include "train/bench_matmul.h"
 #include "train/model_commands.h"
 
@@ -14,6 +15,8 @@ const std::vector<Command>& all_commands() {
       {"forward", "run an encoder on inputs from a safetensors file", run_forward_command},
       {"gradcheck", "check every op's gradient against central differences", run_gradcheck_command},
       {"spirals", "train a small MLP with SGD on two interleaved spirals", run_spirals_command},
+      {"bench", "time and memory of every encoder against sequence length (the papers' efficiency study)",
+       run_bench_command},
       {"bench-matmul", "time a float32 matmul through the engine and through OpenBLAS directly", run_bench_matmul},
   };
   return commands;

@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""PyTorch reference timings for docs/benchmarks.md (not part of the build or tests).
+
+Times forward + backward of sum(output) on CPU for three mechanisms at the
+papers' efficiency setting (batch 64, length 64, 300 features, float32):
+MTSA (the released code's variant, Algorithm 1: two batched GEMMs, never the
+n x n x d tensor), one multi-head attention layer (torch.nn.MultiheadAttention,
+6 heads, 300 wide), and one direction of DiSA (the [B, n, n, d] score tensor).
+
+    /usr/bin/python3 scripts/bench_torch.py [--threads 2] [--reps 3] [--batch 64] [--length 64]
+"""
+import argparse
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Source2Token(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w1, self.w2 = nn.Linear(d, d), nn.Linear(d, d)
+
+    def forward(self, x):  # x [B, n, d]
+        p = torch.softmax(self.w2(F.elu(self.w1(x))), dim=1)
+        return (p * x).sum(1)
+
+
+class Mtsa(nn.Module):
+    """The 'original' variant: v = elu(W_v x); per head q, k from v; forward/backward head masks."""
+
+    def __init__(self, d_in, hidden=300, heads=2):
+        super().__init__()
+        self.h, self.dh = heads, hidden // heads
+        self.v = nn.Linear(d_in, hidden)
+        p = lambda *s: nn.Parameter(torch.randn(*s) * 0.05)
+        self.q, self.k = p(heads, self.dh, self.dh), p(heads, self.dh, self.dh)
+        self.s1, self.b1 = p(heads, self.dh, self.dh), p(heads, 1, self.dh)
+        self.s2, self.b2 = p(heads, self.dh, self.dh), p(heads, 1, self.dh)
+        self.g, self.bg = p(heads, 2 * self.dh, self.dh), p(heads, 1, self.dh)
+        self.s2t = Source2Token(hidden)
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        v = F.elu(self.v(x)).view(b, n, self.h, self.dh).transpose(1, 2)  # [B, h, n, dh]
+        q, k = v @ self.q, v @ self.k
+        r = q @ k.transpose(-1, -2) / self.dh ** 0.5  # [B, h, n, n]
+        idx = torch.arange(n)
+        fw = (idx[None, :] < idx[:, None]).float()
+        mask = torch.stack([fw, fw.t()] * (self.h // 2))[None]  # head 0 forward, head 1 backward
+        er = torch.sigmoid(r) * mask
+        s = F.elu(v @ self.s1 + self.b1) @ self.s2 + self.b2
+        es = torch.exp(s - s.max(dim=2, keepdim=True).values.detach())
+        num, den = er @ (v * es), er @ es
+        hh = torch.where(den > 0, num / torch.where(den > 0, den, torch.ones_like(den)), torch.zeros_like(den))
+        gate = torch.sigmoid(torch.cat([v, hh], -1) @ self.g + self.bg)
+        out = (gate * v + (1 - gate) * hh).transpose(1, 2).reshape(b, n, -1)
+        return out, self.s2t(out)
+
+
+class MultiHead(nn.Module):
+    def __init__(self, d, heads=6):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+
+    def forward(self, x):
+        out, _ = self.attn(x, x, x, need_weights=False)
+        return out, out.sum(1)
+
+
+class DisaForward(nn.Module):
+    """One direction of DiSA: the [B, n, n, d] multi-dimensional score tensor, forward mask."""
+
+    def __init__(self, d, c=5.0):
+        super().__init__()
+        self.fc, self.w1, self.w2 = nn.Linear(d, d), nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
+        self.b = nn.Parameter(torch.zeros(d))
+        self.f1, self.f2 = nn.Linear(d, d, bias=False), nn.Linear(d, d)
+        self.c = c
+
+    def forward(self, x):
+        b, n, d = x.shape
+        h = F.elu(self.fc(x))
+        f = self.c * torch.tanh((self.w1(h)[:, :, None, :] + self.w2(h)[:, None, :, :] + self.b) / self.c)
+        idx = torch.arange(n)
+        allowed = (idx[None, :] < idx[:, None])[None, :, :, None]
+        p = torch.softmax(f.masked_fill(~allowed, -1e30), dim=2) * allowed
+        s = (p * h[:, None, :, :]).sum(2)
+        g = torch.sigmoid(self.f1(s) + self.f2(h))
+        u = g * h + (1 - g) * s
+        return u, u.sum(1)
+
+
+def time_step(model, x, reps, warmup):
+    times = []
+    for i in range(warmup + reps):
+        model.zero_grad(set_to_none=True)
+        start = time.perf_counter()
+        tokens, sentence = model(x)
+        (tokens.sum() + sentence.sum()).backward()
+        elapsed = (time.perf_counter() - start) * 1000
+        if i >= warmup:
+            times.append(elapsed)
+    return statistics.median(times), min(times), max(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--length", type=int, default=64)
+    ap.add_argument("--features", type=int, default=300)
+    args = ap.parse_args()
+    torch.manual_seed(1)
+    torch.set_num_threads(args.threads)
+    x = torch.rand(args.batch, args.length, args.features) * 2 - 1
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch {args.batch}, "
+          f"length {args.length}, {args.features} features, forward + backward, {args.reps} reps after "
+          f"{args.warmup} warm-up")
+    for name, model in [("mtsa", Mtsa(args.features)), ("multi-head attention", MultiHead(args.features)),
+                        ("disa (one direction)", DisaForward(args.features))]:
+        med, lo, hi = time_step(model, x, args.reps, args.warmup)
+        print(f"  {name:22s} median {med:9.1f} ms  (min {lo:.1f}, max {hi:.1f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+// `attn bench` settings: what to run (encoders, lengths, modes, device) and
+// how (batch, features, repetitions, memory budget), parsed from the command
+// line with clear errors, plus the memory-budget rule that stops a model
+// before a length whose predicted peak would not fit.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/device.h"
+
+namespace attn {
+
+enum class BenchMode { Infer, Train };
+const char* bench_mode_name(BenchMode mode);
+
+// The six encoders of the papers' efficiency study, in the order they are run.
+const std::vector<std::string>& default_bench_models();
+
+struct BenchSettings {
+  std::vector<std::string> models;
+  std::vector<int64_t> lengths;
+  std::vector<BenchMode> modes;
+  int64_t batch = 64;
+  int64_t features = 300;
+  int64_t hidden = 0;  // 0: each encoder's default width
+  Device device = Device::CPU;
+  int64_t reps = 5;
+  int64_t warmup = 1;
+  std::string csv_path, svg_path;
+  int64_t mem_limit_bytes = int64_t{8} << 30;
+  bool quick = false;
+  bool profile = false;
+  bool random_lengths = false;
+  uint64_t seed = 1;
+};
+
+// "16,32,64" or a range "16:384:16" (start:stop:step, stop included when on
+// the grid), or a mix "8,16:64:16". Positive, strictly increasing. Throws
+// UsageError naming `flag` on anything else.
+std::vector<int64_t> parse_length_list(const std::string& text, const std::string& flag = "--lengths");
+// "mtsa,disan": non-empty comma list without duplicates (names are checked
+// against the encoder registry by parse_bench_args).
+std::vector<std::string> parse_model_list(const std::string& text);
+// "8589934592", "512MiB", "8GiB", "1.5GiB", also KiB/KB/MB/GB (powers of 1024). Throws UsageError.
+int64_t parse_byte_size(const std::string& text, const std::string& flag = "--mem-limit");
+// "infer", "train" or "both".
+std::vector<BenchMode> parse_mode_list(const std::string& text);
+
+// Parses `attn bench` arguments. Returns false when --help was asked for
+// (the text is in *help). Throws UsageError on bad input.
+bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* settings, std::string* help);
+
+// How an encoder's peak memory grows with the sequence length n at fixed
+// batch and width: 2 for the mechanisms that hold n x n (x d) tensors (DiSAN,
+// ReSAN, the Transformer, MTSA's per-head n x n maps), 1.5 for Bi-BloSAN
+// (blocks of length ~n^(1/3): n*r and (n/r)^2 terms), 1 for the windowed
+// Multi-Scale Transformer and the bag of words; 2 for anything unknown.
+double memory_growth_exponent(const std::string& model);
+
+// The peak expected at `length` from the peak measured at `prev_length`,
+// scaled by (length / prev_length)^exponent.
+int64_t predict_peak_bytes(int64_t prev_length, int64_t prev_peak_bytes, int64_t length, double exponent);
+
+// The budget rule: a point may run when its predicted peak (0 = nothing to
+// predict from) is within the limit.
+bool fits_memory_budget(int64_t predicted_peak_bytes, int64_t limit_bytes);
+
+std::string format_bytes(int64_t bytes);  // "1.23 GiB", "456.7 MiB", "12.0 KiB", "17 B"
+
+}  // namespace attn
