@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cctype>
 #include <cstdio>
@@ -15,6 +16,7 @@
 
 #include "engine/autograd.h"
 #include "engine/error.h"
+#include "engine/json.h"
 #include "ops/copy.h"
 
 namespace attn {
@@ -32,239 +34,15 @@ bool host_is_little_endian() {
   return first == 1;
 }
 
-// ---- A JSON reader for exactly what a safetensors header holds: objects,
-// arrays, strings and non-negative integers. Anything else is malformed.
-
-struct Json {
-  enum Kind { Object, Array, String, Integer } kind = Object;
-  std::vector<std::pair<std::string, Json>> members;  // Object, in file order
-  std::vector<Json> items;                            // Array
-  std::string text;                                   // String
-  uint64_t number = 0;                                // Integer
-};
-
-const char* kind_name(Json::Kind k) {
-  switch (k) {
-    case Json::Object: return "an object";
-    case Json::Array: return "an array";
-    case Json::String: return "a string";
-    case Json::Integer: return "an integer";
-  }
-  return "?";
-}
-
-class JsonReader {
- public:
-  JsonReader(const std::string& path, const std::string& text) : path_(path), s_(text) {}
-
-  Json document() {
-    skip_space();
-    Json v = value(0);
-    skip_space();
-    if (pos_ != s_.size()) fail("unexpected text after the header object");
-    return v;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& what) const {
-    ATTN_CHECK(false, kOp, path_, ": malformed JSON header at byte ", pos_, ": ", what);
-    throw Error("unreachable");
-  }
-
-  void skip_space() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
-  }
-
-  char peek() {
-    if (pos_ >= s_.size()) fail("unexpected end of the header");
-    return s_[pos_];
-  }
-
-  void expect(char c) {
-    if (peek() != c) fail(std::string("expected '") + c + "', got '" + s_[pos_] + "'");
-    ++pos_;
-  }
-
-  Json value(int depth) {
-    if (depth > 8) fail("nested too deeply");
-    char c = peek();
-    if (c == '{') return object(depth);
-    if (c == '[') return array(depth);
-    if (c == '"') {
-      Json v;
-      v.kind = Json::String;
-      v.text = string();
-      return v;
-    }
-    if (c >= '0' && c <= '9') return integer();
-    if (c == '-') fail("negative numbers are not allowed in a safetensors header");
-    fail(std::string("unexpected character '") + c + "'");
-  }
-
-  Json object(int depth) {
-    Json v;
-    v.kind = Json::Object;
-    expect('{');
-    skip_space();
-    if (peek() == '}') {
-      ++pos_;
-      return v;
-    }
-    std::set<std::string> seen;
-    while (true) {
-      skip_space();
-      if (peek() != '"') fail("expected a quoted key");
-      std::string key = string();
-      if (!seen.insert(key).second) fail("key '" + key + "' appears twice");
-      skip_space();
-      expect(':');
-      skip_space();
-      v.members.emplace_back(key, value(depth + 1));
-      skip_space();
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      expect('}');
-      return v;
-    }
-  }
-
-  Json array(int depth) {
-    Json v;
-    v.kind = Json::Array;
-    expect('[');
-    skip_space();
-    if (peek() == ']') {
-      ++pos_;
-      return v;
-    }
-    while (true) {
-      skip_space();
-      v.items.push_back(value(depth + 1));
-      skip_space();
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      expect(']');
-      return v;
-    }
-  }
-
-  Json integer() {
-    Json v;
-    v.kind = Json::Integer;
-    if (s_[pos_] == '0' && pos_ + 1 < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_ + 1])))
-      fail("numbers may not have leading zeros");
-    while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
-      uint64_t digit = static_cast<uint64_t>(s_[pos_] - '0');
-      if (v.number > (std::numeric_limits<uint64_t>::max() - digit) / 10) fail("integer too large");
-      v.number = v.number * 10 + digit;
-      ++pos_;
-    }
-    if (pos_ < s_.size() && (s_[pos_] == '.' || s_[pos_] == 'e' || s_[pos_] == 'E'))
-      fail("only whole numbers are allowed in a safetensors header");
-    return v;
-  }
-
-  unsigned hex4() {
-    unsigned code = 0;
-    for (int i = 0; i < 4; ++i) {
-      char c = peek();
-      ++pos_;
-      code <<= 4;
-      if (c >= '0' && c <= '9') code |= static_cast<unsigned>(c - '0');
-      else if (c >= 'a' && c <= 'f') code |= static_cast<unsigned>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') code |= static_cast<unsigned>(c - 'A' + 10);
-      else fail("bad \\u escape");
-    }
-    return code;
-  }
-
-  static void append_utf8(std::string& out, unsigned code) {
-    if (code < 0x80) {
-      out += static_cast<char>(code);
-    } else if (code < 0x800) {
-      out += static_cast<char>(0xC0 | (code >> 6));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    } else if (code < 0x10000) {
-      out += static_cast<char>(0xE0 | (code >> 12));
-      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (code >> 18));
-      out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    }
-  }
-
-  std::string string() {
-    expect('"');
-    std::string out;
-    while (true) {
-      char c = peek();
-      ++pos_;
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) fail("control character inside a string");
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      char e = peek();
-      ++pos_;
-      switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          unsigned code = hex4();
-          if (code >= 0xD800 && code < 0xDC00) {  // a surrogate pair encodes one code point
-            if (peek() != '\\') fail("unpaired surrogate in \\u escape");
-            ++pos_;
-            expect('u');
-            unsigned low = hex4();
-            if (low < 0xDC00 || low >= 0xE000) fail("unpaired surrogate in \\u escape");
-            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-          } else if (code >= 0xDC00 && code < 0xE000) {
-            fail("unpaired surrogate in \\u escape");
-          }
-          append_utf8(out, code);
-          break;
-        }
-        default: fail(std::string("unknown escape '\\") + e + "'");
-      }
-    }
-  }
-
-  const std::string& path_;
-  const std::string& s_;
-  size_t pos_ = 0;
-};
-
-// ---- Writing.
-
-std::string json_quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (c == '"') out += "\\\"";
-    else if (c == '\\') out += "\\\\";
-    else if (u < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
+// A header number: JSON allows any double, safetensors only whole,
+// non-negative numbers (exact below 2^53, more than any file's size).
+uint64_t header_integer(const std::string& path, const std::string& where, const Json& v) {
+  ATTN_CHECK(v.is_number(), kOp, path, ": ", where, " must be an integer, got ", json_type_name(v.type()));
+  const double x = v.as_number();
+  ATTN_CHECK(x >= 0, kOp, path, ": ", where, ": negative numbers are not allowed in a safetensors header");
+  ATTN_CHECK(x == std::floor(x), kOp, path, ": ", where, ": only whole numbers are allowed in a safetensors header");
+  ATTN_CHECK(x <= 9007199254740992.0, kOp, path, ": ", where, ": integer too large (above 2^53)");
+  return static_cast<uint64_t>(x);
 }
 
 const char* format_dtype(DType t) {
@@ -360,43 +138,38 @@ std::string offsets_str(const Entry& e) {
 
 // Checks one tensor's header entry and turns it into an Entry.
 Entry parse_entry(const std::string& path, const std::string& name, const Json& v) {
-  ATTN_CHECK(v.kind == Json::Object, kOp, path, ": tensor '", name, "' must be an object, got ", kind_name(v.kind));
-  const Json *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
-  for (const auto& [key, field] : v.members) {
-    if (key == "dtype") dtype = &field;
-    else if (key == "shape") shape = &field;
-    else if (key == "data_offsets") offsets = &field;
-    else ATTN_CHECK(false, kOp, path, ": tensor '", name, "' has an unexpected field '", key, "'");
-  }
+  ATTN_CHECK(v.is_object(), kOp, path, ": tensor '", name, "' must be an object, got ", json_type_name(v.type()));
+  for (const auto& [key, field] : v.as_object())
+    ATTN_CHECK(key == "dtype" || key == "shape" || key == "data_offsets", kOp, path, ": tensor '", name,
+               "' has an unexpected field '", key, "'");
+  const Json *dtype = v.find("dtype"), *shape = v.find("shape"), *offsets = v.find("data_offsets");
   ATTN_CHECK(dtype && shape && offsets, kOp, path, ": tensor '", name, "' lacks the field '",
              !dtype ? "dtype" : !shape ? "shape" : "data_offsets", "'");
-  ATTN_CHECK(dtype->kind == Json::String, kOp, path, ": tensor '", name, "': dtype must be a string");
+  ATTN_CHECK(dtype->is_string(), kOp, path, ": tensor '", name, "': dtype must be a string");
   Entry e;
   e.name = name;
-  ATTN_CHECK(parse_dtype(dtype->text, &e.dtype), kOp, path, ": tensor '", name, "' has unsupported dtype '",
-             dtype->text, "' (attn reads F32, F64, U8 and I64)");
-  ATTN_CHECK(shape->kind == Json::Array, kOp, path, ": tensor '", name, "': shape must be an array of integers");
+  ATTN_CHECK(parse_dtype(dtype->as_string(), &e.dtype), kOp, path, ": tensor '", name, "' has unsupported dtype '",
+             dtype->as_string(), "' (attn reads F32, F64, U8 and I64)");
+  ATTN_CHECK(shape->is_array(), kOp, path, ": tensor '", name, "': shape must be an array of integers");
+  const std::string in_shape = "tensor '" + name + "': shape";
   std::vector<uint64_t> dims;
-  for (const Json& d : shape->items) {
-    ATTN_CHECK(d.kind == Json::Integer, kOp, path, ": tensor '", name, "': shape must be an array of integers");
-    ATTN_CHECK(d.number <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), kOp, path, ": tensor '",
-               name, "': dimension ", d.number, " is too large");
-    dims.push_back(d.number);
-    e.shape.push_back(static_cast<int64_t>(d.number));
+  for (const Json& d : shape->as_array()) {
+    dims.push_back(header_integer(path, in_shape, d));
+    e.shape.push_back(static_cast<int64_t>(dims.back()));
   }
-  ATTN_CHECK(offsets->kind == Json::Array && offsets->items.size() == 2 &&
-                 offsets->items[0].kind == Json::Integer && offsets->items[1].kind == Json::Integer,
-             kOp, path, ": tensor '", name, "': data_offsets must be two integers [begin, end]");
-  e.begin = offsets->items[0].number;
-  e.end = offsets->items[1].number;
+  ATTN_CHECK(offsets->is_array() && offsets->as_array().size() == 2, kOp, path, ": tensor '", name,
+             "': data_offsets must be two integers [begin, end]");
+  const std::string in_offsets = "tensor '" + name + "': data_offsets";
+  e.begin = header_integer(path, in_offsets, offsets->as_array()[0]);
+  e.end = header_integer(path, in_offsets, offsets->as_array()[1]);
   ATTN_CHECK(e.begin <= e.end, kOp, path, ": tensor '", name, "' has out-of-order data_offsets ", offsets_str(e),
              " (begin after end)");
   uint64_t bytes = 0;
   ATTN_CHECK(byte_count(dims, dtype_size(e.dtype), &bytes), kOp, path, ": tensor '", name, "': shape ",
              shape_str(e.shape), " is too large");
-  ATTN_CHECK(e.end - e.begin == bytes, kOp, path, ": tensor '", name, "' of dtype ", dtype->text, " and shape ",
-             shape_str(e.shape), " needs ", bytes, " bytes but data_offsets ", offsets_str(e), " span ",
-             e.end - e.begin);
+  ATTN_CHECK(e.end - e.begin == bytes, kOp, path, ": tensor '", name, "' of dtype ", dtype->as_string(),
+             " and shape ", shape_str(e.shape), " needs ", bytes, " bytes but data_offsets ", offsets_str(e),
+             " span ", e.end - e.begin);
   return e;
 }
 
@@ -475,17 +248,22 @@ std::map<std::string, Tensor> load_safetensors(const std::string& path, std::map
   ATTN_CHECK(in.good(), kOp, path, ": reading the header failed");
   const uint64_t data_size = file_size - 8 - header_size;
 
-  Json doc = JsonReader(path, text).document();
-  ATTN_CHECK(doc.kind == Json::Object, kOp, path, ": the header must be a JSON object, got ", kind_name(doc.kind));
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Error& e) {
+    throw Error(std::string(kOp) + ": " + path + ": malformed JSON header: " + e.what());
+  }
+  ATTN_CHECK(doc.is_object(), kOp, path, ": the header must be a JSON object, got ", json_type_name(doc.type()));
   std::vector<Entry> entries;
   std::map<std::string, std::string> meta;
-  for (const auto& [name, v] : doc.members) {
+  for (const auto& [name, v] : doc.as_object()) {
     if (name == kMetadataKey) {
-      ATTN_CHECK(v.kind == Json::Object, kOp, path, ": ", kMetadataKey, " must be an object of strings");
-      for (const auto& [k, s] : v.members) {
-        ATTN_CHECK(s.kind == Json::String, kOp, path, ": ", kMetadataKey, " value of '", k,
-                   "' must be a string, got ", kind_name(s.kind));
-        meta[k] = s.text;
+      ATTN_CHECK(v.is_object(), kOp, path, ": ", kMetadataKey, " must be an object of strings");
+      for (const auto& [k, s] : v.as_object()) {
+        ATTN_CHECK(s.is_string(), kOp, path, ": ", kMetadataKey, " value of '", k, "' must be a string, got ",
+                   json_type_name(s.type()));
+        meta[k] = s.as_string();
       }
       continue;
     }

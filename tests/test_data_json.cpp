@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/error.h"
-#include "train/json.h"
+#include "engine/json.h"
 #include "test_data_util.h"
 
 namespace attn {
@@ -77,6 +77,12 @@ TEST(DataJson, ErrorsGivePosition) {
   EXPECT_THAT(error_of([] { Json::parse(""); }), HasSubstr("unexpected end of input"));
   EXPECT_THAT(error_of([] { Json::parse("{\"a\":1,}"); }), HasSubstr("expected a string key"));
   EXPECT_THAT(error_of([] { Json::parse(std::string(600, '[')); }), HasSubstr("nesting deeper than 512"));
+}
+
+TEST(DataJson, DuplicateKeysAreRejectedAtTheSecondOne) {
+  EXPECT_THAT(error_of([] { Json::parse(R"({"a": 1, "b": {"a": 2}, "a": 3})"); }),
+              HasSubstr("key 'a' appears twice in an object at line 1, column 25"));
+  EXPECT_EQ(Json::parse(R"({"a": {"a": 1}})").at("a").at("a").as_number(), 1);  // nesting is not a repeat
 }
 
 }  // namespace

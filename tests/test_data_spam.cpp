@@ -9,7 +9,7 @@
 #include <set>
 
 #include "train/email_text.h"
-#include "train/json.h"
+#include "engine/json.h"
 #include "train/spam_assassin.h"
 #include "test_data_util.h"
 

@@ -21,7 +21,7 @@
 #include "ops/reduce.h"
 #include "test_data_util.h"
 #include "train/commands.h"
-#include "train/json.h"
+#include "engine/json.h"
 #include "train/saved_run.h"
 #include "train/trainer.h"
 

@@ -1,6 +1,6 @@
 // SNLI / MultiNLI jsonl.
 #include "engine/error.h"
-#include "train/json.h"
+#include "engine/json.h"
 #include "train/loader_util.h"
 #include "train/loaders.h"
 #include "train/tokenizer.h"

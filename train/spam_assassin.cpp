@@ -14,7 +14,7 @@
 #include "engine/random.h"
 #include "train/atomic_file.h"
 #include "train/email_text.h"
-#include "train/json.h"
+#include "engine/json.h"
 #include "train/tokenizer.h"
 
 namespace attn {

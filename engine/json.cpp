@@ -1,4 +1,4 @@
-#include "train/json.h"
+#include "engine/json.h"
 
 #include <cmath>
 #include <cstdio>
@@ -90,7 +90,10 @@ class Parser {
     for (;;) {
       skip_space();
       if (peek() != '"') fail("expected a string key");
+      const size_t key_at = pos_;
       std::string key = parse_string();
+      for (const auto& member : members)
+        if (member.first == key) fail("key '" + key + "' appears twice in an object", key_at);
       skip_space();
       if (peek() != ':') fail("expected ':' after an object key");
       ++pos_;

@@ -1,5 +1,6 @@
-// A small JSON reader (RFC 8259) for dataset files: SNLI/MultiNLI jsonl lines
-// and the SpamAssassin package's message files. Values are immutable trees;
+// A small JSON reader (RFC 8259) for safetensors headers and dataset files
+// (SNLI/MultiNLI jsonl lines, the SpamAssassin package's message files).
+// A key that appears twice in one object is an error. Values are immutable trees;
 // objects keep their keys in file order. Errors say what was expected and
 // where (line, column and byte offset), so a loader can add the file name.
 #pragma once
