@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "engine/cuda_backend.h"
 #include "engine/error.h"
 
 namespace attn {
@@ -49,6 +50,8 @@ Allocator& allocator_for(Device device) {
   static CpuAllocator cpu;
   if (device == Device::CPU) return g_allocators[0] ? *g_allocators[0] : cpu;
   Allocator* a = g_allocators[static_cast<int>(device)];
+  // The CUDA build's caching allocator serves CUDA unless another was installed.
+  if (!a && device == Device::CUDA) a = cuda_allocator();
   if (!a) throw NotImplemented("allocate", device);
   return *a;
 }

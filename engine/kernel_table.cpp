@@ -2,6 +2,8 @@
 
 #include <atomic>
 
+#include "engine/tensor.h"
+
 namespace attn {
 
 namespace {
@@ -11,6 +13,13 @@ std::vector<KernelTableInfo>& table_list() {
 }
 std::atomic<KernelObserver*> g_observer{nullptr};
 }  // namespace
+
+void check_kernel_device(const char* op, Device device, const Tensor& t) {
+  if (!t.defined() || t.device() == device) return;
+  throw Error(std::string(op) + ": expected every tensor on " + device_name(device) + ", but one of shape " +
+              shape_str(t.shape()) + " is on " + device_name(t.device()) + " (move it with .to(Device::" +
+              (device == Device::CPU ? "CPU" : "CUDA") + "))");
+}
 
 const std::vector<KernelTableInfo>& kernel_tables() { return table_list(); }
 void register_kernel_table(KernelTableInfo info) { table_list().push_back(info); }

@@ -57,6 +57,16 @@ class KernelCallScope {
   KernelObserver* observer_;
 };
 
+class Tensor;
+
+// Every tensor a kernel is handed must live on the kernel's device: a CPU
+// tensor meeting a CUDA tensor in one op is an attn::Error naming the op and
+// both devices, raised here (the one place every kernel call passes) even
+// where an op's own checks missed it. Undefined tensors pass.
+void check_kernel_device(const char* op, Device device, const Tensor& t);
+template <class Arg>
+void check_kernel_device(const char*, Device, const Arg&) {}
+
 template <class Fn>
 struct DeviceKernels {
   const char* op;
@@ -78,6 +88,7 @@ struct DeviceKernels {
   template <class... Args>
   decltype(auto) operator()(Device device, Args&&... args) const {
     Fn f = get(device);
+    (check_kernel_device(op, device, args), ...);
     KernelCallScope scope(op, device);
     return f(std::forward<Args>(args)...);
   }

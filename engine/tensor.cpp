@@ -96,14 +96,18 @@ Tensor Tensor::detach() const {
   return Tensor(impl);
 }
 
+Tensor Tensor::to(Device device) const { return to_device(*this, device); }
+
 double Tensor::item() const {
   ATTN_CHECK(numel() == 1, "item", "tensor of shape ", shape_str(shape()), " is not a single value");
+  if (device() != Device::CPU) return detach().to(Device::CPU).item();
   return read_element(*this, 0);
 }
 
 double Tensor::at(std::initializer_list<int64_t> index) const {
   ATTN_CHECK(static_cast<int64_t>(index.size()) == dim(), "at", "index of rank ", index.size(),
              " for tensor of shape ", shape_str(shape()));
+  if (device() != Device::CPU) return detach().to(Device::CPU).at(index);
   int64_t flat = 0, i = 0;
   for (int64_t v : index) {
     ATTN_CHECK(v >= 0 && v < shape()[i], "at", "index ", v, " out of range for axis ", i, " of shape ",
@@ -115,12 +119,14 @@ double Tensor::at(std::initializer_list<int64_t> index) const {
 }
 
 std::vector<double> Tensor::to_vector() const {
+  if (device() != Device::CPU) return detach().to(Device::CPU).to_vector();
   std::vector<double> out(static_cast<size_t>(numel()));
   for (int64_t i = 0; i < numel(); ++i) out[i] = read_element(*this, i);
   return out;
 }
 
 std::string Tensor::to_string() const {
+  if (device() != Device::CPU) return detach().to(Device::CPU).to_string();
   std::ostringstream os;
   os << "tensor(" << dtype_name(dtype()) << ", " << shape_str(shape()) << ", [";
   int64_t n = numel();

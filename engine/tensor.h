@@ -52,8 +52,12 @@ class Tensor {
   void backward(const Tensor& grad_output = Tensor(), bool retain_graph = false) const;
   // Same data, no history.
   Tensor detach() const;
+  // This tensor on `device` (itself when already there; a non-contiguous
+  // source is made contiguous first). Differentiable: the gradient moves back.
+  Tensor to(Device device) const;
 
-  // Slow element access for tests, printing and the command line (copies to host).
+  // Slow element access for tests, printing and the command line (a CUDA
+  // tensor is copied to the host first).
   double item() const;
   double at(std::initializer_list<int64_t> index) const;
   std::vector<double> to_vector() const;

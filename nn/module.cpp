@@ -1,6 +1,7 @@
 #include "nn/module.h"
 
 #include "engine/error.h"
+#include "ops/copy.h"
 
 namespace attn {
 
@@ -25,6 +26,19 @@ int64_t Module::parameter_count() const {
   int64_t n = 0;
   for (const Tensor& t : parameters()) n += t.numel();
   return n;
+}
+
+Module& Module::to(Device device) {
+  for (auto& [name, t] : named_state()) {
+    if (t.device() == device) continue;  // also a tensor shared by two modules, moved once
+    Tensor moved = to_device(t.detach(), device);  // contiguous, no history
+    TensorImpl* impl = t.impl();
+    impl->storage = moved.storage();
+    impl->strides = moved.strides();
+    impl->offset = moved.offset();
+    if (impl->grad.defined()) impl->grad = to_device(impl->grad.detach(), device);
+  }
+  return *this;
 }
 
 void Module::set_training(bool training) {

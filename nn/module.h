@@ -26,6 +26,12 @@ class Module {
   // embeddings): what a checkpoint holds.
   std::vector<std::pair<std::string, Tensor>> named_state() const;
 
+  // Moves every parameter and buffer (children included) to `device` in place:
+  // each keeps its identity (handles held elsewhere, such as an optimizer's
+  // list or a member, see the move), stays a leaf and keeps requires_grad; an
+  // accumulated gradient moves too. Returns *this.
+  Module& to(Device device);
+
   // Training mode switches dropout and sampling behaviour; applies to children.
   void set_training(bool training);
   bool training() const { return training_; }

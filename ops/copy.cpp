@@ -1,10 +1,16 @@
 #include "ops/copy.h"
 
 #include "engine/autograd.h"
+#include "engine/cuda_backend.h"
 #include "engine/cpu_loops.h"
 #include "engine/kernel_table.h"
 
 namespace attn {
+
+#ifdef ATTN_WITH_CUDA
+void copy_cuda(const Tensor& dst, const Tensor& src);  // ops/copy_cuda.cu
+void fill_cuda(const Tensor& t, double value);
+#endif
 
 namespace {
 
@@ -45,8 +51,8 @@ void fill_cpu(const Tensor& t, double value) {
 
 using CopyFn = void (*)(const Tensor& dst, const Tensor& src);
 using FillFn = void (*)(const Tensor& t, double value);
-const DeviceKernels<CopyFn> kCopy{"copy", copy_cpu, nullptr};
-const DeviceKernels<FillFn> kFill{"fill", fill_cpu, nullptr};
+const DeviceKernels<CopyFn> kCopy{"copy", copy_cpu, ATTN_CUDA_KERNEL(copy_cuda)};
+const DeviceKernels<FillFn> kFill{"fill", fill_cpu, ATTN_CUDA_KERNEL(fill_cuda)};
 
 }  // namespace
 
@@ -85,8 +91,19 @@ Tensor cast(const Tensor& t, DType dtype) {
 
 Tensor to_device(const Tensor& t, Device device) {
   if (t.device() == device) return t;
-  // Host/device transfers arrive with the CUDA backend's copy kernels.
-  throw NotImplemented("to_device", device);
+  require_cuda("to_device");
+  // Bytes move as one block, so the source is made contiguous on its own device first.
+  Tensor src = contiguous(t);
+  Tensor out = empty(t.shape(), t.dtype(), device);
+  cuda_copy_bytes(out.raw_data(), src.raw_data(), static_cast<size_t>(t.numel()) * dtype_size(t.dtype()), device,
+                  src.device());
+  if (is_floating(t.dtype())) {
+    const Device from = t.device();
+    record(out, "to_device", {src}, [from](const Tensor& g, const std::vector<bool>&) {
+      return std::vector<Tensor>{to_device(g, from)};
+    });
+  }
+  return out;
 }
 
 }  // namespace attn

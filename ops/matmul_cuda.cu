@@ -1,0 +1,221 @@
+// cuBLAS GEMM kernels of the matmul family, with the semantics of
+// ops/matmul_cpu.cpp: operands arrive with a gemm_layout that is ok (a
+// transposed view is a trans flag, never a copy); batches run as one tall
+// GEMM, one strided-batched GEMM, or one pointer-array batched GEMM.
+//
+// cuBLAS is column-major. A row-major m x n product C = A B is the
+// column-major product C^T = B^T A^T, and a row-major matrix read with
+// (trans, ld) is, column-major, its own transpose read with the same ld, so
+// each call swaps the operands and keeps every trans flag as it is.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <vector>
+
+#include "engine/cuda_backend.h"
+#include "engine/cuda_check.h"
+#include "engine/error.h"
+#include "ops/copy.h"
+#include "ops/matmul_kernels.h"
+
+namespace attn {
+
+namespace {
+
+// One handle per device and thread, created on first use and kept for the
+// thread's life (never destroyed: the CUDA runtime may be gone at exit).
+struct HandleSlot {
+  cublasHandle_t handle = nullptr;
+  bool tf32 = false;
+};
+
+cublasHandle_t cublas_handle(const char* op) {
+  thread_local std::vector<HandleSlot> slots;
+  int device = 0;
+  ATTN_CUDA_CHECK(op, cudaGetDevice(&device));
+  if (slots.size() <= static_cast<size_t>(device)) slots.resize(static_cast<size_t>(device) + 1);
+  HandleSlot& s = slots[static_cast<size_t>(device)];
+  const bool tf32 = cuda_tf32();
+  if (!s.handle) {
+    ATTN_CUBLAS_CHECK(op, cublasCreate(&s.handle));
+    s.tf32 = !tf32;  // forces the math mode below
+  }
+  if (s.tf32 != tf32) {
+    // Off: no tensor-core rounding of float32 inputs, so results match the CPU.
+    ATTN_CUBLAS_CHECK(op, cublasSetMathMode(s.handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    s.tf32 = tf32;
+  }
+  return s.handle;
+}
+
+cublasOperation_t op_of(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+// Row-major C (m x n, ldc) = alpha op(A) op(B) + beta C.
+void gemm(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  const float alpha = 1.0f;
+  ATTN_CUBLAS_CHECK("matmul", cublasSgemm(h, op_of(tb), op_of(ta), int(n), int(m), int(k), &alpha, b, int(ldb), a,
+                                          int(lda), &beta, c, int(ldc)));
+}
+void gemm(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  const double alpha = 1.0;
+  ATTN_CUBLAS_CHECK("matmul", cublasDgemm(h, op_of(tb), op_of(ta), int(n), int(m), int(k), &alpha, b, int(ldb), a,
+                                          int(lda), &beta, c, int(ldc)));
+}
+
+void gemm_strided(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                  int64_t sa, const float* b, int64_t ldb, int64_t sb, float* c, int64_t ldc, int64_t sc,
+                  int64_t batch) {
+  const float alpha = 1.0f, beta = 0.0f;
+  ATTN_CUBLAS_CHECK("matmul", cublasSgemmStridedBatched(h, op_of(tb), op_of(ta), int(n), int(m), int(k), &alpha, b,
+                                                        int(ldb), sb, a, int(lda), sa, &beta, c, int(ldc), sc,
+                                                        int(batch)));
+}
+void gemm_strided(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+                  int64_t sa, const double* b, int64_t ldb, int64_t sb, double* c, int64_t ldc, int64_t sc,
+                  int64_t batch) {
+  const double alpha = 1.0, beta = 0.0;
+  ATTN_CUBLAS_CHECK("matmul", cublasDgemmStridedBatched(h, op_of(tb), op_of(ta), int(n), int(m), int(k), &alpha, b,
+                                                        int(ldb), sb, a, int(lda), sa, &beta, c, int(ldc), sc,
+                                                        int(batch)));
+}
+
+void gemm_pointers(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* const* a,
+                   int64_t lda, const float* const* b, int64_t ldb, float* const* c, int64_t ldc, int64_t batch) {
+  const float alpha = 1.0f, beta = 0.0f;
+  ATTN_CUBLAS_CHECK("matmul", cublasSgemmBatched(h, op_of(tb), op_of(ta), int(n), int(m), int(k), &alpha, b, int(ldb),
+                                                 a, int(lda), &beta, c, int(ldc), int(batch)));
+}
+void gemm_pointers(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* const* a,
+                   int64_t lda, const double* const* b, int64_t ldb, double* const* c, int64_t ldc, int64_t batch) {
+  const double alpha = 1.0, beta = 0.0;
+  ATTN_CUBLAS_CHECK("matmul", cublasDgemmBatched(h, op_of(tb), op_of(ta), int(n), int(m), int(k), &alpha, b, int(ldb),
+                                                 a, int(lda), &beta, c, int(ldc), int(batch)));
+}
+
+// Element offsets of every batch entry of t (batch axes: all but the last two).
+std::vector<int64_t> batch_offsets(const Tensor& t, int64_t batch) {
+  const int64_t axes = t.dim() - 2;
+  std::vector<int64_t> offsets(static_cast<size_t>(batch));
+  std::vector<int64_t> index(static_cast<size_t>(axes), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < batch; ++i) {
+    offsets[static_cast<size_t>(i)] = off;
+    for (int64_t d = axes - 1; d >= 0; --d) {
+      off += t.strides()[d];
+      if (++index[d] < t.shape()[d]) break;
+      off -= t.strides()[d] * t.shape()[d];
+      index[d] = 0;
+    }
+  }
+  return offsets;
+}
+
+// The common step when offsets are i * step for every i, else -1.
+int64_t uniform_step(const std::vector<int64_t>& offsets) {
+  if (offsets.size() < 2) return 0;
+  const int64_t step = offsets[1] - offsets[0];
+  if (step < 0) return -1;
+  for (size_t i = 0; i < offsets.size(); ++i)
+    if (offsets[i] != static_cast<int64_t>(i) * step) return -1;
+  return step;
+}
+
+bool batch_is_broadcast(const Tensor& t) {
+  for (int64_t d = 0; d < t.dim() - 2; ++d)
+    if (t.shape()[d] != 1 && t.strides()[d] != 0) return false;
+  return true;
+}
+
+// True when a's batch axes continue its rows with the same stride ld.
+bool batch_folds_into_rows(const Tensor& a, int64_t ld) {
+  const int64_t r = a.dim();
+  int64_t expected = ld * a.shape()[r - 2];
+  for (int64_t d = r - 3; d >= 0; --d) {
+    if (a.shape()[d] == 1) continue;
+    if (a.strides()[d] != expected) return false;
+    expected *= a.shape()[d];
+  }
+  return true;
+}
+
+}  // namespace
+
+void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out) {
+  const int64_t r = out.dim();
+  const int64_t m = out.shape()[r - 2], n = out.shape()[r - 1], k = a.shape()[r - 1];
+  if (out.numel() == 0) return;
+  if (k == 0) {
+    fill_(out, 0.0);
+    return;
+  }
+  const int64_t batch = out.numel() / (m * n);
+  ATTN_CHECK(batch <= INT_MAX, "matmul", "a batch of ", batch, " products exceeds the cuBLAS int range");
+  const GemmLayout la = gemm_layout(a), lb = gemm_layout(b);
+  cublasHandle_t h = cublas_handle("matmul");
+  if (out.dtype() != DType::F32 && out.dtype() != DType::F64)
+    throw Error(std::string("matmul: expects float32 or float64, got ") + dtype_name(out.dtype()));
+  auto run = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* pc = out.data<T>();
+    if (batch == 1) {
+      gemm(h, la.trans, lb.trans, m, n, k, pa, la.ld, pb, lb.ld, T(0), pc, n);
+      return;
+    }
+    // [batch..., m, k] @ [k, n] with a's rows stacked: a single tall GEMM.
+    if (!la.trans && batch * m <= INT_MAX && batch_is_broadcast(b) && batch_folds_into_rows(a, la.ld)) {
+      gemm(h, false, lb.trans, batch * m, n, k, pa, la.ld, pb, lb.ld, T(0), pc, n);
+      return;
+    }
+    const std::vector<int64_t> off_a = batch_offsets(a, batch), off_b = batch_offsets(b, batch);
+    const int64_t sa = uniform_step(off_a), sb = uniform_step(off_b);
+    if (sa >= 0 && sb >= 0) {
+      gemm_strided(h, la.trans, lb.trans, m, n, k, pa, la.ld, sa, pb, lb.ld, sb, pc, n, m * n, batch);
+      return;
+    }
+    // Batch axes no single stride describes: one batched call over pointer arrays.
+    std::vector<const T*> host(static_cast<size_t>(3 * batch));
+    for (int64_t i = 0; i < batch; ++i) {
+      host[i] = pa + off_a[i];
+      host[batch + i] = pb + off_b[i];
+      host[2 * batch + i] = pc + i * m * n;
+    }
+    Tensor ptrs = empty({3 * batch}, DType::I64, Device::CUDA);
+    cuda_copy_bytes(ptrs.raw_data(), host.data(), host.size() * sizeof(T*), Device::CUDA, Device::CPU);
+    const T* const* dev = static_cast<const T* const*>(ptrs.raw_data());
+    gemm_pointers(h, la.trans, lb.trans, m, n, k, dev, la.ld, dev + batch, lb.ld, const_cast<T* const*>(dev + 2 * batch),
+                  n, batch);
+    // ptrs is freed into the allocator's cache at once; the stream order keeps
+    // the GEMM's reads ahead of any later writer of that block.
+  };
+  if (out.dtype() == DType::F32) run(TypeTag<float>{});
+  else run(TypeTag<double>{});
+}
+
+void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows) {
+  const int64_t rows = x_rows.shape()[0], in = x_rows.shape()[1], outf = out_rows.shape()[1];
+  if (out_rows.numel() == 0) return;
+  if (bias.defined()) {
+    copy_into(out_rows, bias);  // every row starts as the bias; the GEMM adds onto it
+  } else if (in == 0) {
+    fill_(out_rows, 0.0);
+  }
+  if (in == 0) return;
+  const GemmLayout lx = gemm_layout(x_rows), lw = gemm_layout(weight_t);
+  cublasHandle_t h = cublas_handle("linear");
+  if (out_rows.dtype() == DType::F32) {
+    gemm(h, lx.trans, lw.trans, rows, outf, in, x_rows.data<float>(), lx.ld, weight_t.data<float>(), lw.ld,
+         bias.defined() ? 1.0f : 0.0f, out_rows.data<float>(), outf);
+  } else if (out_rows.dtype() == DType::F64) {
+    gemm(h, lx.trans, lw.trans, rows, outf, in, x_rows.data<double>(), lx.ld, weight_t.data<double>(), lw.ld,
+         bias.defined() ? 1.0 : 0.0, out_rows.data<double>(), outf);
+  } else {
+    throw Error(std::string("linear: expects float32 or float64, got ") + dtype_name(out_rows.dtype()));
+  }
+}
+
+}  // namespace attn
