@@ -419,11 +419,18 @@ TEST_F(FinishedRun, PredictCommandPrintsOneLabelPerInputLine) {
   EXPECT_EQ(labels[5], "1");
 }
 
-TEST_F(FinishedRun, EvalOfAResumableCheckpointFailsClearly) {
-  // last.safetensors holds "model."-prefixed names and optimiser state.
+TEST_F(FinishedRun, EvalReadsTheResumableCheckpointAndRejectsForeignWeights) {
+  // last.safetensors holds "model."-prefixed names plus optimiser state; eval
+  // takes the model part of it.
   int code = -1;
+  std::string out =
+      run_command(run_eval_command, {"--run", *dir_ + "/run", "--weights", "last.safetensors"}, "", &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_GT(Json::parse(out).at("test").at("accuracy").as_number(), 0.9);
+  // A weights file of some other model names what is missing.
+  save_safetensors(*dir_ + "/run/other.safetensors", {{"x", zeros({2}, DType::F32)}});
   std::string message = test_data::error_of([&] {
-    run_command(run_eval_command, {"--run", *dir_ + "/run", "--weights", "last.safetensors"}, "", &code);
+    run_command(run_eval_command, {"--run", *dir_ + "/run", "--weights", "other.safetensors"}, "", &code);
   });
   EXPECT_THAT(message, HasSubstr("lacks the tensor"));
 }
