@@ -250,7 +250,9 @@ TrainResult train_model(const TrainOptions& o) {
       if (interrupt_requested()) {
         save_last();
         if (o.verbose) bar.finish();
-        log("interrupted: saved a resumable checkpoint to " + last_path + " (continue with --resume)");
+        // Said even with --quiet: it answers the user's Ctrl-C.
+        std::fprintf(stderr, "interrupted: saved a resumable checkpoint to %s (continue with --resume)\n",
+                     last_path.c_str());
         result.interrupted = true;
         result.steps = progress.step;
         return result;
