@@ -10,6 +10,7 @@
 #include <new>
 
 #include "engine/allocator.h"
+#include "engine/cuda_backend.h"
 #include "engine/error.h"
 #include "engine/random.h"
 #include "train/atomic_file.h"
@@ -146,7 +147,8 @@ int run_profile(const BenchSettings& s) {
       BenchPoint point = point_for(s, model, BenchMode::Train, n);
       Generator init(point.seed), noise(point.seed + 1), data(point.seed + 2);
       std::unique_ptr<Encoder> encoder = make_bench_encoder(point, init, noise);
-      const BenchInputs inputs = make_bench_inputs(point, data);
+      BenchInputs inputs = make_bench_inputs(point, data);
+      if (encoder->parameters().empty()) inputs.x.set_requires_grad(true);  // bow: backward to the input
       for (int64_t w = 0; w < s.warmup; ++w) run_bench_step(*encoder, inputs, BenchMode::Train);
       for (const Tensor& p : encoder->parameters()) p.zero_grad();
 
@@ -158,8 +160,10 @@ int run_profile(const BenchSettings& s) {
       int64_t unattributed = 0;
       {
         OpProfiler profiler(s.device);
+        cuda_synchronize();
         const auto start = Clock::now();
         run_bench_step(*encoder, inputs, BenchMode::Train);
+        cuda_synchronize();
         wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
         table = profiler.table();
         unattributed = profiler.unattributed_bytes();
@@ -185,6 +189,10 @@ int run_bench_command(const std::vector<std::string>& args) {
     return 0;
   }
   check_bench_device(settings.device);
+  if (settings.threads > 0) {
+    omp_set_num_threads(static_cast<int>(settings.threads));
+    openblas_set_num_threads(static_cast<int>(settings.threads));
+  }
   return settings.profile ? run_profile(settings) : run_sweep(settings);
 }
 

@@ -15,7 +15,7 @@ namespace attn {
 namespace {
 
 const char* const kQuickLengths = "16,64,128";
-constexpr int64_t kQuickBatch = 16;
+constexpr int64_t kQuickBatch = 8;
 constexpr int64_t kQuickReps = 2;
 constexpr int64_t kQuickWarmup = 1;
 
@@ -129,6 +129,7 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
       .option("hidden", "", "override every encoder's `hidden` width (default: each encoder's own, 300)")
       .option("mode", "both", "infer, train or both")
       .option("device", "cpu", "cpu or cuda")
+      .option("threads", "", "CPU threads for OpenMP and OpenBLAS (default: their own, every core)")
       .option("reps", "5", "timed repetitions per point")
       .option("warmup", "1", "untimed repetitions before them")
       .option("csv", "", "write the results as CSV to this file (atomically, after every point)")
@@ -175,6 +176,10 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
   if (!p.get("hidden").empty()) {
     out.hidden = p.get_int("hidden");
     if (out.hidden < 1) throw UsageError("attn bench: --hidden must be positive, got " + p.get("hidden"));
+  }
+  if (!p.get("threads").empty()) {
+    out.threads = p.get_int("threads");
+    if (out.threads < 1) throw UsageError("attn bench: --threads must be at least 1, got " + p.get("threads"));
   }
   const std::string device = p.get("device");
   if (device == "cpu") out.device = Device::CPU;

@@ -25,6 +25,7 @@ struct BenchSettings {
   int64_t features = 300;
   int64_t hidden = 0;  // 0: each encoder's default width
   Device device = Device::CPU;
+  int64_t threads = 0;  // 0: the OpenMP / OpenBLAS defaults (every core)
   int64_t reps = 5;
   int64_t warmup = 1;
   std::string csv_path, svg_path;

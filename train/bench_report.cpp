@@ -30,7 +30,7 @@ std::string csv_field(const std::string& s) {
 const std::vector<std::string>& bench_csv_columns() {
   static const std::vector<std::string> columns = {
       "model",  "mode",   "device", "batch",  "length", "features",   "reps",    "status", "median_ms",
-      "q1_ms",  "q3_ms",  "min_ms", "max_ms", "peak_bytes", "peak_mib", "rss_mib", "params", "note"};
+      "q1_ms",  "q3_ms",  "min_ms", "max_ms", "peak_bytes", "peak_mib", "rss_mib", "params", "threads", "note"};
   return columns;
 }
 
@@ -59,6 +59,7 @@ std::string bench_csv(const std::vector<BenchResult>& results) {
                                   fixed(mib(r.peak_bytes), 1),
                                   r.rss_bytes ? fixed(mib(r.rss_bytes), 1) : std::string(),
                                   r.parameters ? std::to_string(r.parameters) : std::string(),
+                                  r.threads ? std::to_string(r.threads) : std::string(),
                                   csv_field(r.note)};
     for (size_t i = 0; i < f.size(); ++i) out += (i ? "," : "") + f[i];
     out += "\n";

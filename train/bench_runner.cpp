@@ -1,5 +1,6 @@
 #include "train/bench_runner.h"
 
+#include <omp.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include "engine/allocator.h"
 #include "engine/autograd.h"
+#include "engine/cuda_backend.h"
 #include "engine/error.h"
 #include "engine/random.h"
 #include "models/masks.h"
@@ -24,19 +26,6 @@ double quantile(const std::vector<double>& sorted, double q) {
   const double pos = q * static_cast<double>(sorted.size() - 1);
   const size_t lo = static_cast<size_t>(std::floor(pos)), hi = std::min(lo + 1, sorted.size() - 1);
   return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
-
-// Moves a module's parameters and buffers to `device` in place (the module
-// keeps the same tensor objects, now backed by device storage).
-void move_module(Module& m, Device device) {
-  NoGrad no_grad;
-  for (auto& [name, t] : m.named_state()) {
-    if (t.device() == device) continue;
-    Tensor moved = to_device(t.detach(), device);
-    t.impl()->storage = moved.impl()->storage;
-    t.impl()->strides = moved.impl()->strides;
-    t.impl()->offset = moved.impl()->offset;
-  }
 }
 
 }  // namespace
@@ -57,12 +46,7 @@ void check_bench_device(Device device) {
   if (device == Device::CPU) return;
   ATTN_CHECK(built_with_cuda(), "bench", "the CUDA backend is not available in this build (rebuild with CUDA, or use "
                                          "--device cpu)");
-  // A build with the backend but no visible GPU fails on its first allocation; say so plainly.
-  try {
-    Tensor probe = empty({1}, DType::F32, device);
-  } catch (const std::exception& e) {
-    ATTN_CHECK(false, "bench", "no CUDA device is usable: ", e.what());
-  }
+  require_cuda("bench");  // says so when no GPU is visible
 }
 
 std::unique_ptr<Encoder> make_bench_encoder(const BenchPoint& point, Generator& init, Generator& noise) {
@@ -71,7 +55,7 @@ std::unique_ptr<Encoder> make_bench_encoder(const BenchPoint& point, Generator& 
   if (point.hidden > 0) config.set("hidden", std::to_string(point.hidden));
   std::unique_ptr<Encoder> encoder = build_encoder(config, EncoderContext{point.features, DType::F32, &init, &noise});
   config.check_all_used("bench encoder '" + point.model + "'");
-  if (point.device != Device::CPU) move_module(*encoder, point.device);
+  if (point.device != Device::CPU) encoder->to(point.device);
   return encoder;
 }
 
@@ -102,6 +86,7 @@ void run_bench_step(Encoder& encoder, const BenchInputs& inputs, BenchMode mode)
   }
   encoder.set_training(true);
   for (const Tensor& p : encoder.parameters()) p.zero_grad();
+  if (inputs.x.requires_grad()) inputs.x.zero_grad();
   EncoderOutput out = encoder.encode(inputs.x, inputs.mask);
   Tensor loss = add(sum(out.tokens), sum(out.sentence));
   loss.backward();
@@ -119,7 +104,9 @@ BenchResult run_bench_point(const BenchPoint& point) {
   Generator init(point.seed), noise(point.seed + 1), data(point.seed + 2);
   std::unique_ptr<Encoder> encoder = make_bench_encoder(point, init, noise);
   result.parameters = encoder->parameter_count();
-  const BenchInputs inputs = make_bench_inputs(point, data);
+  BenchInputs inputs = make_bench_inputs(point, data);
+  // A parameterless encoder (bow) still has a backward pass: to its input.
+  if (point.mode == BenchMode::Train && encoder->parameters().empty()) inputs.x.set_requires_grad(true);
 
   Allocator& allocator = allocator_for(point.device);
   std::vector<double> ms;
@@ -129,8 +116,10 @@ BenchResult run_bench_point(const BenchPoint& point) {
     for (const Tensor& p : encoder->parameters()) p.zero_grad();
     const int64_t baseline = allocator.stats().current_bytes;
     allocator.reset_peak();
+    cuda_synchronize();  // a no-op on the CPU; on a GPU the step's kernels are timed to completion
     const auto start = std::chrono::steady_clock::now();
     run_bench_step(*encoder, inputs, point.mode);
+    cuda_synchronize();
     const auto stop = std::chrono::steady_clock::now();
     if (rep < point.warmup) continue;
     ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
@@ -139,6 +128,7 @@ BenchResult run_bench_point(const BenchPoint& point) {
   for (const Tensor& p : encoder->parameters()) p.zero_grad();
   result.time = summarize_times(ms);
   result.rss_bytes = peak_rss_bytes();
+  result.threads = omp_get_max_threads();
   return result;
 }
 

@@ -37,6 +37,7 @@ struct BenchResult {
   int64_t peak_bytes = 0;     // allocator peak above the pre-step level, max over timed steps (or the prediction)
   int64_t rss_bytes = 0;      // the process's peak resident set so far (getrusage ru_maxrss)
   int64_t parameters = 0;
+  int64_t threads = 0;        // OpenMP threads the point ran with
 };
 
 // The encoder a point runs: registry defaults, `hidden` overridden when set,

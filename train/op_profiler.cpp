@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "engine/cuda_backend.h"
 #include "engine/error.h"
 
 namespace attn {
@@ -19,10 +20,18 @@ OpProfiler::~OpProfiler() {
 }
 
 void OpProfiler::before(const char* op, Device device) {
-  stack_.push_back({op, std::chrono::steady_clock::now(), 0.0});
+  if (device == Device::CUDA) cuda_synchronize();  // time the kernel, not its launch
+  const int64_t allocated = counting_.allocated();
+  const int64_t pending = allocated - charged_bytes_;
+  charged_bytes_ = allocated;
+  // Top level: the bytes since the previous kernel are this op's outputs.
+  // Nested: they were allocated by the enclosing kernel before this call.
+  if (!stack_.empty()) stack_.back().bytes += pending;
+  stack_.push_back({op, std::chrono::steady_clock::now(), 0.0, stack_.empty() ? pending : 0});
 }
 
 void OpProfiler::after(const char* op, Device device) {
+  if (device == Device::CUDA) cuda_synchronize();
   const auto now = std::chrono::steady_clock::now();
   if (stack_.empty()) return;  // installed mid-call: nothing to close
   Frame frame = stack_.back();
@@ -34,7 +43,7 @@ void OpProfiler::after(const char* op, Device device) {
   s.calls += 1;
   s.ms += elapsed - frame.child_ms;
   const int64_t allocated = counting_.allocated();
-  s.bytes_allocated += allocated - charged_bytes_;
+  s.bytes_allocated += frame.bytes + (allocated - charged_bytes_);
   charged_bytes_ = allocated;
 }
 

@@ -6,6 +6,8 @@
 // kernel runs) are charged to the kernel that finishes next. Nested kernel
 // calls are charged their own time only (self time).
 //
+// On CUDA every observed call is synchronised before and after, so times are
+// the kernels' own (and the step is slower than unprofiled).
 // One profiler at a time, on the thread that dispatches kernels (the kernels'
 // own OpenMP/BLAS threads are inside the timed calls).
 #pragma once
@@ -66,6 +68,7 @@ class OpProfiler : public KernelObserver {
     const char* op;
     std::chrono::steady_clock::time_point start;
     double child_ms = 0;
+    int64_t bytes = 0;  // allocated while this frame was the innermost call (and, top level, just before it)
   };
 
   Device device_;
