@@ -41,6 +41,15 @@ bool cuda_tf32() { return g_tf32.load(); }
 
 bool cuda_available() { return cuda_device_count() > 0; }
 
+Device parse_device(const std::string& name, const char* op) {
+  if (name == "cpu") return Device::CPU;
+  if (name == "cuda") {
+    require_cuda((std::string(op) + " --device cuda").c_str());
+    return Device::CUDA;
+  }
+  throw Error(std::string(op) + ": unknown --device '" + name + "' (cpu or cuda)");
+}
+
 #ifndef ATTN_WITH_CUDA
 
 int cuda_device_count() { return 0; }

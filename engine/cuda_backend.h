@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "engine/device.h"
 
@@ -21,6 +22,10 @@ bool cuda_available();
 // Throws attn::Error "<op>: this build has no CUDA backend" or "<op>: no CUDA
 // GPU is visible ..." unless cuda_available().
 void require_cuda(const char* op);
+// A --device value: "cpu", or "cuda" once require_cuda(op) has passed (so a
+// machine without the backend or a GPU fails here, before any work).
+// Anything else throws attn::Error.
+Device parse_device(const std::string& name, const char* op);
 // Waits for every queued kernel (a no-op without a GPU); timings call it.
 void cuda_synchronize();
 

@@ -83,6 +83,7 @@ Tensor relatedness_prediction(const Tensor& logits) {
   const int64_t k = logits.size(1);
   Tensor scores = empty({k}, logits.dtype());
   for (int64_t i = 0; i < k; ++i) write_element(scores, i, static_cast<double>(i + 1));
+  scores = scores.to(logits.device());
   return sum(softmax(logits, -1) * scores, {1});
 }
 

@@ -65,7 +65,9 @@ Tensor pair_mask(const Tensor& valid, const Tensor& positional) {
   ATTN_CHECK(positional.dim() == 2 && positional.size(0) == valid.size(1) && positional.size(1) == valid.size(1),
              "pair_mask", "positional mask ", shape_str(positional.shape()), " does not fit valid ",
              shape_str(valid.shape()));
-  return where(both, expand(positional, {valid.size(0), valid.size(1), valid.size(1)}),
+  // Positional masks are built on the host; they follow valid to its device.
+  const Tensor pos = positional.device() == valid.device() ? positional : positional.to(valid.device());
+  return where(both, expand(pos, {valid.size(0), valid.size(1), valid.size(1)}),
                zeros({}, DType::U8, valid.device()));
 }
 

@@ -126,7 +126,7 @@ MtsaLayer::Heads MtsaLayer::attend(const Tensor& x, const Tensor& valid) const {
   ta.gen = noise_;
   ta.training = training();
   hd.h = tensorized_self_attention(hd.q, hd.k, hd.v, hd.s,
-                                   head_mask_tensor(options_.head_masks, x.size(1), options_.window), valid, ta);
+                                   head_mask_tensor(options_.head_masks, x.size(1), options_.window).to(x.device()), valid, ta);
   return hd;
 }
 

@@ -61,7 +61,7 @@ Tensor unselected_head_context(const Tensor& h, const Tensor& valid, const Tenso
   Tensor heads_off = u8_and(valid, u8_not(z_head));
   Tensor deps = u8_and(valid, z_dep);
   // Row i averages over columns j: i an unselected head, j a selected dependent, j != i.
-  Tensor pool = u8_and(u8_and(unsqueeze(heads_off, 2), unsqueeze(deps, 1)), direction_mask(n, Direction::None));
+  Tensor pool = u8_and(u8_and(unsqueeze(heads_off, 2), unsqueeze(deps, 1)), direction_mask(n, Direction::None).to(h.device()));
   Tensor weights = cast(pool, h.dtype());
   Tensor count = sum(weights, {2}, true);  // [B, n, 1]
   return matmul(weights, h) / maximum(count, ones({}, h.dtype(), h.device()));

@@ -332,7 +332,7 @@ void load_into_module(Module& m, const std::map<std::string, Tensor>& tensors, b
                unexpected);
   }
   NoGrad no_grad;
-  for (const auto& [name, t] : state) copy_into(t, tensors.at(name));
+  for (const auto& [name, t] : state) copy_into(t, tensors.at(name).to(t.device()));
 }
 
 }  // namespace attn

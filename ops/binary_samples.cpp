@@ -57,9 +57,9 @@ void register_binary_samples(OpRegistry& r) {
     Tensor cond_col = random_mask({3, 1}, gen);
     std::vector<OpCase> cases;
     cases.push_back({"3x4", {samples::input({3, 4}, gen), samples::input({3, 4}, gen)},
-                     [cond](const std::vector<Tensor>& in) { return where(cond, in[0], in[1]); }});
+                     [cond](const std::vector<Tensor>& in) { return where(samples::like(cond, in[0]), in[0], in[1]); }});
     cases.push_back({"mask 3x1, a 3x4, b 4 (broadcast)", {samples::input({3, 4}, gen), samples::input({4}, gen)},
-                     [cond_col](const std::vector<Tensor>& in) { return where(cond_col, in[0], in[1]); }, true});
+                     [cond_col](const std::vector<Tensor>& in) { return where(samples::like(cond_col, in[0]), in[0], in[1]); }, true});
     return cases;
   };
   r.add(w);
@@ -73,9 +73,9 @@ void register_binary_samples(OpRegistry& r) {
     Tensor row_mask = random_mask({4}, gen);
     std::vector<OpCase> cases;
     cases.push_back({"3x4", {samples::input({3, 4}, gen)},
-                     [mask](const std::vector<Tensor>& in) { return masked_fill(in[0], mask, -5.0); }});
+                     [mask](const std::vector<Tensor>& in) { return masked_fill(in[0], samples::like(mask, in[0]), -5.0); }});
     cases.push_back({"mask 4 broadcast over 2x3x4", {samples::input({2, 3, 4}, gen)},
-                     [row_mask](const std::vector<Tensor>& in) { return masked_fill(in[0], row_mask, 0.0); }, true});
+                     [row_mask](const std::vector<Tensor>& in) { return masked_fill(in[0], samples::like(row_mask, in[0]), 0.0); }, true});
     return cases;
   };
   r.add(mf);

@@ -14,7 +14,7 @@ namespace {
 Tensor times_ramp(const Tensor& y) {
   Tensor ramp = empty(y.shape(), DType::F64);
   for (int64_t i = 0; i < ramp.numel(); ++i) write_element(ramp, i, 1.0 + 0.1 * static_cast<double>(i));
-  return y * ramp;
+  return y * samples::like(ramp, y);
 }
 
 OpSpec join_spec(const std::string& name, std::function<std::vector<OpCase>()> cases) {

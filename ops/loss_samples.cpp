@@ -14,7 +14,11 @@ OpSpec cross_entropy_spec() {
   s.cases = [] {
     Generator gen(51);
     auto with = [](Tensor target, CrossEntropyOptions options) {
-      return [target, options](const std::vector<Tensor>& in) { return cross_entropy(in[0], target, options); };
+      return [target, options](const std::vector<Tensor>& in) {
+        CrossEntropyOptions o = options;
+        if (o.class_weights.defined()) o.class_weights = samples::like(o.class_weights, in[0]);
+        return cross_entropy(in[0], samples::like(target, in[0]), o);
+      };
     };
     std::vector<OpCase> cases;
     cases.push_back({"3x5 mean", {samples::input({3, 5}, gen, -2, 2)}, with(from_indices({0, 3, 4}, {3}), {})});
@@ -68,7 +72,7 @@ OpSpec kl_div_spec() {
     // Rows are proper distributions; exact zeros must contribute 0 and no NaN.
     Tensor target = from_vector({0.1, 0.2, 0.3, 0.4, 0.0, 0.5, 0.25, 0.25, 0.7, 0.0, 0.3, 0.0}, {3, 4}, DType::F64);
     auto with = [target](Reduction r) {
-      return [target, r](const std::vector<Tensor>& in) { return kl_div(in[0], target, r); };
+      return [target, r](const std::vector<Tensor>& in) { return kl_div(in[0], samples::like(target, in[0]), r); };
     };
     std::vector<OpCase> cases;
     cases.push_back({"3x4 batchmean", {samples::input({3, 4}, gen, -3, -0.2)}, with(Reduction::Mean)});

@@ -1,6 +1,7 @@
 #include "ops/registry.h"
 
 #include "engine/error.h"
+#include "ops/copy.h"
 #include "ops/view.h"
 
 namespace attn {
@@ -55,6 +56,12 @@ Tensor signed_input(const Shape& shape, Generator& gen, double lo, double hi) {
   for (int64_t i = 0; i < t.numel(); ++i)
     if (gen.uniform() < 0.5) write_element(t, i, -read_element(t, i));
   return t.set_requires_grad(true);
+}
+
+Tensor like(const Tensor& t, const Tensor& ref) {
+  Tensor out = t.to(ref.device());
+  if (is_floating(out.dtype()) && is_floating(ref.dtype())) out = cast(out, ref.dtype());
+  return out;
 }
 
 }  // namespace samples

@@ -55,6 +55,10 @@ Tensor input(const Shape& shape, Generator& gen, double lo = -1.0, double hi = 1
 Tensor transposed_input(const Shape& shape, Generator& gen, double lo = -1.0, double hi = 1.0);
 // Values in [lo, hi) with a random sign: magnitudes stay away from 0.
 Tensor signed_input(const Shape& shape, Generator& gen, double lo, double hi);
+// A constant a case function builds or captures (mask, index, target, ramp),
+// brought to where `ref` lives: ref's device, and ref's dtype when both are
+// floating. Lets one case run on float32 or on the GPU (tests/test_cuda_ops.cpp).
+Tensor like(const Tensor& t, const Tensor& ref);
 }  // namespace samples
 
 // Per-family registration functions (defined in ops/<family>_samples.cpp).

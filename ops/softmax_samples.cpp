@@ -24,7 +24,7 @@ OpSpec softmax_spec(const std::string& name, SoftmaxFnRef f) {
   s.cases = [f] {
     Generator gen(41);
     auto along = [f](int64_t axis, Tensor mask = Tensor()) {
-      return [f, axis, mask](const std::vector<Tensor>& in) { return f(in[0], axis, mask); };
+      return [f, axis, mask](const std::vector<Tensor>& in) { return f(in[0], axis, mask.defined() ? samples::like(mask, in[0]) : mask); };
     };
     std::vector<OpCase> cases;
     cases.push_back({"3x4 axis -1", {samples::input({3, 4}, gen, -2, 2)}, along(-1)});

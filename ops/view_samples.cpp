@@ -25,7 +25,7 @@ OpSpec view_spec(const std::string& name, Shape shape, bool transposed,
       Tensor y = f(in[0]);
       Tensor ramp = empty(y.shape(), DType::F64);
       for (int64_t i = 0; i < ramp.numel(); ++i) write_element(ramp, i, 1.0 + 0.1 * static_cast<double>(i));
-      return y * ramp;
+      return y * samples::like(ramp, y);
     };
     return std::vector<OpCase>{{shape_str(shape) + (transposed ? " transposed" : ""), {x}, fn}};
   };

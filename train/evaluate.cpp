@@ -23,6 +23,11 @@ TaskInputs inputs_of(const Batch& batch) {
   return in;
 }
 
+void move_batch(Batch& batch, Device device) {
+  for (Tensor* t : {&batch.ids, &batch.mask, &batch.ids_b, &batch.mask_b, &batch.labels, &batch.tags})
+    if (t->defined()) *t = t->to(device);
+}
+
 Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduction reduction) {
   switch (task) {
     case TaskKind::Classify:
@@ -32,7 +37,7 @@ Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduct
       return cross_entropy(logits, batch.labels, o);
     }
     case TaskKind::Relatedness: {
-      Tensor target = relatedness_target(batch.scores, logits.size(1), logits.dtype());
+      Tensor target = relatedness_target(batch.scores, logits.size(1), logits.dtype()).to(logits.device());
       Tensor log_p = log_softmax(logits, -1);
       if (reduction == Reduction::None) return sum(kl_div(log_p, target, Reduction::None), {1});
       return kl_div(log_p, target, reduction);
@@ -73,8 +78,13 @@ void run_batches(TaskModel& model, const std::vector<Example>& examples, const V
   bo.bucket_by_length = true;
   BatchIterator it(examples, vocab, model.task(), bo, nullptr);
   Batch batch;
+  const std::vector<Tensor> params = model.parameters();
+  const Device device = params.empty() ? Device::CPU : params.front().device();
   try {
-    while (it.next(batch)) visit(batch, model.logits(inputs_of(batch)));
+    while (it.next(batch)) {
+      move_batch(batch, device);
+      visit(batch, model.logits(inputs_of(batch)));
+    }
   } catch (...) {
     model.set_training(was_training);
     throw;

@@ -16,6 +16,8 @@
 namespace attn {
 
 TaskInputs inputs_of(const Batch& batch);
+// Moves a batch's tensors (ids, masks, labels, tags) to `device`.
+void move_batch(Batch& batch, Device device);
 
 // Mean loss (Reduction::Mean) or one value per example ([B], Reduction::None).
 Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduction reduction = Reduction::Mean);

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "engine/autograd.h"
+#include "engine/cuda_backend.h"
 #include "engine/error.h"
 #include "models/masks.h"
 #include "nn/safetensors.h"
@@ -69,7 +70,8 @@ int run_forward_command(const std::vector<std::string>& args) {
       .option("input", "", "input file (safetensors) with x and lengths or mask")
       .option("output", "", "output file (safetensors) to write tokens and sentence to")
       .flag("init-weights", "initialise the weights from --seed and save them to --weights (replacing it) first")
-      .option("seed", "1", "seed of the initialisation with --init-weights");
+      .option("seed", "1", "seed of the initialisation with --init-weights")
+      .option("device", "cpu", "cpu or cuda (the model and inputs move there; outputs are written from the host)");
   if (!p.parse(args)) {
     std::cout << p.help();
     return 0;
@@ -81,6 +83,7 @@ int run_forward_command(const std::vector<std::string>& args) {
   const std::string input_path = p.get("input"), output_path = p.get("output");
   const bool init_weights = p.is_set("init-weights");
   const int64_t seed = p.get_int("seed");
+  const Device device = parse_device(p.get("device"), "forward");
 
   // Read and check the inputs before any work, so a bad file fails fast.
   std::map<std::string, Tensor> in = load_safetensors(input_path);
@@ -120,8 +123,9 @@ int run_forward_command(const std::vector<std::string>& args) {
   }
 
   encoder->set_training(false);
+  encoder->to(device);
   NoGrad no_grad;
-  EncoderOutput out = encoder->encode(x, mask);
+  EncoderOutput out = encoder->encode(x.to(device), mask.to(device));
   save_safetensors(output_path, {{"tokens", out.tokens}, {"sentence", out.sentence}}, {{"encoder", encoder_name}});
   std::printf("forward: %s on x %s -> tokens %s, sentence %s (%s) written to %s\n", encoder_name.c_str(),
               shape_str(x.shape()).c_str(), shape_str(out.tokens.shape()).c_str(),

@@ -48,7 +48,7 @@ Tensor reinforce_surrogate(const Tensor& log_pi, const std::vector<double>& per_
   std::vector<double> coef(rewards.size());
   for (size_t i = 0; i < coef.size(); ++i) coef[i] = -(rewards[i] - b) / static_cast<double>(B);
   if (baseline) baseline->update(rewards);
-  Tensor c = from_vector(coef, {B}, log_pi.dtype());
+  Tensor c = from_vector(coef, {B}, log_pi.dtype()).to(log_pi.device());
   if (c.device() != log_pi.device()) c = to_device(c, log_pi.device());
   return sum(mul(log_pi, c));
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "engine/cuda_backend.h"
 #include "engine/error.h"
 #include "train/atomic_file.h"
 #include "train/cli_args.h"
@@ -62,11 +63,7 @@ int run_train_command(const std::vector<std::string>& args) {
     std::cout << p.help();
     return 0;
   }
-  if (p.get("device") == "cuda") {
-    ATTN_CHECK(built_with_cuda(), "train", "--device cuda: this build has no CUDA backend");
-    ATTN_CHECK(false, "train", "--device cuda: the CUDA backend is not available yet");
-  }
-  ATTN_CHECK(p.get("device") == "cpu", "train", "unknown --device '", p.get("device"), "' (cpu or cuda)");
+  o.device = parse_device(p.get("device"), "train");
 
   o.data.task = task_from_name(p.get("task"));
   o.data.data = p.get("data");

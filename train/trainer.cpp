@@ -124,6 +124,7 @@ TrainResult train_model(const TrainOptions& o) {
   }
   log("model: " + model_config.get("encoder", "mtsa") + ", " + std::to_string(model.parameter_count()) +
       " parameters");
+  model.to(o.device);  // before the optimisers, whose state follows each parameter's device
 
   // ReSAN's RSS modules learn by REINFORCE on their own optimiser.
   auto* resan = dynamic_cast<Resan*>(&model.encoder());
@@ -206,6 +207,7 @@ TrainResult train_model(const TrainOptions& o) {
         plan = schedule.plan(progress.step);
         resan->set_select_all(plan.select_all);
       }
+      move_batch(batch, o.device);
       Tensor per_example = task_loss(data.task, model.logits(inputs_of(batch)), batch, Reduction::None);
       Tensor loss = mean(per_example);
       if (decay) loss = loss + decay->penalty();

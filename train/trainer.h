@@ -45,6 +45,7 @@ struct TrainOptions {
   double rl_lr = 0;              // 0: as lr
   bool rl_baseline = false;      // moving-average baseline (off = the paper)
   bool verbose = true;           // progress bar and log lines on stderr
+  Device device = Device::CPU;   // the model moves there (Module::to), each batch too
 };
 
 struct TrainResult {

@@ -43,7 +43,7 @@ WeightDecay::WeightDecay(const NamedTensors& named_params, double gamma, const W
 }
 
 Tensor WeightDecay::penalty() const {
-  if (params_.empty() || gamma_ == 0.0) return scalar(0.0);
+  if (params_.empty() || gamma_ == 0.0) return scalar(0.0, DType::F32, params_.empty() ? Device::CPU : params_[0].device());
   const DType dtype = params_[0].dtype();
   Tensor total;
   for (const Tensor& w : params_) {

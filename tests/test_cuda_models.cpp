@@ -1,0 +1,107 @@
+// Whole models on the GPU against the CPU: each encoder (with its default
+// config) and a classification head, forward and backward in float32, built
+// once, run on the CPU, moved with Module::to and run again on CUDA. Outputs,
+// the loss and every parameter's gradient must agree within float32
+// tolerance. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "engine/cuda_backend.h"
+#include "engine/random.h"
+#include "models/encoder.h"
+#include "models/heads.h"
+#include "models/masks.h"
+#include "ops/loss.h"
+
+namespace attn {
+namespace {
+
+// float32 on both devices; the GPU sums in another order, and a model chains
+// dozens of ops, so: |got - ref| <= 1e-4 + 2e-3 |ref| + 1e-4 max|ref| (the last
+// term for entries that cancel to near zero inside a tensor of larger ones).
+std::string compare(const Tensor& got_t, const Tensor& ref_t, const std::string& what) {
+  std::vector<double> got = got_t.to_vector(), ref = ref_t.to_vector();
+  if (got.size() != ref.size()) return what + ": size differs\n";
+  double scale = 0;
+  for (double r : ref) scale = std::max(scale, std::abs(r));
+  std::ostringstream os;
+  int bad = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double tol = 1e-4 + 2e-3 * std::abs(ref[i]) + 1e-4 * scale;
+    if (!(std::abs(got[i] - ref[i]) <= tol) && bad++ < 3)
+      os << what << "[" << i << "]: got " << got[i] << ", expected " << ref[i] << "\n";
+  }
+  return os.str();
+}
+
+struct Outputs {
+  Tensor tokens, sentence, loss;
+  std::vector<std::pair<std::string, Tensor>> grads;
+};
+
+class CudaModels : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU visible: CUDA tests skipped";
+  }
+};
+
+Outputs run(Encoder& encoder, ClassificationHead& head, const Tensor& x, const Tensor& mask, const Tensor& labels,
+            Device device) {
+  encoder.to(device);
+  head.to(device);
+  for (const Tensor& p : encoder.parameters()) p.zero_grad();
+  for (const Tensor& p : head.parameters()) p.zero_grad();
+  EncoderOutput e = encoder.encode(x.to(device), mask.to(device));
+  Tensor loss = cross_entropy(head.forward(e.sentence), labels.to(device));
+  loss.backward();
+  Outputs o{e.tokens.detach().to(Device::CPU), e.sentence.detach().to(Device::CPU), loss.detach().to(Device::CPU), {}};
+  for (auto& [name, p] : encoder.named_parameters())
+    if (p.grad().defined()) o.grads.emplace_back("encoder." + name, p.grad().to(Device::CPU));
+  for (auto& [name, p] : head.named_parameters())
+    if (p.grad().defined()) o.grads.emplace_back("head." + name, p.grad().to(Device::CPU));
+  return o;
+}
+
+TEST_P(CudaModels, ForwardAndBackwardMatchTheCpu) {
+  Generator init(7), noise(8), data(9);
+  const int64_t input_dim = 12;
+  Config config = Config::parse("encoder = " + GetParam() + "\n");
+  EncoderContext ctx;
+  ctx.input_dim = input_dim;
+  ctx.dtype = DType::F32;
+  ctx.init = &init;
+  ctx.noise = &noise;
+  std::unique_ptr<Encoder> encoder = build_encoder(config, ctx);
+  HeadOptions ho;
+  ho.hidden = 16;
+  ClassificationHead head(encoder->sentence_dim(), 3, ho, init, noise);
+  // Evaluation mode: no dropout or sampling noise, so both devices compute one function.
+  encoder->set_training(false);
+  head.set_training(false);
+
+  Tensor x = rand_uniform({3, 9, input_dim}, -1, 1, data, DType::F32);
+  Tensor mask = length_mask({9, 5, 1}, 9);
+  Tensor labels = from_indices({0, 2, 1}, {3});
+
+  CudaSentinelScope sentinel;
+  Outputs cpu = run(*encoder, head, x, mask, labels, Device::CPU);
+  Outputs gpu = run(*encoder, head, x, mask, labels, Device::CUDA);
+  std::string failures = compare(gpu.tokens, cpu.tokens, "tokens") + compare(gpu.sentence, cpu.sentence, "sentence") +
+                         compare(gpu.loss, cpu.loss, "loss");
+  ASSERT_EQ(gpu.grads.size(), cpu.grads.size()) << "parameters with a gradient differ";
+  for (size_t i = 0; i < cpu.grads.size(); ++i)
+    failures += compare(gpu.grads[i].second, cpu.grads[i].second, "grad " + cpu.grads[i].first);
+  EXPECT_EQ(failures, "") << GetParam();
+  encoder->to(Device::CPU);  // leaves the module as built
+}
+
+INSTANTIATE_TEST_SUITE_P(Encoders, CudaModels,
+                         ::testing::Values("bow", "mtsa", "disan", "biblosan", "mstrans", "resan", "transformer"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
+}  // namespace attn

@@ -1,0 +1,178 @@
+// Every op of the registry on the GPU against the CPU: each sample case runs
+// with its inputs moved to CUDA (same shapes, strides and offsets, so the
+// broadcast and transposed cases stay non-contiguous there), in float64 and
+// in float32, and its output and input gradients are compared with the CPU
+// float64 result. The allocator's sentinel fill is on, so an output element a
+// kernel never writes reads as NaN and fails. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "engine/autograd.h"
+#include "engine/cuda_backend.h"
+#include "engine/random.h"
+#include "ops/copy.h"
+#include "ops/registry.h"
+
+namespace attn {
+namespace {
+
+// |got - ref| <= atol + rtol * |ref|.
+// float64: the GPU computes the same formulas in a different order (tree
+//   reductions, fused multiply-adds, libdevice's exp/log, 1-2 ulp), so
+//   results differ by a few ulp times the reduction length: 1e-9 absolute and
+//   1e-7 relative is ~1e8 times that and still catches any wrong element.
+// float32: inputs are rounded to float32 (2^-24 ~ 6e-8 relative) and every
+//   op rounds its result; chains of a few ops over tens of elements, some
+//   amplifying relative error (log near small values, differences of
+//   similar numbers), stay well below 1e-3 relative; 1e-4 absolute covers
+//   results that cancel to near zero.
+struct Tol {
+  double atol, rtol;
+};
+constexpr Tol kTolF64{1e-9, 1e-7};
+constexpr Tol kTolF32{1e-4, 1e-3};
+
+struct CaseRun {
+  std::vector<double> out;
+  std::vector<std::vector<double>> grads;  // per input; empty when none reached it
+  std::vector<bool> has_grad;
+};
+
+// x's values in `dtype` on `device`, with x's shape, strides and offset (the
+// whole storage is moved), as a fresh leaf that requires grad when x does.
+Tensor place(const Tensor& x, DType dtype, Device device) {
+  NoGrad no_grad;
+  const int64_t n = static_cast<int64_t>(x.storage()->bytes() / dtype_size(x.dtype()));
+  Tensor flat = make_view(x, {n}, {1}, 0);
+  if (is_floating(x.dtype())) flat = cast(flat, dtype);
+  flat = flat.to(device);
+  Tensor v = make_view(flat, x.shape(), x.strides(), x.offset());
+  if (x.requires_grad()) v.set_requires_grad(true);
+  return v;
+}
+
+CaseRun run_case(const OpCase& c, DType dtype, Device device, const Tensor& seed) {
+  std::vector<Tensor> in;
+  for (const Tensor& x : c.inputs) in.push_back(place(x, is_floating(x.dtype()) ? dtype : x.dtype(), device));
+  Tensor y = c.fn(in);
+  CaseRun r;
+  r.out = y.to_vector();
+  r.grads.resize(in.size());
+  r.has_grad.assign(in.size(), false);
+  if (y.requires_grad() && seed.defined()) {
+    y.backward(place(seed, y.dtype(), device));
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (!in[i].requires_grad() || !in[i].grad().defined()) continue;
+      r.has_grad[i] = true;
+      r.grads[i] = in[i].grad().to_vector();
+    }
+  }
+  return r;
+}
+
+// Empty when every element agrees, else the first disagreements.
+std::string compare(const std::vector<double>& got, const std::vector<double>& ref, Tol tol, const std::string& what) {
+  if (got.size() != ref.size())
+    return what + ": " + std::to_string(got.size()) + " elements, expected " + std::to_string(ref.size()) + "\n";
+  std::ostringstream os;
+  int shown = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double g = got[i], e = ref[i];
+    bool ok;
+    if (std::isnan(e)) ok = std::isnan(g);
+    else if (std::isinf(e)) ok = g == e;
+    else ok = std::isfinite(g) && std::abs(g - e) <= tol.atol + tol.rtol * std::abs(e);
+    if (!ok && shown++ < 5) os << what << "[" << i << "]: got " << g << ", expected " << e << "\n";
+  }
+  if (shown > 5) os << what << ": " << shown << " elements differ in all\n";
+  return os.str();
+}
+
+std::vector<std::string> registered_names() {
+  std::vector<std::string> names;
+  for (const OpSpec& s : op_registry().all()) names.push_back(s.name);
+  return names;
+}
+
+class CudaMatchesCpu : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU visible: CUDA tests skipped";
+  }
+  const OpSpec& spec() const { return *op_registry().find(GetParam()); }
+};
+
+// Random ops draw their masks from different generators on the two devices,
+// so they are checked for what they are: y = D x and dx = D dy with one
+// diagonal D whose entries are 0 or a single scale > 1, both present.
+std::string check_random_op(const OpCase& c, const CaseRun& r, const Tensor& seed, const std::string& where) {
+  std::vector<double> x = c.inputs[0].to_vector(), g = seed.to_vector();
+  std::ostringstream os;
+  double scale = 0;
+  bool dropped = false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double d = r.out[i] / x[i];
+    if (r.out[i] == 0) {
+      dropped = true;
+      if (r.grads[0][i] != 0) os << where << ": gradient " << i << " of a dropped element is " << r.grads[0][i] << "\n";
+      continue;
+    }
+    if (scale == 0) scale = d;
+    if (std::abs(d - scale) > 1e-5 * scale) os << where << ": element " << i << " scaled by " << d << ", not " << scale << "\n";
+    if (std::abs(r.grads[0][i] - scale * g[i]) > 1e-5 * (1 + std::abs(g[i])))
+      os << where << ": gradient " << i << " is " << r.grads[0][i] << ", expected " << scale * g[i] << "\n";
+  }
+  if (!dropped || scale <= 1) os << where << ": expected both dropped and kept (scaled up) elements\n";
+  return os.str();
+}
+
+TEST_P(CudaMatchesCpu, ForwardAndInputGradients) {
+  const OpSpec& s = spec();
+  CudaSentinelScope sentinel;
+  int checked = 0;
+  for (const OpCase& c : s.cases()) {
+    // The reference: float64 on the CPU, with a fixed random output gradient.
+    Tensor y_ref;
+    {
+      NoGrad no_grad;
+      std::vector<Tensor> in;
+      for (const Tensor& x : c.inputs) in.push_back(x.detach());
+      y_ref = c.fn(in);
+    }
+    Generator gen(17);
+    Tensor seed = is_floating(y_ref.dtype()) ? rand_uniform(y_ref.shape(), -1, 1, gen, DType::F64) : Tensor();
+    const CaseRun ref = run_case(c, DType::F64, Device::CPU, seed);
+    for (DType dt : {DType::F64, DType::F32}) {
+      const std::string where = s.name + " / " + c.label + " / " + dtype_name(dt);
+      const CaseRun got = run_case(c, dt, Device::CUDA, seed);
+      ++checked;
+      if (s.family == "dropout") {
+        EXPECT_EQ(check_random_op(c, got, seed, where), "");
+        const CaseRun again = run_case(c, dt, Device::CUDA, seed);
+        EXPECT_EQ(again.out, got.out) << where << ": the same seed drew a different mask";
+        continue;
+      }
+      const Tol tol = dt == DType::F64 ? kTolF64 : kTolF32;
+      std::string failures = compare(got.out, ref.out, tol, where + " output");
+      for (size_t i = 0; i < ref.grads.size(); ++i) {
+        if (ref.has_grad[i] != got.has_grad[i]) {
+          failures += where + ": input " + std::to_string(i) + (ref.has_grad[i] ? " got no gradient on cuda\n" : " got a gradient only on cuda\n");
+          continue;
+        }
+        if (ref.has_grad[i])
+          failures += compare(got.grads[i], ref.grads[i], tol, where + " grad of input " + std::to_string(i));
+      }
+      EXPECT_EQ(failures, "");
+    }
+  }
+  EXPECT_GT(checked, 0) << s.name << " has no case";
+}
+
+INSTANTIATE_TEST_SUITE_P(CudaRegistry, CudaMatchesCpu, ::testing::ValuesIn(registered_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
+}  // namespace attn
