@@ -67,6 +67,21 @@ TEST(BenchArgs, BadLengthsAreClearUsageErrors) {
   EXPECT_THAT(usage_error_of({"--lengths", "16,x"}), HasSubstr("'x'"));
 }
 
+TEST(BenchArgs, ConfigOverrides) {
+  const auto kv = parse_config_overrides("layers=3, heads = 6");
+  ASSERT_EQ(kv.size(), 2u);
+  EXPECT_EQ(kv[0], std::make_pair(std::string("layers"), std::string("3")));
+  EXPECT_EQ(kv[1], std::make_pair(std::string("heads"), std::string("6")));
+  EXPECT_TRUE(parse_config_overrides("").empty());
+  EXPECT_THROW(parse_config_overrides("layers"), UsageError);
+  EXPECT_THROW(parse_config_overrides("=3"), UsageError);
+  EXPECT_THAT(usage_error_of({"--models", "transformer", "--set", "no_such_key=1"}), HasSubstr("no_such_key"));
+  BenchSettings s;
+  std::string help;
+  ASSERT_TRUE(parse_bench_args({"--models", "transformer", "--set", "layers=2"}, &s, &help));
+  EXPECT_EQ(s.config.size(), 1u);
+}
+
 TEST(BenchArgs, ByteSizes) {
   EXPECT_EQ(parse_byte_size("8GiB"), int64_t{8} << 30);
   EXPECT_EQ(parse_byte_size("512MiB"), int64_t{512} << 20);

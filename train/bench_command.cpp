@@ -37,6 +37,7 @@ BenchPoint point_for(const BenchSettings& s, const std::string& model, BenchMode
   p.length = length;
   p.features = s.features;
   p.hidden = s.hidden;
+  p.config = s.config;
   p.device = s.device;
   p.reps = s.reps;
   p.warmup = s.warmup;
@@ -51,6 +52,11 @@ void print_machine_line(const BenchSettings& s) {
               static_cast<long long>(s.batch), static_cast<long long>(s.features),
               s.hidden ? (", hidden " + std::to_string(s.hidden)).c_str() : "",
               s.random_lengths ? "random-length" : "all-valid", static_cast<unsigned long long>(s.seed));
+  if (!s.config.empty()) {
+    std::printf("encoder config:");
+    for (const auto& [key, value] : s.config) std::printf(" %s = %s;", key.c_str(), value.c_str());
+    std::printf("\n");
+  }
 }
 
 void write_outputs(const BenchSettings& s, const std::vector<BenchResult>& results) {

@@ -109,6 +109,19 @@ int64_t parse_byte_size(const std::string& text, const std::string& flag) {
   return static_cast<int64_t>(bytes);
 }
 
+std::vector<std::pair<std::string, std::string>> parse_config_overrides(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (trim(text).empty()) return out;
+  for (const std::string& raw : split(text, ',')) {
+    const std::string item = trim(raw);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw UsageError("attn bench: --set expects KEY=VALUE pairs separated by commas, got '" + item + "'");
+    out.emplace_back(trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
+  }
+  return out;
+}
+
 std::vector<BenchMode> parse_mode_list(const std::string& text) {
   if (text == "infer") return {BenchMode::Infer};
   if (text == "train") return {BenchMode::Train};
@@ -127,6 +140,8 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
       .option("batch", "64", "examples per batch")
       .option("features", "300", "input features per token")
       .option("hidden", "", "override every encoder's `hidden` width (default: each encoder's own, 300)")
+      .option("set", "", "extra encoder config keys KEY=VALUE[,KEY=VALUE] for every model, e.g. layers=3 "
+                         "(a key a model does not read is an error)")
       .option("mode", "both", "infer, train or both")
       .option("device", "cpu", "cpu or cuda")
       .option("threads", "", "CPU threads for OpenMP and OpenBLAS (default: their own, every core)")
@@ -181,6 +196,7 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
     out.threads = p.get_int("threads");
     if (out.threads < 1) throw UsageError("attn bench: --threads must be at least 1, got " + p.get("threads"));
   }
+  out.config = parse_config_overrides(p.get("set"));
   const std::string device = p.get("device");
   if (device == "cpu") out.device = Device::CPU;
   else if (device == "cuda") out.device = Device::CUDA;
@@ -192,13 +208,15 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
   if (seed < 0) throw UsageError("attn bench: --seed must not be negative, got " + p.get("seed"));
   out.seed = static_cast<uint64_t>(seed);
 
-  // Every name must be a registered encoder: building a tiny one says so.
+  // Every name must be a registered encoder taking the --set keys: building a tiny one says so.
   for (const std::string& name : out.models) {
     Config config;
     config.set("encoder", name);
+    for (const auto& [key, value] : out.config) config.set(key, value);
     Generator init(0), noise(1);
     try {
       build_encoder(config, EncoderContext{4, DType::F32, &init, &noise});
+      config.check_all_used("encoder '" + name + "' with --set");
     } catch (const Error& e) {
       throw UsageError(std::string("attn bench: --models: ") + e.what());
     }

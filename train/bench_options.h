@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/device.h"
@@ -24,6 +25,7 @@ struct BenchSettings {
   int64_t batch = 64;
   int64_t features = 300;
   int64_t hidden = 0;  // 0: each encoder's default width
+  std::vector<std::pair<std::string, std::string>> config;  // extra encoder config keys (--set)
   Device device = Device::CPU;
   int64_t threads = 0;  // 0: the OpenMP / OpenBLAS defaults (every core)
   int64_t reps = 5;
@@ -45,6 +47,8 @@ std::vector<int64_t> parse_length_list(const std::string& text, const std::strin
 std::vector<std::string> parse_model_list(const std::string& text);
 // "8589934592", "512MiB", "8GiB", "1.5GiB", also KiB/KB/MB/GB (powers of 1024). Throws UsageError.
 int64_t parse_byte_size(const std::string& text, const std::string& flag = "--mem-limit");
+// "key=value,key=value" (encoder config keys for --set). Throws UsageError.
+std::vector<std::pair<std::string, std::string>> parse_config_overrides(const std::string& text);
 // "infer", "train" or "both".
 std::vector<BenchMode> parse_mode_list(const std::string& text);
 

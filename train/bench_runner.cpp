@@ -53,6 +53,7 @@ std::unique_ptr<Encoder> make_bench_encoder(const BenchPoint& point, Generator& 
   Config config;
   config.set("encoder", point.model);
   if (point.hidden > 0) config.set("hidden", std::to_string(point.hidden));
+  for (const auto& [key, value] : point.config) config.set(key, value);
   std::unique_ptr<Encoder> encoder = build_encoder(config, EncoderContext{point.features, DType::F32, &init, &noise});
   config.check_all_used("bench encoder '" + point.model + "'");
   if (point.device != Device::CPU) encoder->to(point.device);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/encoder.h"
@@ -17,6 +18,7 @@ struct BenchPoint {
   BenchMode mode = BenchMode::Infer;
   int64_t batch = 1, length = 1, features = 1;
   int64_t hidden = 0;  // 0: the encoder's default
+  std::vector<std::pair<std::string, std::string>> config;  // extra config keys
   Device device = Device::CPU;
   int64_t reps = 1, warmup = 0;
   bool random_lengths = false;
@@ -40,7 +42,7 @@ struct BenchResult {
   int64_t threads = 0;        // OpenMP threads the point ran with
 };
 
-// The encoder a point runs: registry defaults, `hidden` overridden when set,
+// The encoder a point runs: registry defaults, `hidden` and the extra keys set,
 // on the point's device.
 std::unique_ptr<Encoder> make_bench_encoder(const BenchPoint& point, Generator& init, Generator& noise);
 
