@@ -57,7 +57,9 @@ TEST(CudaAllocator, RoundsSmallRequestsTo512AndLargeTo2MiB) {
     const size_t r = cuda_round_allocation(b);
     EXPECT_GE(r, b);
     EXPECT_EQ(r % kCudaSmallRound, 0u);
-    if (b > kCudaSmallLimit) EXPECT_EQ(r % kCudaLargeRound, 0u);
+    if (b > kCudaSmallLimit) {
+      EXPECT_EQ(r % kCudaLargeRound, 0u);
+    }
   }
 }
 
@@ -79,7 +81,9 @@ TEST(CudaSwitches, SentinelScopeAndTf32DefaultOff) {
     EXPECT_TRUE(cuda_sentinel_fill());
   }
   EXPECT_FALSE(cuda_sentinel_fill());
-  if (!std::getenv("ATTN_TF32")) EXPECT_FALSE(cuda_tf32());
+  if (!std::getenv("ATTN_TF32")) {
+    EXPECT_FALSE(cuda_tf32());
+  }
   const bool before = cuda_tf32();
   set_cuda_tf32(true);
   EXPECT_TRUE(cuda_tf32());
@@ -88,7 +92,9 @@ TEST(CudaSwitches, SentinelScopeAndTf32DefaultOff) {
 
 TEST(CudaPresence, AvailabilityNeverThrowsAndMatchesTheBuild) {
   EXPECT_NO_THROW(cuda_device_count());
-  if (!built_with_cuda()) EXPECT_FALSE(cuda_available());
+  if (!built_with_cuda()) {
+    EXPECT_FALSE(cuda_available());
+  }
   EXPECT_EQ(cuda_available(), cuda_device_count() > 0);
 }
 
