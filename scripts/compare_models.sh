@@ -8,13 +8,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 attn=${1:-$root/build/bin/attn}
 out=$root/docs/model_comparison.md
 runs=${ATTN_RUNS:-$root/runs/compare}
-common=(--task classify --epochs 1 --batch 32 --max-len 128 --embedding-dim 64 --hidden 64 --quiet)
+common=(--task classify --epochs 1 --batch 32 --max-len 128 --embedding-dim 64 --quiet)
 rows=()
 for model in bow mtsa transformer mstrans biblosan disan resan; do
   extra=()
   case $model in
-    bow) extra=(--embedding-dim 64) ;;
-    mtsa|transformer|mstrans) extra=(--heads 2) ;;
+    bow) extra=() ;;
+    mtsa|transformer|mstrans) extra=(--hidden 64 --heads 2) ;;
+    *) extra=(--hidden 64) ;;
   esac
   echo "== $model" >&2
   line=$("$attn" train --model "$model" "${common[@]}" "${extra[@]}" --run "$runs/$model" | tail -n 1)
