@@ -120,7 +120,7 @@ void Optimizer::load_state(const NamedTensors& state) {
       ATTN_CHECK(t->shape() == p.shape(), op, "state '", prefix + slot, "' is ", shape_str(t->shape()),
                  " but parameter ", i, " is ", shape_str(p.shape()));
       Tensor copy = empty(p.shape(), p.dtype(), p.device());
-      copy_into(copy, *t);  // casts and moves as needed; never aliases the caller's tensor
+      copy_into(copy, t->to(p.device()));  // casts and moves as needed; never aliases the caller's tensor
       slots[i].push_back(copy);
       ++used;
     }
