@@ -20,6 +20,8 @@
 #include "ops/reduce.h"
 #include "ops/unary.h"
 #include "ops/view.h"
+#include "train/commands.h"
+#include "train/model_commands.h"
 
 namespace attn {
 namespace {
@@ -118,6 +120,29 @@ TEST(CudaPresence, WithoutAGpuCudaTensorsFailClearly) {
   Generator g(1);
   Linear layer(3, 2, g);
   expect_error([&] { layer.to(Device::CUDA); });
+}
+
+// `attn train/forward --device cuda` stop before any work with the reason.
+TEST(CudaPresence, DeviceCudaOnTheCommandsFailsClearlyWithoutAGpu) {
+  if (cuda_available()) GTEST_SKIP() << "a CUDA GPU is visible: the no-GPU errors cannot be seen";
+  const std::string why = built_with_cuda() ? "no CUDA GPU is visible" : "this build has no CUDA backend";
+  auto message_of = [](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_NE(message_of([] { run_train_command({"--device", "cuda", "--data", "/nonexistent", "--quiet"}); }).find(why),
+            std::string::npos);
+  EXPECT_NE(message_of([] {
+              run_forward_command({"--device", "cuda", "--model", "/nonexistent.cfg", "--weights", "/nonexistent.w",
+                                   "--input", "/nonexistent.x", "--output", "/nonexistent.y"});
+            }).find(why),
+            std::string::npos);
+  EXPECT_NE(message_of([] { parse_device("tpu", "train"); }).find("unknown --device 'tpu'"), std::string::npos);
+  EXPECT_EQ(parse_device("cpu", "train"), Device::CPU);
 }
 
 TEST(CudaDevices, ToTheSameDeviceReturnsTheTensorItself) {
