@@ -4,7 +4,7 @@
     /usr/bin/python3 scripts/bench_table.py docs/bench_cpu.csv [--lengths 32,64,128,256,384]
 
 One row per encoder and mode; per length the median step time in ms and the
-allocator peak in MiB ("budget" where the model stopped at the memory budget).
+allocator peak in MiB ("stopped at N" after a model hit the memory budget at length N).
 """
 import argparse
 import csv
@@ -24,26 +24,22 @@ def main():
         key = (r["model"], r["mode"])
         if key not in series:
             series.append(key)
-    cell = {}
+    cell, stop = {}, {}
     for r in rows:
         key = (r["model"], r["mode"], int(r["length"]))
         if r["status"] == "ok":
             cell[key] = f"{float(r['median_ms']):.0f} ms / {float(r['peak_mib']):.0f} MiB"
-        elif r["status"] == "over_budget":
-            cell[key] = "over budget"
         else:
-            cell[key] = r["status"]
+            cell[key] = "over budget" if r["status"] == "over_budget" else r["status"]
+            stop[(r["model"], r["mode"])] = int(r["length"])
     print("| encoder | mode | " + " | ".join(f"n = {n}" for n in lengths) + " |")
     print("|---|---|" + "---|" * len(lengths))
     for model, mode in series:
-        stopped = False
         cells = []
         for n in lengths:
             c = cell.get((model, mode, n))
-            if c is None and stopped:
-                c = "(stopped)"
-            if c == "over budget":
-                stopped = True
+            if c is None and (model, mode) in stop and n > stop[(model, mode)]:
+                c = f"stopped at {stop[(model, mode)]}"
             cells.append(c or "")
         print(f"| {model} | {mode} | " + " | ".join(cells) + " |")
 

@@ -15,7 +15,7 @@ namespace attn {
 namespace {
 
 const char* const kQuickLengths = "16,64,128";
-constexpr int64_t kQuickBatch = 8;
+constexpr int64_t kQuickBatch = 4;
 constexpr int64_t kQuickReps = 2;
 constexpr int64_t kQuickWarmup = 1;
 
