@@ -142,7 +142,8 @@ TEST(BenchArgs, HelpAndBadFlags) {
 
 TEST(BenchMemoryBudget, PredictsByTheModelsPower) {
   EXPECT_EQ(memory_growth_exponent("disan"), 2.0);
-  EXPECT_EQ(memory_growth_exponent("mstrans"), 1.0);
+  EXPECT_EQ(memory_growth_exponent("mstrans"), 2.0);  // default scales grow with n
+  EXPECT_EQ(memory_growth_exponent("bow"), 1.0);
   EXPECT_EQ(memory_growth_exponent("something-new"), 2.0);
   // DiSAN's n x n x d tensors: doubling the length quadruples the peak.
   EXPECT_EQ(predict_peak_bytes(64, 1000, 128, 2.0), 4000);
