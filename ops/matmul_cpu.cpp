@@ -32,43 +32,6 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const dou
               static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
-// Element offsets of every batch entry of t (batch axes are all but the last two).
-std::vector<int64_t> batch_offsets(const Tensor& t, int64_t batch) {
-  const int64_t axes = t.dim() - 2;
-  std::vector<int64_t> offsets(static_cast<size_t>(batch));
-  std::vector<int64_t> index(static_cast<size_t>(axes), 0);
-  int64_t off = 0;
-  for (int64_t i = 0; i < batch; ++i) {
-    offsets[static_cast<size_t>(i)] = off;
-    for (int64_t d = axes - 1; d >= 0; --d) {  // odometer increment
-      off += t.strides()[d];
-      if (++index[d] < t.shape()[d]) break;
-      off -= t.strides()[d] * t.shape()[d];
-      index[d] = 0;
-    }
-  }
-  return offsets;
-}
-
-bool batch_is_broadcast(const Tensor& t) {
-  for (int64_t d = 0; d < t.dim() - 2; ++d)
-    if (t.shape()[d] != 1 && t.strides()[d] != 0) return false;
-  return true;
-}
-
-// True when a's batch axes continue its rows with the same stride ld, so
-// [batch..., m, k] is one [batch*m, k] matrix.
-bool batch_folds_into_rows(const Tensor& a, int64_t ld) {
-  const int64_t r = a.dim();
-  int64_t expected = ld * a.shape()[r - 2];
-  for (int64_t d = r - 3; d >= 0; --d) {
-    if (a.shape()[d] == 1) continue;
-    if (a.strides()[d] != expected) return false;
-    expected *= a.shape()[d];
-  }
-  return true;
-}
-
 }  // namespace
 
 void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out) {

@@ -1,9 +1,10 @@
-// Kernel signatures of the matmul family, and the one rule every GEMM
-// backend shares for reading a strided matrix without copying it.
+// Kernel signatures of the matmul family, and the rules every GEMM backend
+// shares for reading strided (and batched) matrices without copying them.
 #pragma once
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <vector>
 
 #include "ops/matmul.h"
 
@@ -35,6 +36,18 @@ inline GemmLayout gemm_layout(const Tensor& t) {
   const int64_t r = t.dim();
   return gemm_layout(t.shape()[r - 2], t.shape()[r - 1], t.strides()[r - 2], t.strides()[r - 1]);
 }
+
+// How the batch axes (all but the last two) of a GEMM operand are laid out;
+// shared by the CPU and CUDA backends (ops/matmul_batch.cpp).
+// Element offsets of every batch entry of t, in row-major batch order.
+std::vector<int64_t> batch_offsets(const Tensor& t, int64_t batch);
+// The common step when offsets[i] == i * step for every i, else -1.
+int64_t uniform_step(const std::vector<int64_t>& offsets);
+// True when every batch axis of t has size 1 or stride 0 (one matrix for all).
+bool batch_is_broadcast(const Tensor& t);
+// True when a's batch axes continue its rows with the same stride ld, so
+// [batch..., m, k] is one [batch*m, k] matrix.
+bool batch_folds_into_rows(const Tensor& a, int64_t ld);
 
 // out = a @ b per batch entry. a [batch..., m, k] and b [batch..., k, n] already
 // carry out's batch shape (stride 0 on broadcast axes) and a gemm_layout that is

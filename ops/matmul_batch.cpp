@@ -1,0 +1,51 @@
+// The batch-axis rules of ops/matmul_kernels.h, shared by the CPU (OpenBLAS)
+// and CUDA (cuBLAS) GEMM kernels: which batched products are one tall GEMM,
+// which are evenly strided, and where each batch entry starts.
+#include "ops/matmul_kernels.h"
+
+namespace attn {
+
+std::vector<int64_t> batch_offsets(const Tensor& t, int64_t batch) {
+  const int64_t axes = t.dim() - 2;
+  std::vector<int64_t> offsets(static_cast<size_t>(batch));
+  std::vector<int64_t> index(static_cast<size_t>(axes), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < batch; ++i) {
+    offsets[static_cast<size_t>(i)] = off;
+    for (int64_t d = axes - 1; d >= 0; --d) {  // odometer increment
+      off += t.strides()[d];
+      if (++index[d] < t.shape()[d]) break;
+      off -= t.strides()[d] * t.shape()[d];
+      index[d] = 0;
+    }
+  }
+  return offsets;
+}
+
+int64_t uniform_step(const std::vector<int64_t>& offsets) {
+  if (offsets.size() < 2) return 0;
+  const int64_t step = offsets[1] - offsets[0];
+  if (step < 0) return -1;
+  for (size_t i = 0; i < offsets.size(); ++i)
+    if (offsets[i] != static_cast<int64_t>(i) * step) return -1;
+  return step;
+}
+
+bool batch_is_broadcast(const Tensor& t) {
+  for (int64_t d = 0; d < t.dim() - 2; ++d)
+    if (t.shape()[d] != 1 && t.strides()[d] != 0) return false;
+  return true;
+}
+
+bool batch_folds_into_rows(const Tensor& a, int64_t ld) {
+  const int64_t r = a.dim();
+  int64_t expected = ld * a.shape()[r - 2];
+  for (int64_t d = r - 3; d >= 0; --d) {
+    if (a.shape()[d] == 1) continue;
+    if (a.strides()[d] != expected) return false;
+    expected *= a.shape()[d];
+  }
+  return true;
+}
+
+}  // namespace attn
