@@ -6,11 +6,12 @@
 namespace attn {
 
 namespace {
-MBlosaOptions mblosa_options(Direction dir, Activation act, double c) {
+MBlosaOptions mblosa_options(Direction dir, const BiBlosanOptions& options) {
   MBlosaOptions o;
   o.direction = dir;
-  o.activation = act;
-  o.scale_c = c;
+  o.activation = options.activation;
+  o.scale_c = options.scale_c;
+  o.materialize_scores = options.materialize_scores;
   return o;
 }
 
@@ -28,9 +29,9 @@ BiBlosan::BiBlosan(int64_t input_dim, const BiBlosanOptions& options, Generator&
       act_(options.activation),
       rule_(options.block_len),
       fw_fc_(input_dim, options.hidden, gen, true, dtype),
-      fw_(options.hidden, mblosa_options(Direction::Forward, options.activation, options.scale_c), gen, dtype),
+      fw_(options.hidden, mblosa_options(Direction::Forward, options), gen, dtype),
       bw_fc_(input_dim, options.hidden, gen, true, dtype),
-      bw_(options.hidden, mblosa_options(Direction::Backward, options.activation, options.scale_c), gen, dtype),
+      bw_(options.hidden, mblosa_options(Direction::Backward, options), gen, dtype),
       s2t_(2 * options.hidden, gen, options.activation, true, dtype) {
   register_module("fw_fc", fw_fc_);
   register_module("fw", fw_);
@@ -73,6 +74,7 @@ std::unique_ptr<Encoder> build_biblosan_encoder(const Config& config, const Enco
   o.hidden = config.get_int("hidden", 300);
   o.activation = activation_from_name(config.get("activation", "elu"));
   o.scale_c = config.get_double("scale_c", 5.0);
+  o.materialize_scores = config.get_bool("materialize_scores", false);
   o.block_len = block_len_rule_from_config(config);
   return std::make_unique<BiBlosan>(ctx.input_dim, o, *ctx.init, ctx.dtype);
 }

@@ -58,7 +58,8 @@ MBlosaStages MBlosa::stages(const Tensor& x, const Tensor& valid, int64_t block_
 
   // Intra-block masked self-attention with parameters shared by all blocks.
   Tensor intra_mask = pair_mask(vb, direction_mask(r, options_.direction));
-  Tensor hb = multi_dim_masked_attention(xb, intra_w1_(xb), intra_w2_(xb), intra_bias_, intra_mask, options_.scale_c);
+  Tensor hb = multi_dim_masked_attention(xb, intra_w1_(xb), intra_w2_(xb), intra_bias_, intra_mask, options_.scale_c,
+                                         options_.materialize_scores);
   st.h = reshape(hb, {b, m * r, d});
 
   // One vector per block; a block without a valid token gives zeros.
@@ -68,7 +69,8 @@ MBlosaStages MBlosa::stages(const Tensor& x, const Tensor& valid, int64_t block_
 
   // Inter-block masked self-attention and the block gate.
   Tensor inter_mask = pair_mask(st.block_valid, direction_mask(m, options_.direction));
-  st.o = multi_dim_masked_attention(st.v, inter_w1_(st.v), inter_w2_(st.v), inter_bias_, inter_mask, options_.scale_c);
+  st.o = multi_dim_masked_attention(st.v, inter_w1_(st.v), inter_w2_(st.v), inter_bias_, inter_mask, options_.scale_c,
+                                          options_.materialize_scores);
   st.e = block_gate_.forward(st.v, st.o);
 
   // Context fusion: e_l copied to every token of block l.

@@ -2,6 +2,7 @@
 
 #include "engine/error.h"
 #include "ops/binary.h"
+#include "ops/multi_dim_attention.h"
 #include "ops/reduce.h"
 #include "ops/softmax.h"
 #include "ops/unary.h"
@@ -10,7 +11,9 @@
 namespace attn {
 
 Tensor multi_dim_masked_attention(const Tensor& h, const Tensor& query_term, const Tensor& key_term,
-                                  const Tensor& bias, const Tensor& pair_mask, double scale_c) {
+                                  const Tensor& bias, const Tensor& pair_mask, double scale_c,
+                                  bool materialize_scores) {
+  if (!materialize_scores) return multi_dim_attention(query_term + bias, key_term, h, pair_mask, scale_c);
   // scores[b, i, j, :] = c * tanh((W1 h_i + W2 h_j + b) / c)
   Tensor pre = unsqueeze(query_term, 2) + unsqueeze(key_term, 1) + bias;
   Tensor scores = mul_scalar(tanh(mul_scalar(pre, 1.0 / scale_c)), scale_c);
@@ -43,7 +46,8 @@ Tensor Disa::forward(const Tensor& x, const Tensor& valid, const Tensor& extra_m
     mask = where(mask, extra_mask, zeros({}, DType::U8, mask.device()));
   }
   Tensor h = activate(options_.activation, fc_(x));
-  Tensor s = multi_dim_masked_attention(h, w1_(h), w2_(h), bias_, mask, options_.scale_c);
+  Tensor s = multi_dim_masked_attention(h, w1_(h), w2_(h), bias_, mask, options_.scale_c,
+                                        options_.materialize_scores);
   return zero_padded(fusion_.forward(s, h), valid);
 }
 

@@ -6,8 +6,9 @@
 //          always excluded), separately for every feature
 //   s_i = sum_j P_ij * h_j   (0 when query i has no valid key)
 //   u = F * h + (1 - F) * s, F = sigmoid(W_f1 s + W_f2 h + b_f)   (DiSAN fusion gate)
-// Padded outputs are exactly zero. This version materialises the
-// [B, n, n, d] score tensor, which is what makes DiSAN memory-hungry.
+// Padded outputs are exactly zero. The scores go through the fused kernel
+// (O(B n d) memory) unless materialize_scores asks for the [B, n, n, d]
+// tensor, which is what made the papers' DiSAN memory-hungry.
 // Children: "fc" (W_h, b_h), "w1", "w2" (no biases), parameter "bias" (b),
 // "fusion" (the gate).
 #pragma once
@@ -23,6 +24,9 @@ struct DisaOptions {
   Direction direction = Direction::Forward;
   Activation activation = Activation::Elu;
   double scale_c = 5.0;
+  // true: build the [B, n, n, d] score tensor from elementwise ops (the
+  // papers' memory profile); false: the fused kernel (ops/multi_dim_attention.h).
+  bool materialize_scores = false;
 };
 
 class Disa : public Module {
@@ -44,7 +48,11 @@ class Disa : public Module {
 
 // The attention part alone (no input projection, no gate): s = sum_j P_ij h_j
 // with f as above, given h and the [B, n, n] mask. Reused by Bi-BloSA and ReSA.
+// Fused (ops/multi_dim_attention.h) by default; materialize_scores composes it
+// from elementwise ops and a masked softmax over the [B, n, n, d] scores (the
+// reference the fused kernel is tested against).
 Tensor multi_dim_masked_attention(const Tensor& h, const Tensor& query_term, const Tensor& key_term,
-                                  const Tensor& bias, const Tensor& pair_mask, double scale_c);
+                                  const Tensor& bias, const Tensor& pair_mask, double scale_c,
+                                  bool materialize_scores = false);
 
 }  // namespace attn

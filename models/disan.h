@@ -1,6 +1,7 @@
 // DiSAN: forward and backward DiSA (untied parameters) over the same input,
 // concatenated per token, then a two-layer multi-dimensional source2token.
-// Config keys: hidden (300), activation (elu), scale_c (5).
+// Config keys: hidden (300), activation (elu), scale_c (5),
+//   materialize_scores (false; true builds the [B, n, n, d] scores, models/disa.h).
 // Children: "fw", "bw" (Disa), "s2t" (Source2Token over 2*hidden).
 #pragma once
 #include "models/disa.h"
@@ -11,7 +12,8 @@ namespace attn {
 
 class Disan : public Encoder {
  public:
-  Disan(int64_t input_dim, int64_t hidden, Activation act, double scale_c, Generator& gen, DType dtype = DType::F32);
+  Disan(int64_t input_dim, int64_t hidden, Activation act, double scale_c, Generator& gen, DType dtype = DType::F32,
+        bool materialize_scores = false);
   EncoderOutput encode(const Tensor& x, const Tensor& mask) override;
   int64_t token_dim() const override { return 2 * hidden_; }
   int64_t sentence_dim() const override { return 2 * hidden_; }

@@ -94,7 +94,8 @@ Tensor Resa::forward(const Tensor& x, const Tensor& valid, const Tensor& z_head,
   // Zeroing padded h keeps every product with a masked weight finite.
   Tensor h = zero_padded(activate(options_.activation, fc_(x)), valid);
   Tensor hd = dropout_(h);
-  Tensor s = multi_dim_masked_attention(h, w_head_(hd), w_dep_(hd), bias_, mask, options_.scale_c);
+  Tensor s = multi_dim_masked_attention(h, w_head_(hd), w_dep_(hd), bias_, mask, options_.scale_c,
+                                        options_.materialize_scores);
   // Selected heads' rows of the fallback are zero and unselected heads' rows
   // of s are zero (no valid key), so the sum picks one per row.
   if (options_.keep_unselected) s = s + unselected_head_context(h, valid, z_head, z_dep);
@@ -121,6 +122,7 @@ Resan::Resan(int64_t input_dim, const ResanOptions& options, Generator& init, Ge
   ResaOptions ro;
   ro.activation = options.activation;
   ro.scale_c = options.scale_c;
+  ro.materialize_scores = options.materialize_scores;
   ro.keep_unselected = options.variant == ResaVariant::Full;
   ro.keep_prob = options.keep_prob;
   if (options.bidirectional) {
@@ -206,6 +208,7 @@ std::unique_ptr<Encoder> build_resan_encoder(const Config& config, const Encoder
   o.hidden = config.get_int("hidden", 300);
   o.activation = activation_from_name(config.get("activation", "elu"));
   o.scale_c = config.get_double("scale_c", 5.0);
+  o.materialize_scores = config.get_bool("materialize_scores", false);
   o.rss_hidden = config.get_int("rss_hidden", o.hidden);
   o.rss_eval = rss_eval_from_name(config.get("rss_eval", "threshold"));
   o.variant = resa_variant_from_name(config.get("resa_variant", "full"));

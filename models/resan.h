@@ -14,7 +14,7 @@
 // ReSA block sharing those selections (untied attention parameters), their
 // outputs concatenated per token, then a two-layer source2token readout.
 //
-// Config keys: hidden (300), activation (elu), scale_c (5), rss_hidden
+// Config keys: hidden (300), activation (elu), scale_c (5), materialize_scores (false), rss_hidden
 // (= hidden), rss_eval (threshold | sample), resa_variant (full |
 // no_unselected_heads | shared_rss), resa_direction (both | none), keep_prob
 // (0.75: dropout on h where it enters the alignment scores).
@@ -49,6 +49,9 @@ struct ResaOptions {
   Direction direction = Direction::None;
   Activation activation = Activation::Elu;
   double scale_c = 5.0;
+  // true: build the [B, n, n, d] score tensor from elementwise ops (the
+  // papers' memory profile); false: the fused kernel (ops/multi_dim_attention.h).
+  bool materialize_scores = false;
   bool keep_unselected = true;  // false: unselected heads output zeros
   double keep_prob = 1.0;
 };
@@ -89,6 +92,7 @@ struct ResanOptions {
   int64_t hidden = 300;
   Activation activation = Activation::Elu;
   double scale_c = 5.0;
+  bool materialize_scores = false;  // see ResaOptions
   int64_t rss_hidden = 300;
   RssEval rss_eval = RssEval::Threshold;
   ResaVariant variant = ResaVariant::Full;

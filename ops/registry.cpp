@@ -31,6 +31,7 @@ const OpRegistry& op_registry() {
     register_layer_norm_samples(r);
     register_dropout_samples(r);
     register_loss_samples(r);
+    register_multi_dim_attention_samples(r);
     return r;
   }();
   return registry;
@@ -62,6 +63,14 @@ Tensor like(const Tensor& t, const Tensor& ref) {
   Tensor out = t.to(ref.device());
   if (is_floating(out.dtype()) && is_floating(ref.dtype())) out = cast(out, ref.dtype());
   return out;
+}
+
+Tensor u8_mask(const std::vector<int64_t>& values, const Shape& shape) {
+  Tensor m = empty(shape, DType::U8);
+  ATTN_CHECK(static_cast<int64_t>(values.size()) == m.numel(), "samples::u8_mask", values.size(),
+             " values for shape ", shape_str(shape));
+  for (int64_t i = 0; i < m.numel(); ++i) m.data<uint8_t>()[i] = static_cast<uint8_t>(values[i]);
+  return m;
 }
 
 }  // namespace samples

@@ -59,6 +59,8 @@ Tensor signed_input(const Shape& shape, Generator& gen, double lo, double hi);
 // brought to where `ref` lives: ref's device, and ref's dtype when both are
 // floating. Lets one case run on float32 or on the GPU (tests/test_cuda_ops.cpp).
 Tensor like(const Tensor& t, const Tensor& ref);
+// A uint8 mask of `shape` from row-major values (nonzero = valid).
+Tensor u8_mask(const std::vector<int64_t>& values, const Shape& shape);
 }  // namespace samples
 
 // Per-family registration functions (defined in ops/<family>_samples.cpp).
@@ -73,5 +75,6 @@ void register_index_samples(OpRegistry& r);
 void register_layer_norm_samples(OpRegistry& r);
 void register_dropout_samples(OpRegistry& r);
 void register_loss_samples(OpRegistry& r);
+void register_multi_dim_attention_samples(OpRegistry& r);
 
 }  // namespace attn

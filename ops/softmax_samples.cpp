@@ -11,12 +11,6 @@ namespace {
 
 using SoftmaxFnRef = Tensor (*)(const Tensor&, int64_t, const Tensor&);
 
-Tensor make_mask(const std::vector<int64_t>& values, const Shape& shape) {
-  Tensor m = empty(shape, DType::U8);
-  for (int64_t i = 0; i < m.numel(); ++i) m.data<uint8_t>()[i] = static_cast<uint8_t>(values[i]);
-  return m;
-}
-
 OpSpec softmax_spec(const std::string& name, SoftmaxFnRef f) {
   OpSpec s;
   s.name = name;
@@ -36,11 +30,11 @@ OpSpec softmax_spec(const std::string& name, SoftmaxFnRef f) {
     // rows are empty). A huge value at a masked position must not leak.
     Tensor x = samples::input({2, 3, 4}, gen, -2, 2);
     write_element(x, 2, 1e30);
-    Tensor batch_mask = make_mask({1, 1, 0, 1, 0, 0, 0, 0}, {2, 1, 4});
+    Tensor batch_mask = samples::u8_mask({1, 1, 0, 1, 0, 0, 0, 0}, {2, 1, 4});
     OpCase masked{"2x3x4 mask [2,1,4] with fully masked rows", {x}, along(-1, batch_mask), true};
     cases.push_back(masked);
 
-    Tensor key_mask = make_mask({1, 0, 1, 1}, {4});
+    Tensor key_mask = samples::u8_mask({1, 0, 1, 1}, {4});
     OpCase keys{"3x4 mask [4]", {samples::input({3, 4}, gen, -2, 2)}, along(-1, key_mask), true};
     cases.push_back(keys);
     return cases;
