@@ -2,7 +2,8 @@
 // independent softmax, so the work splits into tasks of (batch b, a block of
 // features): each task owns its slice of every output, so tasks run in
 // parallel without atomics and the result does not depend on the thread
-// count. Inner loops run over the contiguous features of a block.
+// count. Inner loops run over the contiguous features of a block and are
+// compiled for AVX2 as well as the baseline (ATTN_SIMD_CLONES).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,6 +11,7 @@
 
 #include "engine/cpu_loops.h"
 #include "ops/multi_dim_attention_kernels.h"
+#include "ops/vector_math.h"
 
 namespace attn {
 
@@ -49,97 +51,125 @@ void valid_keys(const uint8_t* mask_row, int64_t nk, std::vector<int64_t>& keys)
     if (mask_row[j]) keys.push_back(j);
 }
 
+// The scores of one query row against its valid keys (into `scores`, one
+// row of w per key) and their per-feature max.
 template <class T>
-void forward(const Tensor& query, const Tensor& key, const Tensor& values, const Tensor& mask, double scale_c,
-             const Tensor& out, const Tensor& log_norm) {
-  const Dims s = dims_of(query, key);
-  const T c = static_cast<T>(scale_c), inv_c = static_cast<T>(1.0 / scale_c);
-  const T *pq = query.data<T>(), *pk = key.data<T>(), *pv = values.data<T>();
-  const uint8_t* pm = mask.data<uint8_t>();
-  T *po = out.data<T>(), *pl = log_norm.data<T>();
-  for_each_task(s, [&](int64_t b, int64_t f0, int64_t f1) {
-    const int64_t w = f1 - f0;
-    std::vector<int64_t> keys;
-    std::vector<T> scores(static_cast<size_t>(s.nk * w)), mx(w), z(w), acc(w);
-    for (int64_t i = 0; i < s.nq; ++i) {
-      const int64_t row = (b * s.nq + i) * s.d + f0;
-      valid_keys(pm + (b * s.nq + i) * s.nk, s.nk, keys);
-      if (keys.empty()) {
-        std::fill(po + row, po + row + w, T(0));
-        std::fill(pl + row, pl + row + w, T(0));
-        continue;
-      }
-      const T* qr = pq + row;
-      std::fill(mx.begin(), mx.end(), -std::numeric_limits<T>::infinity());
-      for (size_t a = 0; a < keys.size(); ++a) {
-        const T* kr = pk + (b * s.nk + keys[a]) * s.d + f0;
-        T* lr = scores.data() + a * w;
-        for (int64_t f = 0; f < w; ++f) {
-          const T l = c * std::tanh((qr[f] + kr[f]) * inv_c);
-          lr[f] = l;
-          mx[f] = std::max(mx[f], l);
-        }
-      }
-      std::fill(z.begin(), z.end(), T(0));
-      std::fill(acc.begin(), acc.end(), T(0));
-      for (size_t a = 0; a < keys.size(); ++a) {
-        const T* vr = pv + (b * s.nk + keys[a]) * s.d + f0;
-        const T* lr = scores.data() + a * w;
-        for (int64_t f = 0; f < w; ++f) {
-          const T e = std::exp(lr[f] - mx[f]);
-          z[f] += e;
-          acc[f] += e * vr[f];
-        }
-      }
-      // z >= 1: the largest score contributes exp(0).
-      for (int64_t f = 0; f < w; ++f) {
-        po[row + f] = acc[f] / z[f];
-        pl[row + f] = mx[f] + std::log(z[f]);
-      }
+inline __attribute__((always_inline)) void score_row(int64_t w, T c, T inv_c, const T* __restrict q,
+                                                      const T* __restrict k, T* __restrict scores,
+                                                      T* __restrict mx) {
+  for (int64_t f = 0; f < w; ++f) {
+    const T l = c * vector_math::tanh((q[f] + k[f]) * inv_c);
+    scores[f] = l;
+    mx[f] = mx[f] < l ? l : mx[f];
+  }
+}
+
+// Adds one key's softmax weights and weighted values to the running sums.
+template <class T>
+inline __attribute__((always_inline)) void accumulate_row(int64_t w, const T* __restrict scores,
+                                                           const T* __restrict mx, const T* __restrict v,
+                                                           T* __restrict z, T* __restrict acc) {
+  for (int64_t f = 0; f < w; ++f) {
+    const T e = vector_math::exp(scores[f] - mx[f]);
+    z[f] += e;
+    acc[f] += e * v[f];
+  }
+}
+
+// The backward terms of one (query row, key row) pair over w features.
+template <class T>
+inline __attribute__((always_inline)) void backward_pair(int64_t w, T c, T inv_c, const T* __restrict q,
+                                                          const T* __restrict g, const T* __restrict o,
+                                                          const T* __restrict log_norm, const T* __restrict k,
+                                                          const T* __restrict v, T* __restrict dq,
+                                                          T* __restrict dk, T* __restrict dv) {
+  for (int64_t f = 0; f < w; ++f) {
+    const T t = vector_math::tanh((q[f] + k[f]) * inv_c);
+    const T gp = g[f] * vector_math::exp(c * t - log_norm[f]);  // grad * P
+    dv[f] += gp;
+    const T dpre = gp * (v[f] - o[f]) * (T(1) - t * t);
+    dq[f] += dpre;
+    dk[f] += dpre;
+  }
+}
+
+// Everything a task needs, by value, so the loops see no aliasing.
+template <class T>
+struct Operands {
+  Dims s;
+  T c, inv_c;
+  const T *q, *k, *v, *g, *o, *log_norm;
+  const uint8_t* mask;
+  T *out, *out_log_norm, *dq, *dk, *dv;
+};
+
+template <class T>
+ATTN_SIMD_CLONES void forward_task(const Operands<T>& p, int64_t b, int64_t f0, int64_t f1) {
+  const Dims& s = p.s;
+  const int64_t w = f1 - f0;
+  std::vector<int64_t> keys;
+  std::vector<T> scores(static_cast<size_t>(s.nk * w)), mx(w), z(w), acc(w);
+  for (int64_t i = 0; i < s.nq; ++i) {
+    const int64_t row = (b * s.nq + i) * s.d + f0;
+    valid_keys(p.mask + (b * s.nq + i) * s.nk, s.nk, keys);
+    if (keys.empty()) {
+      std::fill(p.out + row, p.out + row + w, T(0));
+      std::fill(p.out_log_norm + row, p.out_log_norm + row + w, T(0));
+      continue;
     }
-  });
+    std::fill(mx.begin(), mx.end(), -std::numeric_limits<T>::infinity());
+    for (size_t a = 0; a < keys.size(); ++a)
+      score_row(w, p.c, p.inv_c, p.q + row, p.k + (b * s.nk + keys[a]) * s.d + f0, scores.data() + a * w,
+                mx.data());
+    std::fill(z.begin(), z.end(), T(0));
+    std::fill(acc.begin(), acc.end(), T(0));
+    for (size_t a = 0; a < keys.size(); ++a)
+      accumulate_row(w, scores.data() + a * w, mx.data(), p.v + (b * s.nk + keys[a]) * s.d + f0, z.data(),
+                     acc.data());
+    // z >= 1: the largest score contributes exp(0).
+    for (int64_t f = 0; f < w; ++f) {
+      p.out[row + f] = acc[f] / z[f];
+      p.out_log_norm[row + f] = mx[f] + std::log(z[f]);
+    }
+  }
 }
 
 template <class T>
-void backward(const Tensor& grad, const Tensor& query, const Tensor& key, const Tensor& values, const Tensor& mask,
-              double scale_c, const Tensor& out, const Tensor& log_norm, const Tensor& grad_query,
-              const Tensor& grad_key, const Tensor& grad_values) {
-  const Dims s = dims_of(query, key);
-  const T c = static_cast<T>(scale_c), inv_c = static_cast<T>(1.0 / scale_c);
-  const T *pg = grad.data<T>(), *pq = query.data<T>(), *pk = key.data<T>(), *pv = values.data<T>();
-  const T *po = out.data<T>(), *pl = log_norm.data<T>();
-  const uint8_t* pm = mask.data<uint8_t>();
-  T *gq = grad_query.data<T>(), *gk = grad_key.data<T>(), *gv = grad_values.data<T>();
-  for_each_task(s, [&](int64_t b, int64_t f0, int64_t f1) {
-    const int64_t w = f1 - f0;
-    for (int64_t j = 0; j < s.nk; ++j) {
-      const int64_t row = (b * s.nk + j) * s.d + f0;
-      std::fill(gk + row, gk + row + w, T(0));
-      std::fill(gv + row, gv + row + w, T(0));
+ATTN_SIMD_CLONES void backward_task(const Operands<T>& p, int64_t b, int64_t f0, int64_t f1) {
+  const Dims& s = p.s;
+  const int64_t w = f1 - f0;
+  for (int64_t j = 0; j < s.nk; ++j) {
+    const int64_t row = (b * s.nk + j) * s.d + f0;
+    std::fill(p.dk + row, p.dk + row + w, T(0));
+    std::fill(p.dv + row, p.dv + row + w, T(0));
+  }
+  std::vector<int64_t> keys;
+  std::vector<T> dq(w);
+  for (int64_t i = 0; i < s.nq; ++i) {
+    const int64_t row = (b * s.nq + i) * s.d + f0;
+    valid_keys(p.mask + (b * s.nq + i) * s.nk, s.nk, keys);
+    std::fill(dq.begin(), dq.end(), T(0));
+    for (int64_t j : keys) {
+      const int64_t key_row = (b * s.nk + j) * s.d + f0;
+      backward_pair(w, p.c, p.inv_c, p.q + row, p.g + row, p.o + row, p.log_norm + row, p.k + key_row,
+                    p.v + key_row, dq.data(), p.dk + key_row, p.dv + key_row);
     }
-    std::vector<int64_t> keys;
-    std::vector<T> dq(w);
-    for (int64_t i = 0; i < s.nq; ++i) {
-      const int64_t row = (b * s.nq + i) * s.d + f0;
-      valid_keys(pm + (b * s.nq + i) * s.nk, s.nk, keys);
-      std::fill(dq.begin(), dq.end(), T(0));
-      const T *qr = pq + row, *gr = pg + row, *orow = po + row, *lnr = pl + row;
-      for (int64_t j : keys) {
-        const int64_t key_row = (b * s.nk + j) * s.d + f0;
-        const T *kr = pk + key_row, *vr = pv + key_row;
-        T *gkr = gk + key_row, *gvr = gv + key_row;
-        for (int64_t f = 0; f < w; ++f) {
-          const T t = std::tanh((qr[f] + kr[f]) * inv_c);
-          const T gp = gr[f] * std::exp(c * t - lnr[f]);  // grad * P
-          gvr[f] += gp;
-          const T dpre = gp * (vr[f] - orow[f]) * (T(1) - t * t);
-          dq[f] += dpre;
-          gkr[f] += dpre;
-        }
-      }
-      std::copy(dq.begin(), dq.end(), gq + row);
-    }
-  });
+    std::copy(dq.begin(), dq.end(), p.dq + row);
+  }
+}
+
+template <class T>
+Operands<T> operands(const Tensor& query, const Tensor& key, const Tensor& values, const Tensor& mask,
+                     double scale_c) {
+  Operands<T> p{};
+  p.s = dims_of(query, key);
+  p.c = static_cast<T>(scale_c);
+  p.inv_c = static_cast<T>(1.0 / scale_c);
+  p.q = query.data<T>();
+  p.k = key.data<T>();
+  p.v = values.data<T>();
+  p.mask = mask.data<uint8_t>();
+  return p;
 }
 
 }  // namespace
@@ -148,7 +178,10 @@ void multi_dim_attention_forward_cpu(const Tensor& query, const Tensor& key, con
                                      const Tensor& mask, double scale_c, const Tensor& out, const Tensor& log_norm) {
   dispatch_floating(query.dtype(), "multi_dim_attention", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    forward<T>(query, key, values, mask, scale_c, out, log_norm);
+    Operands<T> p = operands<T>(query, key, values, mask, scale_c);
+    p.out = out.data<T>();
+    p.out_log_norm = log_norm.data<T>();
+    for_each_task(p.s, [&p](int64_t b, int64_t f0, int64_t f1) { forward_task(p, b, f0, f1); });
   });
 }
 
@@ -158,7 +191,14 @@ void multi_dim_attention_backward_cpu(const Tensor& grad, const Tensor& query, c
                                       const Tensor& grad_values) {
   dispatch_floating(query.dtype(), "multi_dim_attention_backward", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    backward<T>(grad, query, key, values, mask, scale_c, out, log_norm, grad_query, grad_key, grad_values);
+    Operands<T> p = operands<T>(query, key, values, mask, scale_c);
+    p.g = grad.data<T>();
+    p.o = out.data<T>();
+    p.log_norm = log_norm.data<T>();
+    p.dq = grad_query.data<T>();
+    p.dk = grad_key.data<T>();
+    p.dv = grad_values.data<T>();
+    for_each_task(p.s, [&p](int64_t b, int64_t f0, int64_t f1) { backward_task(p, b, f0, f1); });
   });
 }
 

@@ -6,7 +6,6 @@
 // (grad_query) and one per key element (grad_key, grad_values), each
 // recomputing the scores: no atomics, so results are deterministic.
 #include <cmath>
-#include <limits>
 
 #include "ops/cuda_loops.cuh"
 #include "ops/multi_dim_attention_kernels.h"
@@ -30,7 +29,7 @@ __global__ void forward_kernel(const T* q, const T* k, const T* v, const uint8_t
     const int64_t f = idx % s.d, bi = idx / s.d, b = bi / s.nq;
     const uint8_t* mr = mask + bi * s.nk;
     const T qf = q[idx];
-    T m = -std::numeric_limits<T>::infinity(), z = 0, acc = 0;
+    T m = cuda::neg_inf<T>(), z = 0, acc = 0;
     for (int64_t j = 0; j < s.nk; ++j) {
       if (!mr[j]) continue;
       const int64_t kv = (b * s.nk + j) * s.d + f;

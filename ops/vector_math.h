@@ -1,0 +1,70 @@
+// Branch-free float32 exp and tanh for CPU kernel loops. glibc's expf and
+// tanhf are calls the compiler cannot vectorise; these are plain arithmetic
+// (a Cody-Waite range reduction and minimax polynomials, the classic Cephes
+// scheme), so a loop over them compiles to SIMD code. Accuracy is a few ulp
+// (tests/test_vector_math.cpp measures it against the C library). float64
+// overloads forward to the C library: gradcheck runs in float64 and keeps the
+// library's exact results.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+// Marks a kernel function to be compiled twice, for x86-64-v3 (AVX2, FMA)
+// and for the baseline; the loader picks the clone the CPU supports, so the
+// binary stays portable while loops over these functions run 8 floats wide
+// where they can. (FMA contraction makes the two clones differ in the last
+// bits.)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#define ATTN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define ATTN_SIMD_CLONES
+#endif
+
+namespace attn {
+namespace vector_math {
+
+inline float exp(float x) {
+  // e^x = 2^k e^r with k = round(x / ln 2) and |r| <= ln(2) / 2.
+  const float lo = -87.33654f, hi = 88.72283f;  // e^lo is the smallest normal float
+  const float xc = x < lo ? lo : (x > hi ? hi : x);
+  const float shifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  const float k = (xc * 1.44269504088896341f + shifter) - shifter;
+  const float r = (xc - k * 0.693359375f) - k * -2.12194440e-4f;  // ln 2 split in two
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float er = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(k) + 127) << 23;  // 2^k, k in [-126, 128)
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  const float y = er * scale;
+  // Below lo the true value is subnormal or 0; 0 is what callers want (a
+  // vanishing softmax weight). NaN compares false everywhere and stays NaN.
+  return x < lo ? 0.0f : (x > hi ? INFINITY : (x != x ? x : y));
+}
+
+inline float tanh(float x) {
+  const float a = x < 0 ? -x : x;
+  // Small |x|: an odd polynomial (1 - 2 / (e^2x + 1) would cancel).
+  const float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const float small = p * z * x + x;
+  // Large |x|: 1 - 2 / (e^2|x| + 1), which saturates to 1 without overflow.
+  const float large = 1.0f - 2.0f / (vector_math::exp(2.0f * a) + 1.0f);
+  const float signed_large = x < 0 ? -large : large;
+  return a < 0.625f ? small : signed_large;
+}
+
+inline double exp(double x) { return std::exp(x); }
+inline double tanh(double x) { return std::tanh(x); }
+
+}  // namespace vector_math
+}  // namespace attn
