@@ -5,7 +5,9 @@ Times forward + backward of sum(output) on CPU for three mechanisms at the
 papers' efficiency setting (batch 64, length 64, 300 features, float32):
 MTSA (the released code's variant, Algorithm 1: two batched GEMMs, never the
 n x n x d tensor), one multi-head attention layer (torch.nn.MultiheadAttention,
-6 heads, 300 wide), and one direction of DiSA (the [B, n, n, d] score tensor).
+6 heads, 300 wide), one direction of DiSA (the [B, n, n, d] score tensor), and
+the engine's DiSAN and one-layer Transformer encoders written in PyTorch
+(--models disan,transformer; scripts/bench_vs_torch.py compares them).
 
     /usr/bin/python3 scripts/bench_torch.py [--threads 2] [--reps 3] [--batch 64] [--length 64]
 """
@@ -71,10 +73,12 @@ class MultiHead(nn.Module):
 
 
 class DisaForward(nn.Module):
-    """One direction of DiSA: the [B, n, n, d] multi-dimensional score tensor, forward mask."""
+    """One direction of DiSA: the [B, n, n, d] multi-dimensional score tensor, forward mask
+    (backward mask with forward=False)."""
 
-    def __init__(self, d, c=5.0):
+    def __init__(self, d, c=5.0, forward=True):
         super().__init__()
+        self.forward_mask = forward
         self.fc, self.w1, self.w2 = nn.Linear(d, d), nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
         self.b = nn.Parameter(torch.zeros(d))
         self.f1, self.f2 = nn.Linear(d, d, bias=False), nn.Linear(d, d)
@@ -85,12 +89,54 @@ class DisaForward(nn.Module):
         h = F.elu(self.fc(x))
         f = self.c * torch.tanh((self.w1(h)[:, :, None, :] + self.w2(h)[:, None, :, :] + self.b) / self.c)
         idx = torch.arange(n)
-        allowed = (idx[None, :] < idx[:, None])[None, :, :, None]
+        before = idx[None, :] < idx[:, None]  # key j before query i
+        allowed = (before if self.forward_mask else before.t())[None, :, :, None]
         p = torch.softmax(f.masked_fill(~allowed, -1e30), dim=2) * allowed
         s = (p * h[:, None, :, :]).sum(2)
         g = torch.sigmoid(self.f1(s) + self.f2(h))
         u = g * h + (1 - g) * s
         return u, u.sum(1)
+
+
+class Disan(nn.Module):
+    """DiSAN as models/disan: forward and backward DiSA, concatenated, two-layer source2token."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.fw, self.bw = DisaForward(d, forward=True), DisaForward(d, forward=False)
+        self.s2t = Source2Token(2 * d)
+
+    def forward(self, x):
+        u = torch.cat([self.fw(x)[0], self.bw(x)[0]], -1)
+        return u, self.s2t(u)
+
+
+class Transformer(nn.Module):
+    """The Transformer baseline as models/transformer: sinusoidal positions, one post-norm layer
+    (10 heads, FFN 1200, no dropout), two-layer source2token readout."""
+
+    def __init__(self, d, heads=10, ffn=1200):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(d, heads, ffn, dropout=0.0, batch_first=True)
+        self.s2t = Source2Token(d)
+
+    def forward(self, x):
+        n, d = x.shape[1], x.shape[2]
+        pos = torch.arange(n, dtype=torch.float32)[:, None]
+        rate = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) * (-torch.log(torch.tensor(10000.0)) / d))
+        pe = torch.zeros(n, d)
+        pe[:, 0::2], pe[:, 1::2] = torch.sin(pos * rate), torch.cos(pos * rate)
+        u = self.layer(x + pe)
+        return u, self.s2t(u)
+
+
+MODELS = {
+    "mtsa": Mtsa,
+    "multi-head": MultiHead,
+    "disa-fw": DisaForward,
+    "disan": Disan,
+    "transformer": Transformer,
+}
 
 
 def time_step(model, x, reps, warmup):
@@ -114,6 +160,8 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--length", type=int, default=64)
     ap.add_argument("--features", type=int, default=300)
+    ap.add_argument("--models", default="mtsa,multi-head,disa-fw",
+                    help="comma list of: " + ", ".join(MODELS))
     args = ap.parse_args()
     torch.manual_seed(1)
     torch.set_num_threads(args.threads)
@@ -121,9 +169,10 @@ def main():
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch {args.batch}, "
           f"length {args.length}, {args.features} features, forward + backward, {args.reps} reps after "
           f"{args.warmup} warm-up")
-    for name, model in [("mtsa", Mtsa(args.features)), ("multi-head attention", MultiHead(args.features)),
-                        ("disa (one direction)", DisaForward(args.features))]:
-        med, lo, hi = time_step(model, x, args.reps, args.warmup)
+    for name in args.models.split(","):
+        if name not in MODELS:
+            ap.error(f"unknown model '{name}' (known: {', '.join(MODELS)})")
+        med, lo, hi = time_step(MODELS[name](args.features), x, args.reps, args.warmup)
         print(f"  {name:22s} median {med:9.1f} ms  (min {lo:.1f}, max {hi:.1f})", flush=True)
 
 
