@@ -152,20 +152,30 @@ def time_step(model, x, reps, warmup):
     return statistics.median(times), min(times), max(times)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def step_arguments(description, reps, models):
+    """The flags this script and bench_vs_torch.py share: the step's shape, threads, repetitions."""
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=reps)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--length", type=int, default=64)
     ap.add_argument("--features", type=int, default=300)
-    ap.add_argument("--models", default="mtsa,multi-head,disa-fw",
-                    help="comma list of: " + ", ".join(MODELS))
-    args = ap.parse_args()
+    ap.add_argument("--models", default=models, help="comma list of: " + ", ".join(MODELS))
+    return ap
+
+
+def random_batch(args):
+    """Seeds torch, sets its threads and draws the U(-1, 1) input [batch, length, features]."""
     torch.manual_seed(1)
     torch.set_num_threads(args.threads)
-    x = torch.rand(args.batch, args.length, args.features) * 2 - 1
+    return torch.rand(args.batch, args.length, args.features) * 2 - 1
+
+
+def main():
+    ap = step_arguments(__doc__, 3, "mtsa,multi-head,disa-fw")
+    args = ap.parse_args()
+    x = random_batch(args)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch {args.batch}, "
           f"length {args.length}, {args.features} features, forward + backward, {args.reps} reps after "
           f"{args.warmup} warm-up")

@@ -10,7 +10,6 @@ two medians are taken minutes apart on the same load. Prints the medians and the
 
 Needs Debian's python3-torch (PyTorch 1.13, CPU) and a built build/bin/attn.
 """
-import argparse
 import csv
 import os
 import subprocess
@@ -38,27 +37,20 @@ def engine_median(binary, model, args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--warmup", type=int, default=1)
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--length", type=int, default=64)
-    ap.add_argument("--features", type=int, default=300)
-    ap.add_argument("--models", default="mtsa,disan,transformer", help="engine encoders that bench_torch.py also has")
+    ap = bench_torch.step_arguments(__doc__, 5, "mtsa,disan,transformer")
     ap.add_argument("--binary", default=os.path.join(ROOT, "build", "bin", "attn"))
     args = ap.parse_args()
     if not os.access(args.binary, os.X_OK):
         sys.exit(f"bench_vs_torch: {args.binary} not found; build first (scripts/test.sh or cmake --build build)")
-    torch.manual_seed(1)
-    torch.set_num_threads(args.threads)
-    x = torch.rand(args.batch, args.length, args.features) * 2 - 1
+    models = args.models.split(",")
+    for name in models:
+        if name not in bench_torch.MODELS:
+            ap.error(f"no PyTorch version of '{name}' (known: {', '.join(bench_torch.MODELS)})")
+    x = bench_torch.random_batch(args)
     print(f"training step, batch {args.batch}, length {args.length}, {args.features} features, {args.threads} "
           f"threads, median of {args.reps} after {args.warmup} warm-up; torch {torch.__version__}")
     print(f"{'model':12s} {'engine ms':>10s} {'torch ms':>10s} {'torch/engine':>13s} {'engine MiB':>11s}")
-    for name in args.models.split(","):
-        if name not in bench_torch.MODELS:
-            ap.error(f"no PyTorch version of '{name}' (known: {', '.join(bench_torch.MODELS)})")
+    for name in models:
         engine_ms, engine_mib = engine_median(args.binary, name, args)
         torch_ms = bench_torch.time_step(bench_torch.MODELS[name](args.features), x, args.reps, args.warmup)[0]
         print(f"{name:12s} {engine_ms:10.1f} {torch_ms:10.1f} {torch_ms / engine_ms:13.2f} {engine_mib:11.1f}",

@@ -141,7 +141,8 @@ TEST(BenchArgs, HelpAndBadFlags) {
 }
 
 TEST(BenchMemoryBudget, PredictsByTheModelsPower) {
-  EXPECT_EQ(memory_growth_exponent("disan"), 2.0);
+  EXPECT_EQ(memory_growth_exponent("disan"), 1.25);  // fused attention: O(n d) tensors
+  EXPECT_EQ(memory_growth_exponent("disan", true), 2.0);  // materialize_scores: [B, n, n, d]
   EXPECT_EQ(memory_growth_exponent("mstrans"), 2.0);  // default scales grow with n
   EXPECT_EQ(memory_growth_exponent("bow"), 1.0);
   EXPECT_EQ(memory_growth_exponent("something-new"), 2.0);

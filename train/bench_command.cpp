@@ -11,6 +11,7 @@
 
 #include "engine/allocator.h"
 #include "engine/cuda_backend.h"
+#include "models/config.h"
 #include "engine/error.h"
 #include "engine/random.h"
 #include "train/atomic_file.h"
@@ -87,14 +88,18 @@ int run_sweep(const BenchSettings& s) {
   const size_t total = s.models.size() * s.modes.size() * s.lengths.size();
   size_t done = 0;
   std::vector<BenchResult> results;
+  Config overrides;
+  for (const auto& [key, value] : s.config) overrides.set(key, value);
+  const bool materialized = overrides.get_bool("materialize_scores", false);
   for (const std::string& model : s.models) {
+    const double growth = memory_growth_exponent(model, materialized);
     for (BenchMode mode : s.modes) {
       int64_t prev_length = 0, prev_peak = 0;
       for (size_t li = 0; li < s.lengths.size(); ++li) {
         const int64_t n = s.lengths[li];
         BenchPoint point = point_for(s, model, mode, n);
         ++done;
-        const int64_t predicted = predict_peak_bytes(prev_length, prev_peak, n, memory_growth_exponent(model));
+        const int64_t predicted = predict_peak_bytes(prev_length, prev_peak, n, growth);
         BenchResult r;
         if (!fits_memory_budget(predicted, s.mem_limit_bytes)) {
           r.point = point;

@@ -57,12 +57,14 @@ std::vector<BenchMode> parse_mode_list(const std::string& text);
 bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* settings, std::string* help);
 
 // How an encoder's peak memory grows with the sequence length n at fixed
-// batch and width: 2 for the mechanisms that hold n x n (x d) tensors (DiSAN,
-// ReSAN, the Transformer, MTSA's per-head n x n maps) and for the
-// Multi-Scale Transformer (windows of n/16, n/8, n/4 tokens by default),
-// 1.5 for Bi-BloSAN (blocks of length ~n^(1/3): n*r and (n/r)^2 terms), 1 for
-// the bag of words; 2 for anything unknown.
-double memory_growth_exponent(const std::string& model);
+// batch and width: 2 for the mechanisms that hold n x n (x d) tensors (DiSAN
+// and ReSAN with materialised scores, the Transformer, MTSA's per-head n x n
+// maps) and for the Multi-Scale Transformer (windows of n/16, n/8, n/4 tokens
+// by default), 1.25 for DiSAN and ReSAN with the fused attention (O(n d)
+// tensors plus small n x n masks), 1.5 for Bi-BloSAN (blocks of length
+// ~n^(1/3): n*r and (n/r)^2 terms), 1 for the bag of words; 2 for anything
+// unknown.
+double memory_growth_exponent(const std::string& model, bool materialized_scores = false);
 
 // The peak expected at `length` from the peak measured at `prev_length`,
 // scaled by (length / prev_length)^exponent.
