@@ -21,8 +21,23 @@
 #define ATTN_SIMD_CLONES
 #endif
 
+// The limits below (0, inf, NaN passed through) need IEEE semantics;
+// CMakeLists.txt appends -fno-fast-math, so this fires only for a build that
+// bypasses it.
+#if defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__
+#error "ops/vector_math.h needs NaN and infinity semantics: build without -ffast-math / -ffinite-math-only"
+#endif
+
 namespace attn {
 namespace vector_math {
+
+// NaN by its bits (exponent all ones, mantissa non-zero): an integer test the
+// compiler cannot fold away, and one that vectorises like the float selects.
+inline bool is_nan(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return (bits & 0x7fffffffu) > 0x7f800000u;
+}
 
 inline float exp(float x) {
   // e^x = 2^k e^r with k = round(x / ln 2) and |r| <= ln(2) / 2.
@@ -44,7 +59,7 @@ inline float exp(float x) {
   const float y = er * scale;
   // Below lo the true value is subnormal or 0; 0 is what callers want (a
   // vanishing softmax weight). NaN compares false everywhere and stays NaN.
-  return x < lo ? 0.0f : (x > hi ? INFINITY : (x != x ? x : y));
+  return x < lo ? 0.0f : (x > hi ? INFINITY : (is_nan(x) ? x : y));
 }
 
 inline float tanh(float x) {
