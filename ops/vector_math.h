@@ -42,7 +42,9 @@ inline bool is_nan(float x) {
 inline float exp(float x) {
   // e^x = 2^k e^r with k = round(x / ln 2) and |r| <= ln(2) / 2.
   const float lo = -87.33654f, hi = 88.72283f;  // e^lo is the smallest normal float
-  const float xc = x < lo ? lo : (x > hi ? hi : x);
+  // Written so that NaN (every comparison false) clamps to lo: k stays a
+  // finite integer, and converting NaN to int would be undefined behaviour.
+  const float xc = x >= lo ? (x <= hi ? x : hi) : lo;
   const float shifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   const float k = (xc * 1.44269504088896341f + shifter) - shifter;
   const float r = (xc - k * 0.693359375f) - k * -2.12194440e-4f;  // ln 2 split in two
@@ -53,7 +55,7 @@ inline float exp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   const float er = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(k) + 127) << 23;  // 2^k, k in [-126, 128)
+  const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(k) + 127) << 23;  // 2^k, k in [-126, 128]
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
   const float y = er * scale;
