@@ -36,5 +36,9 @@ done
   echo "| model | test accuracy | test macro-F1 | train examples/s | train seconds |"
   echo "|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
-} > "$out"
+  echo
+  echo "Speed columns: load average $(cut -d' ' -f1-3 /proc/loadavg) when the table was written;"
+  echo "they are comparable only between runs on an otherwise idle machine."
+} > "$out.tmp"
+mv "$out.tmp" "$out"   # atomic: an interrupted run leaves the previous table intact
 cat "$out"
