@@ -45,7 +45,9 @@ StridedLayout<N> merge_axes(const Shape& shape, const std::array<std::vector<int
 }
 
 // inner(offsets, n, steps): process n elements; operand k starts at element
-// offsets[k] (relative to its data pointer) and advances by steps[k].
+// offsets[k] (relative to its data pointer) and advances by steps[k]. inner
+// must treat each element on its own (elementwise kernels): a long run may be
+// cut into pieces that run on different threads.
 template <size_t N, class Inner>
 void strided_loop(const Shape& shape, const std::array<std::vector<int64_t>, N>& strides, const Inner& inner) {
   if (numel_of(shape) == 0) return;
@@ -55,25 +57,38 @@ void strided_loop(const Shape& shape, const std::array<std::vector<int64_t>, N>&
   std::array<int64_t, N> steps;
   for (size_t k = 0; k < N; ++k) steps[k] = L.strides[k].back();
   const int64_t outer = numel_of(L.shape) / inner_n;
-  const int64_t grain = std::max<int64_t>(1, kParallelGrain / inner_n);
+  // A contiguous tensor merges into one run (outer = 1); cutting long runs
+  // into pieces of at least kParallelGrain elements lets threads share it.
+  const int64_t pieces = std::max<int64_t>(1, inner_n / kParallelGrain);
+  const int64_t piece_len = (inner_n + pieces - 1) / pieces;
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / piece_len);
 
-  parallel_for(outer, grain, [&](int64_t begin, int64_t end) {
+  parallel_for(outer * pieces, grain, [&](int64_t begin, int64_t end) {
     std::vector<int64_t> index(rank > 1 ? rank - 1 : 1, 0);
     std::array<int64_t, N> base{};
-    int64_t rest = begin;
+    int64_t row = begin / pieces;
+    int64_t rest = row;
     for (int64_t d = rank - 2; d >= 0; --d) {
       index[d] = rest % L.shape[d];
       rest /= L.shape[d];
       for (size_t k = 0; k < N; ++k) base[k] += index[d] * L.strides[k][d];
     }
-    for (int64_t row = begin; row < end; ++row) {
-      inner(base, inner_n, steps);
-      for (int64_t d = rank - 2; d >= 0; --d) {  // odometer increment
-        for (size_t k = 0; k < N; ++k) base[k] += L.strides[k][d];
-        if (++index[d] < L.shape[d]) break;
-        for (size_t k = 0; k < N; ++k) base[k] -= L.strides[k][d] * L.shape[d];
-        index[d] = 0;
+    for (int64_t unit = begin; unit < end; ++unit) {
+      if (unit / pieces != row) {  // next row: odometer increment
+        ++row;
+        for (int64_t d = rank - 2; d >= 0; --d) {
+          for (size_t k = 0; k < N; ++k) base[k] += L.strides[k][d];
+          if (++index[d] < L.shape[d]) break;
+          for (size_t k = 0; k < N; ++k) base[k] -= L.strides[k][d] * L.shape[d];
+          index[d] = 0;
+        }
       }
+      const int64_t first = (unit % pieces) * piece_len;
+      const int64_t n = std::min(piece_len, inner_n - first);
+      if (n <= 0) continue;
+      std::array<int64_t, N> offsets;
+      for (size_t k = 0; k < N; ++k) offsets[k] = base[k] + first * steps[k];
+      inner(offsets, n, steps);
     }
   });
 }

@@ -13,6 +13,15 @@ namespace attn {
 // Below this many elements an elementwise or reduction kernel stays serial.
 constexpr int64_t kParallelGrain = 1 << 15;
 
+// How many threads a parallel_for started here would use.
+inline int64_t parallel_threads() {
+#ifdef _OPENMP
+  return omp_in_parallel() ? 1 : omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
 // Calls f(begin, end) on disjoint chunks covering [0, n).
 template <class F>
 void parallel_for(int64_t n, int64_t grain, const F& f) {

@@ -2,8 +2,10 @@
 // transposed operands passed as trans flags rather than copied.
 #include <cblas.h>
 
+#include <numeric>
 #include <vector>
 
+#include "engine/blas_threads.h"
 #include "engine/cpu_loops.h"
 #include "engine/parallel.h"
 #include "ops/copy.h"
@@ -13,9 +15,10 @@ namespace attn {
 
 namespace {
 
-// Below this many multiply-adds OpenBLAS runs a GEMM on the calling thread
-// alone, so a batch of such products is worth spreading over threads.
+// Below this many multiply-adds a product is not worth a thread fork.
 constexpr int64_t kSmallGemmWork = 1 << 18;
+// A product is cut into row blocks of at least this many rows.
+constexpr int64_t kMinBlockRows = 16;
 
 // C (m x n, row-major, ldc) = alpha op(A) op(B) + beta C.
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
@@ -30,6 +33,35 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const dou
   cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a, static_cast<int>(lda), b,
               static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+// Rows r0.. of op(A): A is stored [m, k] (row r0 starts r0 * lda in) or, when
+// transposed, [k, m] (column r0 starts r0 in).
+template <class T>
+const T* rows_from(const T* a, bool trans, int64_t lda, int64_t r0) {
+  return trans ? a + r0 : a + r0 * lda;
+}
+
+// Runs `batch` products of m x n x k as units of (product, block of output
+// rows), spread over the engine's threads; each unit is one OpenBLAS call on
+// its own thread (engine/blas_threads.h). Products are cut into row blocks
+// only when they are big and the batch alone does not divide evenly among the
+// threads (a single large GEMM: one block per thread).
+template <class Unit>
+void run_products(int64_t batch, int64_t m, int64_t n, int64_t k, const Unit& unit) {
+  use_serial_blas();
+  const int64_t threads = parallel_threads();
+  int64_t blocks = 1;
+  if (m * n * k >= kSmallGemmWork && batch % threads != 0) blocks = threads / std::gcd(batch, threads);
+  blocks = std::max<int64_t>(1, std::min(blocks, m / kMinBlockRows));
+  const int64_t rows = (m + blocks - 1) / blocks;
+  const int64_t grain = std::max<int64_t>(1, kSmallGemmWork / std::max<int64_t>(1, rows * n * k));
+  parallel_for(batch * blocks, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t i = u / blocks, r0 = (u % blocks) * rows, r1 = std::min(m, r0 + rows);
+      if (r0 < r1) unit(i, r0, r1);
+    }
+  });
 }
 
 }  // namespace
@@ -51,20 +83,16 @@ void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out) {
     T* pc = out.data<T>();
     // [batch..., m, k] @ [k, n] with a's rows stacked: a single tall GEMM.
     if (batch > 1 && !la.trans && batch * m <= INT_MAX && batch_is_broadcast(b) && batch_folds_into_rows(a, la.ld)) {
-      gemm(false, lb.trans, batch * m, n, k, pa, la.ld, pb, lb.ld, T(0), pc, n);
+      run_products(1, batch * m, n, k, [&](int64_t, int64_t r0, int64_t r1) {
+        gemm(false, lb.trans, r1 - r0, n, k, pa + r0 * la.ld, la.ld, pb, lb.ld, T(0), pc + r0 * n, n);
+      });
       return;
     }
     const std::vector<int64_t> off_a = batch_offsets(a, batch), off_b = batch_offsets(b, batch);
-    auto run = [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i)
-        gemm(la.trans, lb.trans, m, n, k, pa + off_a[i], la.ld, pb + off_b[i], lb.ld, T(0), pc + i * m * n, n);
-    };
-    const int64_t work = m * n * k;
-    if (work <= kSmallGemmWork) {
-      parallel_for(batch, std::max<int64_t>(1, kSmallGemmWork / work), run);
-    } else {
-      run(0, batch);  // OpenBLAS threads each product itself
-    }
+    run_products(batch, m, n, k, [&](int64_t i, int64_t r0, int64_t r1) {
+      gemm(la.trans, lb.trans, r1 - r0, n, k, rows_from(pa + off_a[i], la.trans, la.ld, r0), la.ld, pb + off_b[i],
+           lb.ld, T(0), pc + i * m * n + r0 * n, n);
+    });
   });
 }
 
@@ -80,8 +108,12 @@ void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias
   const GemmLayout lx = gemm_layout(x_rows), lw = gemm_layout(weight_t);
   dispatch_floating(out_rows.dtype(), "linear", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    gemm(lx.trans, lw.trans, rows, outf, in, x_rows.data<T>(), lx.ld, weight_t.data<T>(), lw.ld,
-         bias.defined() ? T(1) : T(0), out_rows.data<T>(), outf);
+    const T* px = x_rows.data<T>();
+    T* po = out_rows.data<T>();
+    run_products(1, rows, outf, in, [&](int64_t, int64_t r0, int64_t r1) {
+      gemm(lx.trans, lw.trans, r1 - r0, outf, in, rows_from(px, lx.trans, lx.ld, r0), lx.ld, weight_t.data<T>(),
+           lw.ld, bias.defined() ? T(1) : T(0), po + r0 * outf, outf);
+    });
   });
 }
 

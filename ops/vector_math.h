@@ -80,6 +80,15 @@ inline float tanh(float x) {
   return a < 0.625f ? small : signed_large;
 }
 
+// 1 / (1 + e^-x) without overflow: e = e^-|x| is at most 1, and the sign of
+// x picks which of the two equal forms to return. Below x = -87.3 the result
+// is 0 where the true value is subnormal (as exp above).
+inline float sigmoid(float x) {
+  const float e = vector_math::exp(x < 0 ? x : -x);
+  const float inv = 1.0f / (1.0f + e);
+  return x < 0 ? e * inv : inv;
+}
+
 inline double exp(double x) { return std::exp(x); }
 inline double tanh(double x) { return std::tanh(x); }
 

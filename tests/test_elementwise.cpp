@@ -101,6 +101,33 @@ TEST_P(BothDtypes, LargeStridedInputsTakeTheParallelPathCorrectly) {
     }
 }
 
+// Runs longer than two parallel grains are cut into pieces that threads
+// share (engine/cpu_loops.h); every element is checked, so a piece boundary
+// that drops, repeats or shifts an element fails. Lengths are odd so the last
+// piece is shorter than the others.
+TEST_P(BothDtypes, LongRunsCutIntoPiecesCoverEveryElementOnce) {
+  DType dt = GetParam();
+  const int64_t n = 200003;
+  Tensor x = empty({n}, dt);
+  for (int64_t i = 0; i < n; ++i) write_element(x, i, static_cast<double>(i % 1013) - 500);
+  std::vector<double> xs = x.to_vector();
+
+  std::vector<double> y = relu(x).to_vector();  // one contiguous run
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], xs[i] > 0 ? xs[i] : 0) << "element " << i;
+
+  Tensor every_other = slice(x, 0, 1, n, 2);  // a long run with step 2
+  const int64_t half = every_other.numel();
+  std::vector<double> z = mul_scalar(every_other, 2).to_vector();
+  for (int64_t i = 0; i < half; ++i) ASSERT_EQ(z[i], 2 * xs[1 + 2 * i]) << "element " << i;
+
+  Tensor rows = reshape(slice(x, 0, 0, 2 * 100001), {2, 100001});  // two long rows
+  Tensor col = from_vector({10.0, 20.0}, {2, 1}, dt);                 // broadcast along the run
+  std::vector<double> w = add(rows, col).to_vector();
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t c = 0; c < 100001; ++c)
+      ASSERT_EQ(w[r * 100001 + c], xs[r * 100001 + c] + (r == 0 ? 10 : 20)) << "row " << r << " column " << c;
+}
+
 TEST_P(BothDtypes, AxpyUpdatesInPlace) {
   Tensor p = from_vector({1, 2, 3}, {3}, GetParam());
   axpy_(p, -0.5, from_vector({2, 2, 2}, {3}, GetParam()));

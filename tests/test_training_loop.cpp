@@ -15,6 +15,8 @@
 #include <random>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "engine/autograd.h"
 #include "models/resan.h"
 #include "nn/safetensors.h"
@@ -359,13 +361,16 @@ std::string run_command(int (*command)(const std::vector<std::string>&), const s
 class FinishedRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(::testing::TempDir() + "/attn_training_loop_finished_run");
+    // The process id keeps this suite's tests, which CTest runs as parallel
+    // processes, out of each other's folders.
+    dir_ = new std::string(::testing::TempDir() + "/attn_training_loop_finished_run_" + std::to_string(::getpid()));
     std::filesystem::remove_all(*dir_);
     TrainOptions o = tiny_options(write_marker_data(*dir_, 300), *dir_ + "/run", "bow");
     o.epochs = 6;
     result_ = new TrainResult(train_model(o));
   }
   static void TearDownTestSuite() {
+    std::filesystem::remove_all(*dir_);
     delete dir_;
     delete result_;
   }

@@ -84,5 +84,24 @@ TEST(VectorMath, TanhSaturatesOddAndKeepsTinyValues) {
   EXPECT_TRUE(is_nan_bits(nan_result)) << "tanh(NaN) = " << nan_result;
 }
 
+TEST(VectorMath, SigmoidIsWithinFourUlpAndSaturatesExactly) {
+  double worst = 0;
+  for (int64_t i = 0; i <= 400000; ++i) {
+    const float x = static_cast<float>(-80.0 + 160.0 * static_cast<double>(i) / 400000.0);
+    const double ref = 1.0 / (1.0 + std::exp(-static_cast<double>(x)));
+    const double rel = std::abs(static_cast<double>(vector_math::sigmoid(x)) - ref) / ref;
+    worst = std::max(worst, rel);
+  }
+  EXPECT_LT(worst, 4 * kFloatUlp) << "worst relative error " << worst;
+  EXPECT_GT(worst, 0.0);
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(vector_math::sigmoid(opaque(0.0f)), 0.5f);
+  EXPECT_EQ(vector_math::sigmoid(opaque(1000.0f)), 1.0f);
+  EXPECT_EQ(vector_math::sigmoid(opaque(-1000.0f)), 0.0f);
+  EXPECT_EQ(vector_math::sigmoid(opaque(inf)), 1.0f);
+  EXPECT_EQ(vector_math::sigmoid(opaque(-inf)), 0.0f);
+  EXPECT_TRUE(is_nan_bits(vector_math::sigmoid(opaque(std::numeric_limits<float>::quiet_NaN()))));
+}
+
 }  // namespace
 }  // namespace attn

@@ -1,6 +1,7 @@
 #include "train/bench_matmul.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <iostream>
 
 #include "engine/autograd.h"
+#include "engine/blas_threads.h"
 #include "engine/random.h"
 #include "ops/matmul.h"
 #include "train/cli_args.h"
@@ -67,7 +69,12 @@ int bench(int64_t size, int64_t reps, int64_t warmup, DType dtype) {
   // Alternating the two per repetition exposes both to the same machine state.
   for (int64_t rep = 0; rep < warmup + reps; ++rep) {
     double te = time_ms([&] { result = matmul(a, b); });
-    double tb = time_ms([&] { blas_gemm(n, a.data<T>(), b.data<T>(), reference.data<T>()); });
+    double tb = time_ms([&] {
+      // The reference is OpenBLAS with its own threads, one per OpenMP
+      // thread the engine uses; the engine runs it single-threaded per piece.
+      ScopedBlasThreads blas_threads(omp_get_max_threads());
+      blas_gemm(n, a.data<T>(), b.data<T>(), reference.data<T>());
+    });
     if (rep >= warmup) {
       engine.ms.push_back(te);
       openblas.ms.push_back(tb);
@@ -77,9 +84,10 @@ int bench(int64_t size, int64_t reps, int64_t warmup, DType dtype) {
   const double flop = 2.0 * static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size);
   auto gflops = [flop](double ms) { return flop / (ms * 1e6); };
   const double diff = max_abs_difference<T>(result, reference);
-  std::printf("matmul benchmark: %lld x %lld %s, %lld reps after %lld warmup, OpenBLAS threads %d\n",
+  std::printf("matmul benchmark: %lld x %lld %s, %lld reps after %lld warmup, threads %d (engine: OpenMP pieces; "
+              "openblas: its own threads)\n",
               static_cast<long long>(size), static_cast<long long>(size), dtype_name(dtype),
-              static_cast<long long>(reps), static_cast<long long>(warmup), openblas_get_num_threads());
+              static_cast<long long>(reps), static_cast<long long>(warmup), omp_get_max_threads());
   auto report = [&](const char* name, const Timings& t) {
     std::printf("  %-9s median %.3f ms (min %.3f, max %.3f), %.1f GFLOP/s\n", name, t.median(), t.min(), t.max(),
                 gflops(t.median()));

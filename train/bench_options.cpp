@@ -144,7 +144,7 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
                          "(a key a model does not read is an error)")
       .option("mode", "both", "infer, train or both")
       .option("device", "cpu", "cpu or cuda")
-      .option("threads", "", "CPU threads for OpenMP and OpenBLAS (default: their own, every core)")
+      .option("threads", "", "CPU threads (OpenMP; default: every core)")
       .option("reps", "5", "timed repetitions per point")
       .option("warmup", "1", "untimed repetitions before them")
       .option("csv", "", "write the results as CSV to this file (atomically, after every point)")
