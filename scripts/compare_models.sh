@@ -10,6 +10,18 @@ out=$root/docs/model_comparison.md
 runs=${ATTN_RUNS:-$root/runs/compare}
 common=(--task classify --epochs 1 --batch 32 --max-len 128 --embedding-dim 64 --quiet)
 rows=()
+# How idle the CPUs were just before the runs (the load average would still
+# count whatever finished a minute ago).
+cpu_idle_percent() {
+  local a b
+  read -r -a a < <(grep '^cpu ' /proc/stat)
+  sleep 1
+  read -r -a b < <(grep '^cpu ' /proc/stat)
+  local total=0 i
+  for i in 1 2 3 4 5 6 7 8; do total=$((total + b[i] - a[i])); done
+  echo $(((b[4] + b[5] - a[4] - a[5]) * 100 / (total > 0 ? total : 1)))
+}
+idle_before=$(cpu_idle_percent)
 for model in bow mtsa transformer mstrans biblosan disan resan; do
   extra=()
   case $model in
@@ -37,7 +49,7 @@ done
   echo "|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
-  echo "Speed columns: load average $(cut -d' ' -f1-3 /proc/loadavg) when the table was written;"
+  echo "Speed columns: the CPUs were ${idle_before}% idle in the second before the first run;"
   echo "they are comparable only between runs on an otherwise idle machine."
 } > "$out.tmp"
 mv "$out.tmp" "$out"   # atomic: an interrupted run leaves the previous table intact
