@@ -141,6 +141,11 @@ TEST(CudaPresence, DeviceCudaOnTheCommandsFailsClearlyWithoutAGpu) {
                                    "--input", "/nonexistent.x", "--output", "/nonexistent.y"});
             }).find(why),
             std::string::npos);
+  // eval and predict check the device before they read the run folder.
+  EXPECT_NE(message_of([] { run_eval_command({"--device", "cuda", "--run", "/nonexistent"}); }).find(why),
+            std::string::npos);
+  EXPECT_NE(message_of([] { run_predict_command({"--device", "cuda", "--run", "/nonexistent"}); }).find(why),
+            std::string::npos);
   EXPECT_NE(message_of([] { parse_device("tpu", "train"); }).find("unknown --device 'tpu'"), std::string::npos);
   EXPECT_EQ(parse_device("cpu", "train"), Device::CPU);
 }

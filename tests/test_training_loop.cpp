@@ -396,6 +396,10 @@ TEST_F(FinishedRun, EvalCommandPrintsTheTrainersTestMetrics) {
   }
   std::string out = run_command(run_eval_command, {"--run", *dir_ + "/run", "--batch", "32"}, "", &code);
   EXPECT_THAT(out, HasSubstr("{\"test\": " + metrics_json(result_->test.metrics)));
+  // --device cpu is the default, spelled out.
+  EXPECT_EQ(run_command(run_eval_command, {"--run", *dir_ + "/run", "--batch", "32", "--device", "cpu"}, "", &code),
+            out);
+  EXPECT_EQ(code, 0);
   // The dev split gives the best dev score the trainer recorded.
   out = run_command(run_eval_command, {"--run", *dir_ + "/run", "--split", "dev", "--batch", "32"}, "", &code);
   EXPECT_NEAR(Json::parse(out).at("dev").at("accuracy").as_number(), result_->best_dev, 1e-6);

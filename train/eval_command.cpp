@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "engine/cuda_backend.h"
 #include "engine/error.h"
 #include "train/cli_args.h"
 #include "train/commands.h"
@@ -18,6 +19,7 @@ int run_eval_command(const std::vector<std::string>& args) {
       .option("format", "", "data format (default: the run's)")
       .option("split", "test", "train, dev or test")
       .option("weights", "best.safetensors", "weights file inside the run folder (best.safetensors, or last.safetensors: the latest checkpoint)")
+      .option("device", "cpu", "cpu or cuda (the model moves there; batches follow it)")
       .option("batch", "64", "examples per batch")
       .option("cache", "", "cache folder for downloaded data");
   if (!p.parse(args)) {
@@ -25,7 +27,9 @@ int run_eval_command(const std::vector<std::string>& args) {
     return 0;
   }
   if (p.get("run").empty()) throw UsageError("attn eval: --run is required");
+  const Device device = parse_device(p.get("device"), "eval");  // before any work: fails fast without a GPU
   SavedRun run = load_saved_run(p.get("run"), p.get("weights"));
+  run.model->to(device);
   DataSpec spec;
   spec.task = run.task;
   spec.data = p.is_set("data") ? p.get("data") : run.run_config.get("data", "");

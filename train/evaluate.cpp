@@ -106,21 +106,24 @@ std::vector<Prediction> predict_with_loss(TaskModel& model, const std::vector<Ex
     switch (model.task()) {
       case TaskKind::Classify:
       case TaskKind::Pair: {
-        Tensor best = argmax(logits, -1);
+        // Results come to the host once per batch: at() on a CUDA tensor
+        // would copy the whole tensor for every element read.
+        Tensor best = argmax(logits, -1).to(Device::CPU);
         for (int64_t i = 0; i < batch.size(); ++i) out[batch.indices[i]].label = static_cast<int64_t>(best.at({i}));
         break;
       }
       case TaskKind::Relatedness: {
-        Tensor score = relatedness_prediction(logits);
+        Tensor score = relatedness_prediction(logits).to(Device::CPU);
         for (int64_t i = 0; i < batch.size(); ++i) out[batch.indices[i]].score = score.at({i});
         break;
       }
       case TaskKind::Tag: {
-        Tensor best = argmax(logits, -1);
+        Tensor best = argmax(logits, -1).to(Device::CPU);
+        Tensor mask = batch.mask.to(Device::CPU);
         for (int64_t i = 0; i < batch.size(); ++i) {
           std::vector<int64_t>& tags = out[batch.indices[i]].tags;
           for (int64_t t = 0; t < batch.ids.size(1); ++t)
-            if (batch.mask.at({i, t}) != 0) tags.push_back(static_cast<int64_t>(best.at({i, t})));
+            if (mask.at({i, t}) != 0) tags.push_back(static_cast<int64_t>(best.at({i, t})));
         }
         break;
       }

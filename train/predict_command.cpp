@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "engine/cuda_backend.h"
 #include "engine/error.h"
 #include "train/cli_args.h"
 #include "train/commands.h"
@@ -18,13 +19,16 @@ int run_predict_command(const std::vector<std::string>& args) {
               "Reads one input per line from stdin and prints one prediction per line: the label (classify, pair),\n"
               "the score (relatedness) or the space-separated tags (tag). Pair inputs: two sentences separated by a tab.");
   p.option("run", "", "run folder written by attn train (required)")
-      .option("weights", "best.safetensors", "weights file inside the run folder (best.safetensors, or last.safetensors: the latest checkpoint)");
+      .option("weights", "best.safetensors", "weights file inside the run folder (best.safetensors, or last.safetensors: the latest checkpoint)")
+      .option("device", "cpu", "cpu or cuda (the model moves there; batches follow it)");
   if (!p.parse(args)) {
     std::cout << p.help();
     return 0;
   }
   if (p.get("run").empty()) throw UsageError("attn predict: --run is required");
+  const Device device = parse_device(p.get("device"), "predict");  // before any work: fails fast without a GPU
   SavedRun run = load_saved_run(p.get("run"), p.get("weights"));
+  run.model->to(device);
   std::vector<Example> examples;
   std::string line;
   int64_t line_no = 0;
