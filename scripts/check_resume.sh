@@ -6,7 +6,10 @@
 #     temporary file is mistaken for it;
 #   - the resumed run continues from the checkpoint's step and finishes.
 # Usage: scripts/check_resume.sh [attn binary] [work folder]
-# Runs in about half a minute on 2 cores; CTest runs it as cli.resume_after_signals.
+# Every wait is counted in training steps (checkpoints), not seconds, so the
+# script holds whether a step takes 0.5 ms (Release) or 40 ms (sanitizers).
+# Runs in about 2 s (Release) or 50 s (ASan) on 2 cores; CTest runs it as
+# cli.resume_after_signals.
 set -euo pipefail
 attn=${1:-$(cd "$(dirname "$0")/.." && pwd)/build/bin/attn}
 work=${2:-$(mktemp -d)}
@@ -30,7 +33,7 @@ awk -v rows=3000 'BEGIN {
 }'
 
 train=("$attn" train --data "$data" --model mtsa --hidden 32 --embedding-dim 32 --head-hidden 32 --heads 2
-       --epochs 4 --batch 16 --checkpoint-every 5 --min-count 1 --run "$run")
+       --epochs 6 --batch 16 --checkpoint-every 5 --min-count 1 --run "$run")
 
 step_of() {  # the "step" recorded in a checkpoint's metadata
   local header_len
@@ -39,21 +42,27 @@ step_of() {  # the "step" recorded in a checkpoint's metadata
 }
 
 wait_for_checkpoint_after() {  # waits until last.safetensors holds a step > $1
-  for _ in $(seq 600); do
+  for _ in $(seq 6000); do
     if [[ -f $run/last.safetensors ]]; then
       s=$(step_of "$run/last.safetensors" 2>/dev/null || echo 0)
       [[ $s =~ ^[0-9]+$ ]] && (( s > $1 )) && return 0
     fi
-    sleep 0.1
+    sleep 0.01
   done
   fail "no checkpoint after step $1 within 60 s"
+}
+
+signal_running() {  # kill -SIGNAL PID, failing clearly if the run already ended
+  kill -0 "$2" 2> /dev/null ||
+    fail "the training run ended before the $1 could be sent: it is too short for this machine (raise --epochs)"
+  kill "-$1" "$2"
 }
 
 # 1. Ctrl-C: exit 130 and a resumable checkpoint.
 "${train[@]}" 2> "$work/first.log" &
 pid=$!
 wait_for_checkpoint_after 0
-kill -INT "$pid"
+signal_running INT "$pid"
 set +e; wait "$pid"; status=$?; set -e
 [[ $status -eq 130 ]] || fail "SIGINT: expected exit status 130, got $status (log: $work/first.log)"
 grep -q "interrupted: saved a resumable checkpoint" "$work/first.log" || fail "SIGINT: no 'interrupted' message"
@@ -61,14 +70,15 @@ after_int=$(step_of "$run/last.safetensors")
 say "SIGINT: exit 130, checkpoint at step $after_int"
 
 # 2. Three times: resume, then SIGKILL (no chance to clean up) at a random
-#    moment after a newer checkpoint exists, possibly in the middle of a save.
+#    moment after a newer checkpoint exists (1 to 4 checkpoints later, then 0
+#    to 4 ms more), possibly in the middle of a save.
 resumed_from=$after_int
 for round in 1 2 3; do
   "${train[@]}" --resume 2> "$work/kill$round.log" &
   pid=$!
-  wait_for_checkpoint_after "$resumed_from"
-  sleep "0.$((RANDOM % 30))"
-  kill -KILL "$pid"
+  wait_for_checkpoint_after $((resumed_from + 5 * (RANDOM % 4)))
+  sleep "0.00$((RANDOM % 5))"
+  signal_running KILL "$pid"
   set +e; wait "$pid" 2> /dev/null; set -e
   grep -q "resumed at epoch .*, step $resumed_from" "$work/kill$round.log" ||
     fail "round $round: resume did not start from step $resumed_from"
