@@ -36,6 +36,7 @@ tree=$root/build-rev-$short
 if [ ! -d "$tree/src" ]; then
   echo "== building $short in $tree (CPU-only Release)" >&2
   mkdir -p "$tree"
+  git worktree prune  # forgets worktrees whose folders were deleted by hand
   git worktree add --detach "$tree/src" "$commit" >&2
 fi
 cmake -S "$tree/src" -B "$tree/build" -DCMAKE_BUILD_TYPE=Release -DATTN_CUDA=OFF -DATTN_BUILD_TESTS=OFF > /dev/null
