@@ -1,4 +1,5 @@
-// Branch-free float32 exp and tanh for CPU kernel loops. glibc's expf and
+// Branch-free float32 exp, tanh and sigmoid for CPU kernel loops (the fused
+// attention, the float unary kernels). glibc's expf and
 // tanhf are calls the compiler cannot vectorise; these are plain arithmetic
 // (a Cody-Waite range reduction and minimax polynomials, the classic Cephes
 // scheme), so a loop over them compiles to SIMD code. Accuracy is a few ulp

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <thread>
 
 #include "engine/autograd.h"
 #include "engine/blas_threads.h"
@@ -66,15 +67,27 @@ int bench(int64_t size, int64_t reps, int64_t warmup, DType dtype) {
 
   Tensor result;
   Timings engine, openblas;
+  auto run_engine = [&] { result = matmul(a, b); };
+  auto run_openblas = [&] {
+    // The reference is OpenBLAS with its own threads, one per OpenMP thread
+    // the engine uses (the engine runs it serially per piece).
+    ScopedBlasThreads blas_threads(omp_get_max_threads());
+    blas_gemm(n, a.data<T>(), b.data<T>(), reference.data<T>());
+  };
   // Alternating the two per repetition exposes both to the same machine state.
+  // Each side is timed warm and alone: a pause lets the other side's threads
+  // stop spinning (OpenBLAS's workers busy-wait for up to ~0.1 s after a call;
+  // seen here: the engine's 2048 product at 90 or 120 ms depending on it),
+  // then an untimed call wakes this side's own threads, as in training where
+  // kernels follow each other.
+  auto time_warm = [&](const auto& run) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    run();
+    return time_ms(run);
+  };
   for (int64_t rep = 0; rep < warmup + reps; ++rep) {
-    double te = time_ms([&] { result = matmul(a, b); });
-    double tb = time_ms([&] {
-      // The reference is OpenBLAS with its own threads, one per OpenMP
-      // thread the engine uses; the engine runs it single-threaded per piece.
-      ScopedBlasThreads blas_threads(omp_get_max_threads());
-      blas_gemm(n, a.data<T>(), b.data<T>(), reference.data<T>());
-    });
+    const double te = time_warm(run_engine);
+    const double tb = time_warm(run_openblas);
     if (rep >= warmup) {
       engine.ms.push_back(te);
       openblas.ms.push_back(tb);
