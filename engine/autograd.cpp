@@ -10,7 +10,22 @@ namespace attn {
 
 namespace {
 thread_local bool t_grad_enabled = true;
-}
+thread_local const char* t_backward_op = nullptr;
+
+// Sets the op whose backward runs for its scope (nests, restores).
+class BackwardOpScope {
+ public:
+  explicit BackwardOpScope(const char* op) : previous_(t_backward_op) { t_backward_op = op; }
+  ~BackwardOpScope() { t_backward_op = previous_; }
+  BackwardOpScope(const BackwardOpScope&) = delete;
+  BackwardOpScope& operator=(const BackwardOpScope&) = delete;
+
+ private:
+  const char* previous_;
+};
+}  // namespace
+
+const char* current_backward_op() { return t_backward_op; }
 
 bool grad_enabled() { return t_grad_enabled; }
 
@@ -97,6 +112,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
 
   NoGrad no_grad;  // backward formulas are not themselves recorded
   if (!root.grad_fn()) {
+    BackwardOpScope in_backward("(seed of backward)");
     accumulate_into_leaf(*root.impl(), seed);
     return;
   }
@@ -110,6 +126,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
   while (!ready.empty()) {
     std::shared_ptr<Node> node = ready.back();
     ready.pop_back();
+    BackwardOpScope in_backward(node->op);
     Tensor grad = pending[node.get()];
     pending.erase(node.get());
     ATTN_CHECK(node->backward != nullptr, "backward",

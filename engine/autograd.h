@@ -54,6 +54,10 @@ bool any_requires_grad(const std::vector<Tensor>& inputs);
 // that would be a reference cycle).
 void record(Tensor& output, const char* op, const std::vector<Tensor>& inputs, BackwardFn backward);
 
+// The forward op whose backward is running on this thread (the Node's op),
+// or null outside a backward pass: anomaly detection names it.
+const char* current_backward_op();
+
 // The engine behind Tensor::backward.
 void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph);
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_set>
 
 #include "engine/error.h"
 
@@ -82,6 +83,10 @@ class Parser {
     if (depth > kMaxDepth) fail("nesting deeper than " + std::to_string(kMaxDepth) + " levels");
     ++pos_;  // '{'
     Json::Object members;
+    // Keys seen so far, for the duplicate check: a scan for small objects, a
+    // hash set once an object grows, so a header of a million keys stays linear.
+    std::unordered_set<std::string> seen;
+    constexpr size_t kScanLimit = 16;
     skip_space();
     if (peek() == '}') {
       ++pos_;
@@ -92,8 +97,15 @@ class Parser {
       if (peek() != '"') fail("expected a string key");
       const size_t key_at = pos_;
       std::string key = parse_string();
-      for (const auto& member : members)
-        if (member.first == key) fail("key '" + key + "' appears twice in an object", key_at);
+      bool duplicate = false;
+      if (members.size() < kScanLimit) {
+        for (const auto& member : members) duplicate = duplicate || member.first == key;
+      } else {
+        if (seen.empty())
+          for (const auto& member : members) seen.insert(member.first);
+        duplicate = !seen.insert(key).second;
+      }
+      if (duplicate) fail("key '" + key + "' appears twice in an object", key_at);
       skip_space();
       if (peek() != ':') fail("expected ':' after an object key");
       ++pos_;

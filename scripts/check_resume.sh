@@ -95,4 +95,15 @@ done
 grep -q "resumed at epoch .*, step $after_kill" "$work/third.log" || fail "the final resume did not start from step $after_kill"
 grep -q '"accuracy"' "$work/final.json" || fail "no test metrics at the end"
 say "resumed from step $after_kill to the end: $(tail -n 1 "$work/final.json")"
+
+# 4. After the kills: no duplicate or out-of-order metrics line (a resume
+#    drops the lines logged after its checkpoint), no temporary file left.
+awk '{ if (!match($0, /"step": *[0-9]+/)) { print "unparsable line " NR; exit 1 }
+       s = substr($0, RSTART, RLENGTH); sub(/.*: */, "", s); s += 0
+       if (NR > 1 && s <= prev) { print "line " NR ": step " s " after step " prev; exit 1 }
+       prev = s }' "$run/metrics.jsonl" > "$work/metrics_check.txt" ||
+  fail "metrics.jsonl: $(cat "$work/metrics_check.txt")"
+leftover=$(ls "$run" | grep -c '\.tmp\.' || true)
+(( leftover == 0 )) || fail "$leftover temporary file(s) left in $run after the final resume"
+say "metrics.jsonl: $(wc -l < "$run/metrics.jsonl") lines in step order; no temporary files"
 say "OK"

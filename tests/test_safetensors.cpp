@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -379,6 +381,37 @@ TEST(LoadIntoModule, ShapeAndDtypeMismatchesAreNamed) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("b: checkpoint has dtype int64, model has float32"));
   }
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// The duplicate-key check was a scan of the keys so far (quadratic): 300,000
+// keys took minutes. A hash set keeps the parse linear in the header size.
+TEST(SafetensorsLinearHeader, ManyKeysWithADuplicateAreRejectedQuickly) {
+  const std::string path = ::testing::TempDir() + "attn_many_keys_" + std::to_string(::getpid()) + ".safetensors";
+  std::string header = "{";
+  const int keys = 300000;
+  for (int i = 0; i < keys; ++i) header += "\"k" + std::to_string(i) + "\":0,";
+  header += "\"k0\":0}";
+  std::string file(8, '\0');
+  for (int i = 0; i < 8; ++i) file[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  file += header;
+  std::ofstream(path, std::ios::binary) << file;
+  const auto start = std::chrono::steady_clock::now();
+  std::string msg;
+  try {
+    load_safetensors(path);
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::remove(path.c_str());
+  EXPECT_NE(msg.find("key 'k0' appears twice"), std::string::npos) << msg;
+  EXPECT_LT(seconds, 20.0) << "a generous bound: the quadratic check needs minutes here, the linear one well under 1 s";
 }
 
 }  // namespace

@@ -1,16 +1,25 @@
 #include "train/checkpoint.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
+#include "engine/autograd.h"
 #include "engine/error.h"
+#include "ops/copy.h"
 #include "nn/safetensors.h"
+#include "train/finite_check.h"
 
 namespace attn {
 
 namespace {
 
 constexpr const char* kFormat = "attn-training-checkpoint-1";
+constexpr const char* kChecksumKey = "data_checksum";
 
 std::string state_text(const std::array<uint64_t, 4>& s) {
   std::ostringstream os;
@@ -18,15 +27,69 @@ std::string state_text(const std::array<uint64_t, 4>& s) {
   return os.str();
 }
 
-std::array<uint64_t, 4> parse_state(const std::string& text, const std::string& path) {
+// Metadata values are parsed strictly: the whole text, in range, or an
+// error naming the field (never a std::stoll exception).
+int64_t parse_int(const std::string& text, const std::string& key, const std::string& path) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  ATTN_CHECK(!text.empty() && *end == '\0' && errno != ERANGE && !std::isspace(static_cast<unsigned char>(text[0])),
+             "checkpoint", "'", path, "': metadata '", key, "' is not an integer: '", text.substr(0, 40), "'");
+  return v;
+}
+
+double parse_real(const std::string& text, const std::string& key, const std::string& path) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  ATTN_CHECK(!text.empty() && *end == '\0' && !std::isspace(static_cast<unsigned char>(text[0])), "checkpoint", "'",
+             path, "': metadata '", key, "' is not a number: '", text.substr(0, 40), "'");
+  return v;
+}
+
+std::array<uint64_t, 4> parse_state(const std::string& text, const std::string& key, const std::string& path) {
   std::array<uint64_t, 4> s{};
   std::istringstream in(text);
   std::string part;
   for (int i = 0; i < 4; ++i) {
-    ATTN_CHECK(std::getline(in, part, ','), "checkpoint", "'", path, "': malformed generator state '", text, "'");
-    s[i] = std::strtoull(part.c_str(), nullptr, 10);
+    ATTN_CHECK(std::getline(in, part, ','), "checkpoint", "'", path, "': malformed generator state '", key, "'");
+    char* end = nullptr;
+    errno = 0;
+    s[i] = std::strtoull(part.c_str(), &end, 10);
+    ATTN_CHECK(!part.empty() && std::isdigit(static_cast<unsigned char>(part[0])) && *end == '\0' && errno != ERANGE,
+               "checkpoint", "'", path, "': malformed generator state '", key, "'");
   }
+  ATTN_CHECK(in.peek() == EOF, "checkpoint", "'", path, "': malformed generator state '", key,
+             "' (more than 4 words)");
+  ATTN_CHECK(s[0] | s[1] | s[2] | s[3], "checkpoint", "'", path, "': generator state '", key,
+             "' is all zeros (not a state a generator can be in)");
   return s;
+}
+
+// FNV-1a over each tensor's name, dtype, shape and bytes, in name order.
+uint64_t checksum_of(const std::map<std::string, Tensor>& tensors) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  };
+  NoGrad no_grad;
+  for (const auto& [name, t] : tensors) {
+    mix(name.data(), name.size() + 1);
+    const int dtype = static_cast<int>(t.dtype());
+    mix(&dtype, sizeof dtype);
+    for (int64_t d : t.shape()) mix(&d, sizeof d);
+    Tensor c = contiguous(t.device() == Device::CPU ? t.detach() : to_device(t.detach(), Device::CPU));
+    if (c.numel() > 0) mix(c.raw_data(), static_cast<size_t>(c.numel()) * dtype_size(c.dtype()));
+  }
+  return h;
+}
+
+void verify_checksum(const std::map<std::string, Tensor>& tensors, const std::map<std::string, std::string>& m,
+                     const std::string& path) {
+  auto it = m.find(kChecksumKey);
+  if (it == m.end()) return;  // written before checksums existed
+  ATTN_CHECK(it->second == std::to_string(checksum_of(tensors)), "checkpoint", "'", path,
+             "': the data does not match its checksum (the file is corrupted)");
 }
 
 const std::string& meta(const std::map<std::string, std::string>& m, const std::string& key, const std::string& path) {
@@ -50,6 +113,8 @@ void save_training_checkpoint(const std::string& path, const Module& model,
   for (auto& [name, t] : model.named_state()) tensors.emplace_back("model." + name, t);
   for (size_t k = 0; k < optimizers.size(); ++k)
     for (auto& [name, t] : optimizers[k]->state()) tensors.emplace_back("optim" + std::to_string(k) + "." + name, t);
+  // A checkpoint never receives a NaN: a run resumed from it could not recover.
+  require_finite(tensors, "checkpoint: saving '" + path + "'");
   std::map<std::string, std::string> m = {
       {"format", kFormat},
       {"epoch", std::to_string(p.epoch)},
@@ -61,7 +126,10 @@ void save_training_checkpoint(const std::string& path, const Module& model,
       {"noise_state", state_text(p.noise_state)},
       {"baseline", number(p.baseline)},
       {"optimizers", std::to_string(optimizers.size())},
+      {"train_loss_sum", number(p.train_loss_sum)},
+      {"train_loss_count", std::to_string(p.train_loss_count)},
   };
+  m[kChecksumKey] = std::to_string(checksum_of({tensors.begin(), tensors.end()}));
   save_safetensors(path, tensors, m);
 }
 
@@ -71,7 +139,8 @@ TrainProgress load_training_checkpoint(const std::string& path, Module& model,
   std::map<std::string, Tensor> all = load_safetensors(path, &m);
   ATTN_CHECK(m.count("format") && m.at("format") == kFormat, "checkpoint", "'", path,
              "' is not an attn training checkpoint");
-  ATTN_CHECK(std::stoll(meta(m, "optimizers", path)) == static_cast<int64_t>(optimizers.size()), "checkpoint", "'",
+  verify_checksum(all, m, path);
+  ATTN_CHECK(parse_int(meta(m, "optimizers", path), "optimizers", path) == static_cast<int64_t>(optimizers.size()), "checkpoint", "'",
              path, "' holds ", meta(m, "optimizers", path), " optimiser states, this run has ", optimizers.size());
   std::map<std::string, Tensor> model_state;
   std::vector<NamedTensors> optim_state(optimizers.size());
@@ -83,7 +152,10 @@ TrainProgress load_training_checkpoint(const std::string& path, Module& model,
     size_t dot = name.find('.');
     ATTN_CHECK(name.rfind("optim", 0) == 0 && dot != std::string::npos, "checkpoint", "'", path,
                "' has an unexpected tensor '", name, "'");
-    size_t k = std::stoul(name.substr(5, dot - 5));
+    const std::string index = name.substr(5, dot - 5);
+    ATTN_CHECK(!index.empty() && index.size() < 6 && index.find_first_not_of("0123456789") == std::string::npos,
+               "checkpoint", "'", path, "' has an unexpected tensor '", name.substr(0, 80), "'");
+    const size_t k = static_cast<size_t>(std::stoul(index));
     ATTN_CHECK(k < optimizers.size(), "checkpoint", "'", path, "' has state for optimiser ", k);
     optim_state[k].emplace_back(name.substr(dot + 1), t);
   }
@@ -96,20 +168,54 @@ TrainProgress load_training_checkpoint(const std::string& path, Module& model,
   for (size_t k = 0; k < optimizers.size(); ++k) optimizers[k]->load_state(optim_state[k]);
 
   TrainProgress p;
-  p.epoch = std::stoll(meta(m, "epoch", path));
-  p.batch_in_epoch = std::stoll(meta(m, "batch_in_epoch", path));
-  p.step = std::stoll(meta(m, "step", path));
-  p.best_dev = std::strtod(meta(m, "best_dev", path).c_str(), nullptr);
-  p.best_step = std::stoll(meta(m, "best_step", path));
-  p.epoch_shuffle_state = parse_state(meta(m, "epoch_shuffle_state", path), path);
-  p.noise_state = parse_state(meta(m, "noise_state", path), path);
-  p.baseline = std::strtod(meta(m, "baseline", path).c_str(), nullptr);
+  auto integer = [&](const char* key) { return parse_int(meta(m, key, path), key, path); };
+  auto real = [&](const char* key) { return parse_real(meta(m, key, path), key, path); };
+  p.epoch = integer("epoch");
+  p.batch_in_epoch = integer("batch_in_epoch");
+  p.step = integer("step");
+  p.best_dev = real("best_dev");
+  p.best_step = integer("best_step");
+  p.epoch_shuffle_state = parse_state(meta(m, "epoch_shuffle_state", path), "epoch_shuffle_state", path);
+  p.noise_state = parse_state(meta(m, "noise_state", path), "noise_state", path);
+  p.baseline = real("baseline");
+  if (m.count("train_loss_sum")) p.train_loss_sum = real("train_loss_sum");
+  if (m.count("train_loss_count")) p.train_loss_count = integer("train_loss_count");
+  // Checks that need no knowledge of the run.
+  ATTN_CHECK(p.epoch >= 0 && p.batch_in_epoch >= 0 && p.step >= 0, "checkpoint", "'", path,
+             "': negative epoch, batch_in_epoch or step");
+  ATTN_CHECK(p.best_step >= -1 && p.best_step <= p.step, "checkpoint", "'", path, "': best_step ", p.best_step,
+             " is not within [-1, step ", p.step, "]");
+  ATTN_CHECK(p.best_step < 0 ? p.best_dev == -std::numeric_limits<double>::infinity() : std::isfinite(p.best_dev),
+             "checkpoint", "'", path, "': best_dev ", p.best_dev, " does not fit best_step ", p.best_step);
+  ATTN_CHECK(std::isfinite(p.baseline), "checkpoint", "'", path, "': baseline ", p.baseline, " is not finite");
+  ATTN_CHECK(std::isfinite(p.train_loss_sum) && p.train_loss_count >= 0 && p.train_loss_count <= p.step,
+             "checkpoint", "'", path, "': the running training loss (", p.train_loss_sum, " over ",
+             p.train_loss_count, " steps) is invalid");
   return p;
+}
+
+void check_progress_fits_run(const TrainProgress& p, int64_t batches_per_epoch, int64_t epochs,
+                             const std::string& path) {
+  ATTN_CHECK(p.epoch <= epochs, "checkpoint", "'", path, "': the checkpoint is in epoch ", p.epoch + 1,
+             " but the run has --epochs ", epochs);
+  ATTN_CHECK(p.batch_in_epoch < batches_per_epoch || (p.batch_in_epoch == 0 && batches_per_epoch == 0), "checkpoint",
+             "'", path, "': batch_in_epoch ", p.batch_in_epoch, " is beyond the ", batches_per_epoch,
+             " batches of an epoch");
+  ATTN_CHECK(p.epoch <= INT64_MAX / std::max<int64_t>(batches_per_epoch, 1) &&
+                 p.step == p.epoch * batches_per_epoch + p.batch_in_epoch,
+             "checkpoint", "'", path, "': step ", p.step, " does not match epoch ", p.epoch, " and batch ",
+             p.batch_in_epoch, " with ", batches_per_epoch, " batches per epoch");
+}
+
+void save_model_weights(const std::string& path, const NamedTensors& state, std::map<std::string, std::string> m) {
+  m[kChecksumKey] = std::to_string(checksum_of({state.begin(), state.end()}));
+  save_safetensors(path, state, m);
 }
 
 std::map<std::string, Tensor> load_model_weights(const std::string& path) {
   std::map<std::string, std::string> m;
   std::map<std::string, Tensor> all = load_safetensors(path, &m);
+  verify_checksum(all, m, path);
   if (!m.count("format") || m.at("format") != kFormat) return all;
   std::map<std::string, Tensor> model_state;
   for (auto& [name, t] : all)

@@ -3,7 +3,8 @@
 // SIGKILL mid-save leaves the previous checkpoint intact).
 //   tensors:  "model.<state name>", "optim<k>.<optimiser state name>"
 //   metadata: format, epoch, batch_in_epoch, step, best_dev, best_step,
-//             epoch_shuffle_state, noise_state, baseline
+//             epoch_shuffle_state, noise_state, baseline, train_loss_sum,
+//             train_loss_count, data_checksum (FNV-1a of the tensors)
 #pragma once
 #include <array>
 #include <cstdint>
@@ -26,17 +27,31 @@ struct TrainProgress {
   std::array<uint64_t, 4> epoch_shuffle_state{};  // shuffling generator at the start of `epoch`
   std::array<uint64_t, 4> noise_state{};          // dropout/sampling generator now
   double baseline = 0;                            // REINFORCE moving baseline
+  double train_loss_sum = 0;                      // the running mean of the epoch's training loss:
+  int64_t train_loss_count = 0;                   //   sum and steps, so it survives a resume
 };
 
 void save_training_checkpoint(const std::string& path, const Module& model,
                               const std::vector<const Optimizer*>& optimizers, const TrainProgress& progress);
 
 // Restores model and optimisers in place and returns the loop position.
-// Throws naming the file when it is not a checkpoint of this model.
+// Throws naming the file when it is not a checkpoint of this model, when its
+// data does not match its checksum (metadata data_checksum), or when a field
+// is malformed or out of range (negative, unparsable, zero generator state,
+// best_dev not fitting best_step).
 TrainProgress load_training_checkpoint(const std::string& path, Module& model,
                                        const std::vector<Optimizer*>& optimizers);
 
-// The model weights of a file: a plain weights file (best.safetensors) as is,
+// Throws when the loop position cannot belong to a run with these batches
+// per epoch and epochs (so a corrupted position never spins or trains 0 steps).
+void check_progress_fits_run(const TrainProgress& p, int64_t batches_per_epoch, int64_t epochs,
+                             const std::string& path);
+
+// Writes plain model weights (best.safetensors) with a data checksum.
+void save_model_weights(const std::string& path, const NamedTensors& state,
+                        std::map<std::string, std::string> metadata = {});
+
+// The model weights of a file (checksum verified when it has one): a plain weights file (best.safetensors) as is,
 // or the "model." part of a training checkpoint (last.safetensors).
 std::map<std::string, Tensor> load_model_weights(const std::string& path);
 

@@ -1,6 +1,10 @@
 #include "train/cli_args.h"
 
+#include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 namespace attn {
@@ -60,9 +64,36 @@ std::string ArgParser::get(const std::string& name) const {
 int64_t ArgParser::get_int(const std::string& name) const {
   std::string s = get(name);
   char* end = nullptr;
+  errno = 0;
   long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0')
+  if (s.empty() || *end != '\0' || std::isspace(static_cast<unsigned char>(s[0])))
     throw UsageError("attn " + command_ + ": option '--" + name + "' expects an integer, got '" + s + "'");
+  if (errno == ERANGE)
+    throw UsageError("attn " + command_ + ": option '--" + name + "' = " + s + " is out of range (at most " +
+                     std::to_string(INT64_MAX) + ")");
+  return v;
+}
+
+int64_t ArgParser::get_int(const std::string& name, int64_t min, int64_t max) const {
+  const int64_t v = get_int(name);
+  if (v < min || v > max)
+    throw UsageError("attn " + command_ + ": option '--" + name + "' must be " +
+                     (max == INT64_MAX ? "at least " + std::to_string(min)
+                                       : "between " + std::to_string(min) + " and " + std::to_string(max)) +
+                     ", got " + get(name));
+  return v;
+}
+
+uint64_t ArgParser::get_uint64(const std::string& name) const {
+  std::string s = get(name);
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || !std::isdigit(static_cast<unsigned char>(s[0])))
+    throw UsageError("attn " + command_ + ": option '--" + name + "' expects a non-negative integer, got '" + s + "'");
+  if (errno == ERANGE)
+    throw UsageError("attn " + command_ + ": option '--" + name + "' = " + s + " does not fit in 64 bits (at most " +
+                     std::to_string(UINT64_MAX) + ")");
   return v;
 }
 
@@ -70,8 +101,21 @@ double ArgParser::get_double(const std::string& name) const {
   std::string s = get(name);
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0')
+  if (s.empty() || *end != '\0' || std::isspace(static_cast<unsigned char>(s[0])))
     throw UsageError("attn " + command_ + ": option '--" + name + "' expects a number, got '" + s + "'");
+  if (!std::isfinite(v))
+    throw UsageError("attn " + command_ + ": option '--" + name + "' must be a finite number, got '" + s + "'");
+  return v;
+}
+
+double ArgParser::get_double(const std::string& name, double min, double max) const {
+  const double v = get_double(name);
+  if (v < min || v > max) {
+    std::ostringstream range;
+    if (max == std::numeric_limits<double>::max()) range << "at least " << min;
+    else range << "between " << min << " and " << max;
+    throw UsageError("attn " + command_ + ": option '--" + name + "' must be " + range.str() + ", got " + get(name));
+  }
   return v;
 }
 

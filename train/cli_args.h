@@ -3,6 +3,7 @@
 // for an unknown flag or a malformed value.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -30,8 +31,16 @@ class ArgParser {
   bool parse(const std::vector<std::string>& args);
 
   std::string get(const std::string& name) const;
+  // A whole number; one outside int64 is an error, never a saturation.
   int64_t get_int(const std::string& name) const;
+  // ... and within [min, max].
+  int64_t get_int(const std::string& name, int64_t min, int64_t max = INT64_MAX) const;
+  // An unsigned 64-bit integer (a seed): no sign, nothing beyond 2^64 - 1.
+  uint64_t get_uint64(const std::string& name) const;
+  // A finite number (nan and inf are errors).
   double get_double(const std::string& name) const;
+  // ... and within [min, max].
+  double get_double(const std::string& name, double min, double max = std::numeric_limits<double>::max()) const;
   bool is_set(const std::string& name) const;  // flag given, or option given explicitly
   std::string help() const;
   const std::string& command() const { return command_; }

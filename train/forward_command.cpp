@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "engine/anomaly.h"
 #include "engine/autograd.h"
 #include "engine/cuda_backend.h"
 #include "engine/error.h"
@@ -71,7 +72,8 @@ int run_forward_command(const std::vector<std::string>& args) {
       .option("output", "", "output file (safetensors) to write tokens and sentence to")
       .flag("init-weights", "initialise the weights from --seed and save them to --weights (replacing it) first")
       .option("seed", "1", "seed of the initialisation with --init-weights")
-      .option("device", "cpu", "cpu or cuda (the model and inputs move there; outputs are written from the host)");
+      .option("device", "cpu", "cpu or cuda (the model and inputs move there; outputs are written from the host)")
+      .flag("detect-anomaly", "check every kernel's output and stop at the first NaN/overflow, naming the op");
   if (!p.parse(args)) {
     std::cout << p.help();
     return 0;
@@ -125,7 +127,12 @@ int run_forward_command(const std::vector<std::string>& args) {
   encoder->set_training(false);
   encoder->to(device);
   NoGrad no_grad;
-  EncoderOutput out = encoder->encode(x.to(device), mask.to(device));
+  EncoderOutput out;
+  {
+    std::unique_ptr<AnomalyDetector> detector;
+    if (p.is_set("detect-anomaly")) detector = std::make_unique<AnomalyDetector>();
+    out = encoder->encode(x.to(device), mask.to(device));
+  }
   save_safetensors(output_path, {{"tokens", out.tokens}, {"sentence", out.sentence}}, {{"encoder", encoder_name}});
   std::printf("forward: %s on x %s -> tokens %s, sentence %s (%s) written to %s\n", encoder_name.c_str(),
               shape_str(x.shape()).c_str(), shape_str(out.tokens.shape()).c_str(),

@@ -2,6 +2,7 @@
 
 #include "engine/error.h"
 #include "nn/safetensors.h"
+#include "train/finite_check.h"
 
 namespace attn {
 
@@ -20,7 +21,9 @@ std::unique_ptr<Encoder> build_encoder_from_config(const Config& config, const s
 void save_model_state(const std::string& path, const Module& m, const std::string& encoder_name) {
   std::map<std::string, std::string> metadata;
   if (!encoder_name.empty()) metadata["encoder"] = encoder_name;
-  save_safetensors(path, m.named_state(), metadata);
+  const auto state = m.named_state();
+  require_finite(state, "weights: saving '" + path + "'");
+  save_safetensors(path, state, metadata);
 }
 
 void load_model_state(const std::string& path, Module& m, const std::string& encoder_name) {
@@ -29,6 +32,7 @@ void load_model_state(const std::string& path, Module& m, const std::string& enc
   auto saved = metadata.find("encoder");
   ATTN_CHECK(encoder_name.empty() || saved == metadata.end() || saved->second == encoder_name, "weights", path,
              ": saved for encoder '", saved->second, "' but the model config builds '", encoder_name, "'");
+  require_finite(tensors, "weights '" + path + "'");
   try {
     load_into_module(m, tensors, true);
   } catch (const Error& e) {

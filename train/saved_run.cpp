@@ -4,6 +4,7 @@
 
 #include "engine/error.h"
 #include "nn/safetensors.h"
+#include "train/finite_check.h"
 #include "train/atomic_file.h"
 #include "train/checkpoint.h"
 
@@ -28,7 +29,9 @@ SavedRun load_saved_run(const std::string& dir, const std::string& weights_file)
   r.model = std::make_unique<TaskModel>(r.model_config, r.task, r.vocab.size(), classes, DType::F32, *r.init, *r.noise);
   const std::string weights = dir + "/" + weights_file;
   ATTN_CHECK(file_exists(weights), "run", "no weights at '", weights, "' (has the run finished an evaluation?)");
-  load_into_module(*r.model, load_model_weights(weights), true);
+  const std::map<std::string, Tensor> state = load_model_weights(weights);
+  require_finite(state, "'" + weights + "'");  // a NaN model would answer class 0 for everything
+  load_into_module(*r.model, state, true);
   r.model->set_training(false);
   return r;
 }

@@ -1,5 +1,7 @@
 // `attn train`: trains a model on a task and prints one JSON line with the
 // test metrics (also written to the run folder as test_metrics.json).
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <iostream>
 
@@ -8,11 +10,17 @@
 #include "train/atomic_file.h"
 #include "train/cli_args.h"
 #include "train/commands.h"
+#include "train/run_settings.h"
 #include "train/trainer.h"
 
 namespace attn {
 
 namespace {
+
+bool is_regular_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
 
 // Command-line flags that map onto model config keys (they override --config).
 const std::vector<std::pair<std::string, std::string>> kModelFlags = {
@@ -51,6 +59,7 @@ int run_train_command(const std::vector<std::string>& args) {
       .option("checkpoint-every", "50", "steps between resumable checkpoints")
       .option("run", "", "run folder (default: runs/<model>-<task>)")
       .flag("resume", "continue the run in --run from its last checkpoint")
+      .flag("overwrite", "replace an existing run in --run (without it, an existing run is never touched)")
       .option("glove", "", "GloVe vectors (text format) for the embeddings")
       .option("cache", "", "cache folder for downloaded data (default: $ATTN_CACHE or ~/.cache/attn)")
       .option("max-words", "0", "SpamAssassin: keep the first N words of each message (0: all)")
@@ -58,6 +67,7 @@ int run_train_command(const std::vector<std::string>& args) {
       .option("rl-warmup", "-1", "ReSAN: supervised steps with every token selected (-1: one epoch)")
       .option("rl-only", "20", "ReSAN: steps of RL-only updates after the warm-up")
       .flag("rl-baseline", "ReSAN: subtract a moving-average baseline from the reward")
+      .flag("detect-anomaly", "check every kernel's output and stop at the first NaN/overflow, naming the op (slow)")
       .flag("quiet", "no progress output on stderr");
   if (!p.parse(args)) {
     std::cout << p.help();
@@ -65,13 +75,62 @@ int run_train_command(const std::vector<std::string>& args) {
   }
   o.device = parse_device(p.get("device"), "train");
 
+  // Every value is checked before anything is read or written: a bad flag is
+  // an error, never a silent default or a switched-off feature.
   o.data.task = task_from_name(p.get("task"));
   o.data.data = p.get("data");
   o.data.format = p.get("format");
   o.data.cache_dir = p.get("cache");
-  o.data.max_words = p.get_int("max-words");
-  if (p.is_set("config")) o.model = Config::load(p.get("config"));
+  o.data.max_words = p.get_int("max-words", 0);
+  o.optimizer = p.get("optimizer");
+  if (o.optimizer != "adam" && o.optimizer != "adadelta" && o.optimizer != "sgd")
+    throw UsageError("attn train: unknown --optimizer '" + o.optimizer + "' (known: adam, adadelta, sgd)");
+  o.lr = p.get_double("lr", 0);
+  o.epochs = p.get_int("epochs", 1);
+  o.batch_size = p.get_int("batch", 1);
+  o.seed = p.get_uint64("seed");
+  o.max_len = p.get_int("max-len", 0);
+  o.max_steps = p.get_int("max-steps", 0);
+  o.min_count = p.get_int("min-count", 0);
+  o.weight_decay = p.get_double("weight-decay", 0);
+  o.clip_norm = p.get_double("clip", 0);
+  o.eval_every = p.get_int("eval-every", 0);
+  o.checkpoint_every = p.get_int("checkpoint-every", 0);
+  o.resume = p.is_set("resume");
+  o.overwrite = p.is_set("overwrite");
+  if (o.resume && o.overwrite) throw UsageError("attn train: --resume and --overwrite exclude each other");
+  o.glove = p.get("glove");
+  o.rl_lambda = p.get_double("rl-lambda", 0);
+  o.rl_warmup_steps = p.get_int("rl-warmup", -1);
+  o.rl_only_steps = p.get_int("rl-only", 0);
+  o.rl_baseline = p.is_set("rl-baseline");
+  o.verbose = !p.is_set("quiet");
+  o.detect_anomaly = p.is_set("detect-anomaly");
+  for (const char* flag : {"hidden", "embedding-dim", "heads", "head-hidden"})
+    if (p.is_set(flag)) p.get_int(flag, 1);
+  if (p.is_set("keep-prob")) {
+    const double keep = p.get_double("keep-prob", 0, 1);
+    if (keep <= 0) throw UsageError("attn train: option '--keep-prob' must be in (0, 1], got " + p.get("keep-prob"));
+  }
+
+  // The model: the run's own config when resuming, then --config, --model
+  // and the model flags over it (a change there is refused by train_model).
+  o.run_dir = p.get("run");
+  if (p.is_set("config")) {
+    if (!is_regular_file(p.get("config")))
+      throw UsageError("attn train: --config '" + p.get("config") + "' is not a readable file");
+  }
+  if (o.resume && o.run_dir.empty() && !p.is_set("model"))
+    throw UsageError("attn train: --resume needs --run (or --model to find runs/<model>-<task>)");
   std::string model_name = p.get("model");
+  if (o.resume) {
+    const std::string run_dir = o.run_dir.empty() ? "runs/" + model_name + "-" + p.get("task") : o.run_dir;
+    if (is_regular_file(run_dir + "/model.cfg")) o.model = Config::load(run_dir + "/model.cfg");
+  }
+  if (p.is_set("config")) {
+    Config given = Config::load(p.get("config"));
+    for (const auto& [key, value] : given.entries()) o.model.set(key, value);
+  }
   if (model_name.empty()) model_name = o.model.has("encoder") ? o.model.get("encoder", "mtsa") : "mtsa";
   if (model_name == "mstrans" || model_name == "transformer" || model_name == "mtsa" || model_name == "disan" ||
       model_name == "biblosan" || model_name == "resan" || model_name == "bow")
@@ -80,29 +139,15 @@ int run_train_command(const std::vector<std::string>& args) {
     throw UsageError("attn train: unknown --model '" + model_name + "'");
   for (const auto& [flag, key] : kModelFlags)
     if (p.is_set(flag)) o.model.set(key, p.get(flag));
-
-  o.optimizer = p.get("optimizer");
-  o.lr = p.get_double("lr");
-  o.epochs = p.get_int("epochs");
-  o.batch_size = p.get_int("batch");
-  o.seed = static_cast<uint64_t>(p.get_int("seed"));
-  o.max_len = p.get_int("max-len");
-  o.max_steps = p.get_int("max-steps");
-  o.min_count = p.get_int("min-count");
-  o.weight_decay = p.get_double("weight-decay");
-  o.clip_norm = p.get_double("clip");
-  o.eval_every = p.get_int("eval-every");
-  o.checkpoint_every = p.get_int("checkpoint-every");
-  o.resume = p.is_set("resume");
-  o.glove = p.get("glove");
-  o.rl_lambda = p.get_double("rl-lambda");
-  o.rl_warmup_steps = p.get_int("rl-warmup");
-  o.rl_only_steps = p.get_int("rl-only");
-  o.rl_baseline = p.is_set("rl-baseline");
-  o.verbose = !p.is_set("quiet");
-  o.run_dir = p.get("run").empty() ? "runs/" + model_name + "-" + p.get("task") : p.get("run");
-  if (o.epochs < 1 || o.batch_size < 1 || o.max_len < 0 || o.max_steps < 0)
-    throw UsageError("attn train: --epochs and --batch must be positive, --max-len and --max-steps not negative");
+  if (o.run_dir.empty()) o.run_dir = "runs/" + model_name + "-" + p.get("task");
+  // Settings not given again on --resume are the run's own.
+  if (o.resume && is_regular_file(o.run_dir + "/run.cfg"))
+    apply_run_settings(Config::load(o.run_dir + "/run.cfg"), o, [&](const std::string& key) {
+      std::string flag = key;
+      for (char& c : flag)
+        if (c == '_') c = '-';
+      return p.is_set(flag);
+    });
 
   TrainResult r = train_model(o);
   if (r.interrupted) return 130;

@@ -2,11 +2,14 @@
 
 #include <chrono>
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
+#include "engine/anomaly.h"
 #include "engine/autograd.h"
 #include "engine/error.h"
 #include "models/resan.h"
@@ -17,9 +20,12 @@
 #include "train/adam.h"
 #include "train/atomic_file.h"
 #include "train/checkpoint.h"
+#include "train/run_folder.h"
+#include "train/finite_check.h"
 #include "train/interrupt.h"
 #include "train/progress.h"
 #include "train/reinforce.h"
+#include "train/run_settings.h"
 #include "train/sgd.h"
 #include "train/weight_decay.h"
 
@@ -66,16 +72,25 @@ int64_t classes_for(const Dataset& data, const Config& model) {
 
 // Everything a run folder pins down so `--resume`, `attn eval` and
 // `attn predict` rebuild the same model.
+// Called only once the configuration has proved valid (the model was built).
 void write_run_files(const TrainOptions& o, const Dataset& data, const Vocabulary& vocab) {
   make_directories(o.run_dir);
+  if (o.overwrite)  // what the old run produced; the files below are replaced
+    for (const char* name : {"metrics.jsonl", "best.safetensors", "last.safetensors", "test_metrics.json"})
+      std::remove((o.run_dir + "/" + name).c_str());
   write_file_atomically(o.run_dir + "/model.cfg", o.model.to_text());
-  std::string run = "task = " + std::string(task_name(data.task)) + "\n" + "data = " + o.data.data + "\n" +
-                    "format = " + o.data.format + "\n" + "max_len = " + std::to_string(o.max_len) + "\n";
-  write_file_atomically(o.run_dir + "/run.cfg", run);
+  write_file_atomically(o.run_dir + "/run.cfg", run_settings(o).to_text());
   vocab.save(o.run_dir + "/vocab.txt");
   std::string labels;
   for (const std::string& l : data.label_names) labels += l + "\n";
   write_file_atomically(o.run_dir + "/labels.txt", labels);
+}
+
+// The first file of an earlier run in `dir`, or "" when there is none.
+std::string existing_run_file(const std::string& dir) {
+  for (const char* name : {"model.cfg", "run.cfg", "last.safetensors", "best.safetensors", "metrics.jsonl"})
+    if (file_exists(dir + "/" + name)) return dir + "/" + name;
+  return "";
 }
 
 class Clock {
@@ -94,6 +109,21 @@ TrainResult train_model(const TrainOptions& o) {
   auto log = [&](const std::string& line) {
     if (o.verbose) std::fprintf(stderr, "%s\n", line.c_str());
   };
+  remove_stale_temporaries(o.run_dir);
+  const std::string existing = existing_run_file(o.run_dir);
+  ATTN_CHECK(o.resume || o.overwrite || existing.empty(), "train", "'", o.run_dir, "' already holds a run ('",
+             existing, "'); continue it with --resume, replace it with --overwrite, or choose another --run");
+  if (o.resume) {
+    ATTN_CHECK(!existing.empty(), "train", "--resume: no checkpoint at '", o.run_dir,
+               "/last.safetensors' (the folder holds no run)");
+    std::vector<std::string> diffs = run_differences(Config::load(o.run_dir + "/run.cfg"),
+                                                     Config::load(o.run_dir + "/model.cfg"), o);
+    std::string listed;
+    for (const std::string& d : diffs) listed += "\n  " + d;
+    ATTN_CHECK(diffs.empty(), "train", "--resume: these settings differ from the run in '", o.run_dir,
+               "' (only --epochs, --max-steps, --eval-every, --checkpoint-every, --device, --quiet and "
+               "--detect-anomaly may change; start a new --run instead):", listed);
+  }
 
   Dataset data = load_task_data(o.data);
   log(dataset_summary(data));
@@ -105,13 +135,11 @@ TrainResult train_model(const TrainOptions& o) {
   const std::string last_path = o.run_dir + "/last.safetensors", best_path = o.run_dir + "/best.safetensors";
   if (o.resume) {
     ATTN_CHECK(file_exists(last_path), "train", "--resume: no checkpoint at '", last_path, "'");
-    model_config = Config::load(o.run_dir + "/model.cfg");
     vocab = Vocabulary::load(o.run_dir + "/vocab.txt");
     ATTN_CHECK(read_lines(o.run_dir + "/labels.txt") == data.label_names, "train", "--resume: the labels in '",
                o.run_dir, "/labels.txt' differ from the data's");
   } else {
     vocab = Vocabulary::build(data.train, o.min_count, o.max_vocab);
-    write_run_files(o, data, vocab);
   }
   log("vocabulary: " + std::to_string(vocab.size()) + " words; run folder: " + o.run_dir);
 
@@ -122,6 +150,7 @@ TrainResult train_model(const TrainOptions& o) {
     int64_t found = model.embedding().load_glove(o.glove, vocab.words());
     log("GloVe: " + std::to_string(found) + " of " + std::to_string(vocab.size()) + " words found");
   }
+  if (!o.resume) write_run_files(o, data, vocab);  // nothing is written before the configuration is valid
   log("model: " + model_config.get("encoder", "mtsa") + ", " + std::to_string(model.parameter_count()) +
       " parameters");
   model.to(o.device);  // before the optimisers, whose state follows each parameter's device
@@ -157,6 +186,12 @@ TrainResult train_model(const TrainOptions& o) {
   eo.batch_size = o.batch_size;
   eo.max_len = o.max_len;
   const int64_t per_epoch = (static_cast<int64_t>(data.train.size()) + o.batch_size - 1) / o.batch_size;
+  ATTN_CHECK(o.epochs <= std::numeric_limits<int64_t>::max() / std::max<int64_t>(per_epoch, 1), "train", "--epochs ",
+             o.epochs, " times ", per_epoch, " batches per epoch overflows the step counter");
+  if (o.resume) {
+    check_progress_fits_run(progress, per_epoch, o.epochs, last_path);
+    keep_metrics_up_to(o.run_dir + "/metrics.jsonl", progress.step);  // lines a killed run wrote after its checkpoint
+  }
   int64_t total_steps = per_epoch * o.epochs;
   if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
   ReinforceSchedule schedule(o.rl_warmup_steps >= 0 ? o.rl_warmup_steps : per_epoch, o.rl_only_steps);
@@ -180,19 +215,89 @@ TrainResult train_model(const TrainOptions& o) {
     if (better) {
       progress.best_dev = dev.primary_value();
       progress.best_step = progress.step;
-      save_safetensors(best_path, model.named_state(), {{"step", std::to_string(progress.step)}});
+      const auto state = model.named_state();
+      require_finite(state, "train: saving '" + best_path + "'");
+      save_model_weights(best_path, state, {{"step", std::to_string(progress.step)}});
     }
     if (o.verbose) std::fprintf(stderr, "dev %s %.4f%s\n", dev.primary.c_str(), dev.primary_value(), better ? " (best)" : "");
   };
 
+  // One step's forward and backward passes; returns the loss. The gradients
+  // are left on the parameters for clipping and the optimiser steps.
+  auto compute_gradients = [&](const Batch& batch, const ReinforceStepPlan& plan, bool backward_when_nonfinite) {
+    for (Optimizer* opt : optimizers) opt->zero_grad();
+    Tensor per_example = task_loss(data.task, model.logits(inputs_of(batch)), batch, Reduction::None);
+    Tensor loss = mean(per_example);
+    if (decay) loss = loss + decay->penalty();
+    const double loss_value = loss.item();
+    if (!std::isfinite(loss_value) && !backward_when_nonfinite) return loss_value;
+    if (plan.rl_update) {
+      // The policy gradient reaches the RSS parameters only: take their
+      // gradients from the surrogate, then the supervised ones for the rest.
+      const RssState& sel = resan->last_selection();
+      std::vector<double> losses = per_example.detach().to_vector();
+      std::vector<double> fraction = sel.fraction.to_vector();
+      Tensor surrogate = reinforce_surrogate(sel.log_pi, losses, fraction, o.rl_lambda,
+                                             o.rl_baseline ? &baseline : nullptr);
+      surrogate.backward(Tensor(), /*retain_graph=*/plan.supervised_update);
+      std::vector<Tensor> rss_grads;
+      for (const Tensor& p : rss_opt->params()) rss_grads.push_back(p.grad());
+      main_opt->zero_grad();
+      if (plan.supervised_update) loss.backward();
+      for (size_t i = 0; i < rss_grads.size(); ++i) rss_opt->params()[i].set_grad(rss_grads[i]);
+    } else if (plan.supervised_update) {
+      loss.backward();
+    }
+    return loss_value;
+  };
+
+  // A non-finite loss or gradient norm: the step is not applied (no weight
+  // changes) and the run stops naming the first kernel that wrote a
+  // non-finite value, found by re-running the step under anomaly detection
+  // with the same dropout noise.
+  auto stop_on_nonfinite = [&](const Batch& batch, const ReinforceStepPlan& plan, const std::string& what,
+                               const std::array<uint64_t, 4>& noise_before) {
+    std::string cause;
+    {
+      noise.set_state(noise_before);
+      AnomalyDetector detector;
+      try {
+        compute_gradients(batch, plan, /*backward_when_nonfinite=*/true);
+        cause = "re-running the step with anomaly detection found no kernel writing a non-finite value";
+      } catch (const AnomalyError& e) {
+        cause = std::string("the first non-finite value: ") + e.what();
+      }
+    }
+    for (Optimizer* opt : optimizers) opt->zero_grad();
+    const auto params = model.named_parameters();
+    const std::string bad = first_nonfinite(params);
+    std::ostringstream weights;
+    if (!bad.empty()) {
+      weights << "the weight '" << bad << "' was already non-finite before this step";
+    } else {
+      const auto [largest, where] = largest_magnitude(params);
+      weights << "every weight is finite (largest |w| = " << largest << " in '" << where << "')";
+      if (largest > 1e4) weights << "; weights this large suggest the learning rate is too high";
+    }
+    throw Error("train: step " + std::to_string(progress.step) + " (epoch " + std::to_string(progress.epoch + 1) +
+                ", batch " + std::to_string(progress.batch_in_epoch + 1) + "): " + what +
+                "; the step was not applied and the run stopped (best.safetensors and last.safetensors keep "
+                "their earlier, finite weights).\n  " + cause + "\n  " + weights.str());
+  };
+  const double clip_limit = o.clip_norm > 0 ? o.clip_norm : std::numeric_limits<double>::infinity();
+
   install_interrupt_handler();
   Clock clock;
   int64_t examples = 0;
-  double loss_sum = 0;
-  int64_t loss_count = 0;
+  // The epoch's running mean of the training loss lives in the checkpoint.
+  double& loss_sum = progress.train_loss_sum;
+  int64_t& loss_count = progress.train_loss_count;
   ProgressBar bar("train", total_steps);
   model.set_training(true);
   bool done = progress.step >= total_steps;
+  std::unique_ptr<AnomalyDetector> detector;
+  if (o.detect_anomaly) detector = std::make_unique<AnomalyDetector>();
+  try {
   while (progress.epoch < o.epochs && !done) {
     // The state before this epoch's permutation is drawn: a checkpoint taken
     // anywhere in the epoch restores it and redraws the same order.
@@ -208,36 +313,22 @@ TrainResult train_model(const TrainOptions& o) {
         resan->set_select_all(plan.select_all);
       }
       move_batch(batch, o.device);
-      Tensor per_example = task_loss(data.task, model.logits(inputs_of(batch)), batch, Reduction::None);
-      Tensor loss = mean(per_example);
-      if (decay) loss = loss + decay->penalty();
-      for (Optimizer* opt : optimizers) opt->zero_grad();
-      if (plan.rl_update) {
-        // The policy gradient reaches the RSS parameters only: take their
-        // gradients from the surrogate, then the supervised ones for the rest.
-        const RssState& sel = resan->last_selection();
-        std::vector<double> losses = per_example.detach().to_vector();
-        std::vector<double> fraction = sel.fraction.to_vector();
-        Tensor surrogate = reinforce_surrogate(sel.log_pi, losses, fraction, o.rl_lambda,
-                                               o.rl_baseline ? &baseline : nullptr);
-        surrogate.backward(Tensor(), /*retain_graph=*/plan.supervised_update);
-        std::vector<Tensor> rss_grads;
-        for (const Tensor& p : rss_opt->params()) rss_grads.push_back(p.grad());
-        main_opt->zero_grad();
-        if (plan.supervised_update) loss.backward();
-        for (size_t i = 0; i < rss_grads.size(); ++i) rss_opt->params()[i].set_grad(rss_grads[i]);
-        if (o.clip_norm > 0) clip_grad_norm(rss_opt->params(), o.clip_norm);
-        rss_opt->step();
-      } else if (plan.supervised_update) {
-        loss.backward();
+      const std::array<uint64_t, 4> noise_before = noise.state();
+      const double loss_value = compute_gradients(batch, plan, /*backward_when_nonfinite=*/false);
+      double rss_norm = 0, main_norm = 0;
+      if (std::isfinite(loss_value)) {
+        if (plan.rl_update) rss_norm = clip_grad_norm(rss_opt->params(), clip_limit);
+        if (plan.supervised_update) main_norm = clip_grad_norm(main_opt->params(), clip_limit);
       }
-      if (plan.supervised_update) {
-        if (o.clip_norm > 0) clip_grad_norm(main_opt->params(), o.clip_norm);
-        main_opt->step();
+      if (!std::isfinite(loss_value) || !std::isfinite(rss_norm) || !std::isfinite(main_norm)) {
+        std::ostringstream what;
+        if (!std::isfinite(loss_value)) what << "the loss is " << loss_value;
+        else what << "the gradient norm is " << (std::isfinite(main_norm) ? rss_norm : main_norm) << " (loss " << loss_value << ")";
+        if (o.verbose) bar.finish();
+        stop_on_nonfinite(batch, plan, what.str(), noise_before);
       }
-      double loss_value = loss.item();
-      ATTN_CHECK(std::isfinite(loss_value), "train", "the loss became ", loss_value, " at step ", progress.step,
-                 " (try a lower --lr)");
+      if (plan.rl_update) rss_opt->step();
+      if (plan.supervised_update) main_opt->step();
       loss_sum += loss_value;
       ++loss_count;
       examples += batch.size();
@@ -267,12 +358,19 @@ TrainResult train_model(const TrainOptions& o) {
     ++progress.epoch;
     progress.batch_in_epoch = 0;
     progress.epoch_shuffle_state = shuffle.state();
-    save_last();
     loss_sum = 0;
     loss_count = 0;
+    save_last();
   }
   if (progress.best_step < 0) evaluate_dev(loss_count ? loss_sum / static_cast<double>(loss_count) : 0.0);
   save_last();
+  } catch (const AnomalyError& e) {
+    if (o.verbose) bar.finish();
+    throw AnomalyError("train --detect-anomaly: stopped at step " + std::to_string(progress.step) + " (epoch " +
+                       std::to_string(progress.epoch + 1) + ", batch " + std::to_string(progress.batch_in_epoch + 1) +
+                       "): " + e.what());
+  }
+  detector.reset();
   result.train_seconds = clock.seconds();
   result.examples_per_second = result.train_seconds > 0 ? examples / result.train_seconds : 0;
   result.steps = progress.step;

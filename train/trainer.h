@@ -23,6 +23,7 @@ struct TrainOptions {
   Config model;             // encoder and model keys (models/task_model.h)
   std::string run_dir;      // created when missing
   bool resume = false;      // continue from run_dir/last.safetensors
+  bool overwrite = false;   // replace an existing run in run_dir (without it or resume, an existing run is an error)
   std::string optimizer = "adam";  // adam, adadelta, sgd
   double lr = 0;                   // 0: the optimiser's default (adam 1e-3, adadelta 0.5, sgd 0.1)
   int64_t epochs = 3;
@@ -45,6 +46,7 @@ struct TrainOptions {
   double rl_lr = 0;              // 0: as lr
   bool rl_baseline = false;      // moving-average baseline (off = the paper)
   bool verbose = true;           // progress bar and log lines on stderr
+  bool detect_anomaly = false;   // check every kernel's output; stop at the first non-finite value
   Device device = Device::CPU;   // the model moves there (Module::to), each batch too
 };
 

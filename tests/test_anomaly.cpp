@@ -1,0 +1,104 @@
+// Anomaly detection (engine/anomaly.h): while an AnomalyDetector is alive,
+// the first kernel that writes a NaN, or an infinity made from finite values,
+// throws an AnomalyError naming the kernel, its arguments' shapes and, in a
+// backward pass, the forward op. Deliberate -inf masking and NaN that a select
+// drops are not reported; nothing is checked without a detector.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "engine/anomaly.h"
+#include "engine/autograd.h"
+#include "ops/binary.h"
+#include "ops/reduce.h"
+#include "ops/unary.h"
+#include "test_util.h"
+
+namespace attn {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string anomaly_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const AnomalyError& e) {
+    return e.what();
+  }
+  return "(no anomaly)";
+}
+
+TEST(AnomalyDetection, NothingIsCheckedWithoutADetector) {
+  EXPECT_EQ(kernel_observer(), nullptr);  // the default: the kernel path does one load and no checks
+  Tensor y = sqrt(from_vector({-1.0, 4.0}, {2}));
+  EXPECT_TRUE(std::isnan(y.to_vector()[0]));
+}
+
+TEST(AnomalyDetection, ForwardNanNamesTheKernelAndShapes) {
+  AnomalyDetector detector;
+  Tensor x = from_vector({1.0, -1.0, 4.0, 9.0, 1.0, 2.0}, {2, 3});
+  const std::string msg = anomaly_of([&] { sqrt(x); });
+  EXPECT_THAT(msg, HasSubstr("kernel 'unary' (forward)"));
+  EXPECT_THAT(msg, HasSubstr("wrote nan at flat index 1"));
+  EXPECT_THAT(msg, HasSubstr("[2, 3] float32"));
+}
+
+TEST(AnomalyDetection, OverflowFromFiniteInputsIsReported) {
+  AnomalyDetector detector;
+  Tensor x = from_vector({1.0, 100.0}, {2});  // exp(100) overflows float32
+  EXPECT_THAT(anomaly_of([&] { exp(x); }), HasSubstr("wrote inf at flat index 1"));
+  Tensor z = from_vector({0.0}, {1});
+  EXPECT_THAT(anomaly_of([&] { log(z); }), HasSubstr("wrote -inf"));
+}
+
+TEST(AnomalyDetection, BackwardNamesTheForwardOp) {
+  Tensor x = from_vector({0.0, 4.0}, {2}).set_requires_grad();
+  Tensor y = sum(sqrt(x));  // finite forward; d sqrt/dx at 0 is inf
+  AnomalyDetector detector;
+  const std::string msg = anomaly_of([&] { y.backward(); });
+  EXPECT_THAT(msg, HasSubstr("in the backward of 'sqrt'"));
+  EXPECT_THAT(msg, HasSubstr("wrote inf"));
+  EXPECT_THAT(msg, Not(HasSubstr("(forward)")));
+}
+
+TEST(AnomalyDetection, DeliberateMinusInfinityMaskingPasses) {
+  AnomalyDetector detector;
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor x = from_vector({1.0, 2.0, 3.0, 4.0}, {2, 2});
+  Tensor blocked = from_vector({0.0, 1.0, 1.0, 1.0}, {2, 2}).to(Device::CPU);
+  Tensor mask = ne(blocked, zeros({}, DType::F32));
+  Tensor m = max(masked_fill(x, mask, -inf), {1}, true);  // row 1 is all -inf: its max is -inf
+  Tensor shift = masked_fill(m, eq(m, full({}, -inf)), 0.0);
+  Tensor y = sub(x, shift);
+  EXPECT_EQ(y.to_vector(), (std::vector<double>{0.0, 1.0, 3.0, 4.0}));
+  EXPECT_GT(detector.kernels_checked(), 4);
+}
+
+TEST(AnomalyDetection, NanThatASelectDropsIsNotReported) {
+  AnomalyDetector detector;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor x = from_vector({1.0, nan}, {2});  // NaN at a "padded" position
+  Tensor keep = from_indices({1, 0}, {2});
+  Tensor valid = ne(keep, zeros({}, DType::I64));
+  Tensor y = where(valid, x, zeros({}, DType::F32));
+  EXPECT_EQ(y.to_vector(), (std::vector<double>{1.0, 0.0}));
+  // Using the NaN is reported, and says the argument was already non-finite.
+  const std::string msg = anomaly_of([&] { add(x, x); });
+  EXPECT_THAT(msg, HasSubstr("kernel 'binary'"));
+  EXPECT_THAT(msg, HasSubstr("(non-finite before the call)"));
+}
+
+TEST(AnomalyDetection, RemovingTheDetectorRestoresThePreviousObserver) {
+  KernelObserver* before = kernel_observer();
+  {
+    AnomalyDetector detector;
+    EXPECT_EQ(kernel_observer(), &detector);
+  }
+  EXPECT_EQ(kernel_observer(), before);
+}
+
+}  // namespace
+}  // namespace attn

@@ -1,0 +1,66 @@
+#include "train/run_folder.h"
+
+#include <dirent.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <vector>
+
+#include "engine/error.h"
+#include "engine/json.h"
+#include "train/atomic_file.h"
+
+namespace attn {
+
+namespace {
+
+// The pid of a "<name>.tmp.<pid>" file, or 0 when the name has another form.
+long temporary_pid(const std::string& name) {
+  const size_t at = name.rfind(".tmp.");
+  if (at == std::string::npos || at + 5 >= name.size()) return 0;
+  const std::string digits = name.substr(at + 5);
+  if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) return 0;
+  return std::strtol(digits.c_str(), nullptr, 10);
+}
+
+bool process_alive(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
+
+}  // namespace
+
+void remove_stale_temporaries(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  std::vector<std::string> stale;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    const long pid = temporary_pid(name);
+    if (pid > 0 && !process_alive(pid)) stale.push_back(dir + "/" + name);
+  }
+  ::closedir(d);
+  for (const std::string& path : stale) std::remove(path.c_str());
+}
+
+void keep_metrics_up_to(const std::string& path, int64_t step) {
+  if (!file_exists(path)) return;
+  std::ifstream in(path);
+  std::string kept, line;
+  bool changed = false;
+  while (std::getline(in, line)) {
+    bool keep = false;
+    try {
+      const Json j = Json::parse(line);
+      const Json* s = j.is_object() ? j.find("step") : nullptr;
+      keep = s && s->is_number() && s->as_number() <= static_cast<double>(step);
+    } catch (const Error&) {
+      keep = false;  // a torn line
+    }
+    if (keep) kept += line + "\n";
+    else changed = true;
+  }
+  if (changed) write_file_atomically(path, kept);
+}
+
+}  // namespace attn
