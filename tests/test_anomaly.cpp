@@ -6,15 +6,20 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <fstream>
 #include <limits>
 
 #include "engine/anomaly.h"
 #include "engine/autograd.h"
+#include "nn/safetensors.h"
 #include "ops/binary.h"
 #include "ops/reduce.h"
 #include "ops/unary.h"
 #include "test_util.h"
+#include "train/model_commands.h"
 
 namespace attn {
 namespace {
@@ -98,6 +103,32 @@ TEST(AnomalyDetection, RemovingTheDetectorRestoresThePreviousObserver) {
     EXPECT_EQ(kernel_observer(), &detector);
   }
   EXPECT_EQ(kernel_observer(), before);
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// `attn forward --detect-anomaly` stops at the first kernel that a NaN in a
+// valid input position reaches; without the flag the NaN flows to the output.
+TEST(AnomalyDetection, ForwardCommandFlagStopsAtTheFirstNonFiniteKernel) {
+  const std::string dir = ::testing::TempDir() + "attn_anomaly_fw_" + std::to_string(::getpid()) + "_";
+  std::ofstream(dir + "model.cfg") << "encoder = disan\nhidden = 3\n";
+  Tensor x = from_vector(std::vector<double>(2 * 4 * 3, 0.5), {2, 4, 3}, DType::F32);
+  write_element(x, 4, std::numeric_limits<double>::quiet_NaN());  // example 0, position 1: valid
+  save_safetensors(dir + "in.safetensors", {{"x", x}, {"lengths", from_indices({4, 2}, {2})}});
+  std::vector<std::string> args = {"--model", dir + "model.cfg", "--weights", dir + "w.safetensors", "--input",
+                                   dir + "in.safetensors", "--output", dir + "out.safetensors", "--init-weights"};
+  ASSERT_EQ(run_forward_command(args), 0);
+  EXPECT_TRUE(std::isnan(load_safetensors(dir + "out.safetensors").at("sentence").to_vector()[0]));
+  args.pop_back();
+  args.push_back("--detect-anomaly");
+  const std::string msg = anomaly_of([&] { run_forward_command(args); });
+  EXPECT_THAT(msg, HasSubstr("detect-anomaly: kernel '"));
+  EXPECT_THAT(msg, HasSubstr("(non-finite before the call)"));  // the input x
+  EXPECT_EQ(kernel_observer(), nullptr);
 }
 
 }  // namespace
