@@ -40,7 +40,7 @@ BiBlosan::BiBlosan(int64_t input_dim, const BiBlosanOptions& options, Generator&
   register_module("s2t", s2t_);
 }
 
-EncoderOutput BiBlosan::encode(const Tensor& x, const Tensor& mask) {
+EncoderOutput BiBlosan::encode_tokens(const Tensor& x, const Tensor& mask) {
   ATTN_CHECK(x.dim() == 3 && x.size(2) == input_dim_, "BiBlosan", "expects x of shape [B, n, ", input_dim_,
              "], got ", shape_str(x.shape()));
   ATTN_CHECK(mask.dim() == 2 && mask.size(0) == x.size(0) && mask.size(1) == x.size(1), "BiBlosan", "mask of shape ",

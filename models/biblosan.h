@@ -29,7 +29,7 @@ struct BiBlosanOptions {
 class BiBlosan : public Encoder {
  public:
   BiBlosan(int64_t input_dim, const BiBlosanOptions& options, Generator& gen, DType dtype = DType::F32);
-  EncoderOutput encode(const Tensor& x, const Tensor& mask) override;
+  EncoderOutput encode_tokens(const Tensor& x, const Tensor& mask) override;
   int64_t token_dim() const override { return 2 * hidden_; }
   int64_t sentence_dim() const override { return 2 * hidden_; }
 

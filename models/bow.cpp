@@ -8,7 +8,7 @@
 
 namespace attn {
 
-EncoderOutput BagOfWords::encode(const Tensor& x, const Tensor& mask) {
+EncoderOutput BagOfWords::encode_tokens(const Tensor& x, const Tensor& mask) {
   Tensor tokens = zero_padded(x, mask);
   Tensor counts = sum(cast(unsqueeze(mask, -1), x.dtype()), {1});  // [B, 1]
   // An empty sequence divides 0 by 1, not by 0.

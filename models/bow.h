@@ -8,7 +8,7 @@ namespace attn {
 class BagOfWords : public Encoder {
  public:
   explicit BagOfWords(int64_t input_dim) : dim_(input_dim) {}
-  EncoderOutput encode(const Tensor& x, const Tensor& mask) override;
+  EncoderOutput encode_tokens(const Tensor& x, const Tensor& mask) override;
   int64_t token_dim() const override { return dim_; }
   int64_t sentence_dim() const override { return dim_; }
 

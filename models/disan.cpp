@@ -26,7 +26,7 @@ Disan::Disan(int64_t input_dim, int64_t hidden, Activation act, double scale_c, 
   register_module("s2t", s2t_);
 }
 
-EncoderOutput Disan::encode(const Tensor& x, const Tensor& mask) {
+EncoderOutput Disan::encode_tokens(const Tensor& x, const Tensor& mask) {
   Tensor tokens = concat({fw_.forward(x, mask), bw_.forward(x, mask)}, -1);
   return {tokens, s2t_.forward(tokens, mask)};
 }

@@ -14,7 +14,7 @@ class Disan : public Encoder {
  public:
   Disan(int64_t input_dim, int64_t hidden, Activation act, double scale_c, Generator& gen, DType dtype = DType::F32,
         bool materialize_scores = false);
-  EncoderOutput encode(const Tensor& x, const Tensor& mask) override;
+  EncoderOutput encode_tokens(const Tensor& x, const Tensor& mask) override;
   int64_t token_dim() const override { return 2 * hidden_; }
   int64_t sentence_dim() const override { return 2 * hidden_; }
 

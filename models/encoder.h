@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/random.h"
 #include "models/config.h"
@@ -17,8 +18,13 @@ struct EncoderOutput {
 
 class Encoder : public Module {
  public:
-  // x [B, n, input_dim] (float), mask [B, n] uint8 (1 = valid token).
-  virtual EncoderOutput encode(const Tensor& x, const Tensor& mask) = 0;
+  // x [B, n, input_dim] (float), mask [B, n] uint8 (1 = valid token). The
+  // padded rows of x are selected out (replaced by exact zeros) before the
+  // mechanism sees them: whatever they hold, NaN and Inf included, never
+  // reaches a valid token, the sentence or a gradient.
+  EncoderOutput encode(const Tensor& x, const Tensor& mask);
+  // The mechanism itself, on x whose padded rows are exactly zero.
+  virtual EncoderOutput encode_tokens(const Tensor& x, const Tensor& mask) = 0;
   virtual int64_t token_dim() const = 0;
   virtual int64_t sentence_dim() const = 0;
 };
@@ -37,5 +43,8 @@ struct EncoderContext {
 // mstrans, resan, transformer, bow). Reads the keys it needs; unknown keys are
 // reported by the caller's Config::check_all_used.
 std::unique_ptr<Encoder> build_encoder(const Config& config, const EncoderContext& ctx);
+
+// The registered encoder names, sorted (the registry is the only list).
+std::vector<std::string> encoder_names();
 
 }  // namespace attn

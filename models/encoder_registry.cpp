@@ -7,6 +7,7 @@
 #include "models/bow.h"
 #include "models/disan.h"
 #include "models/encoder.h"
+#include "models/masks.h"
 #include "models/mtsa.h"
 #include "models/multiscale.h"
 #include "models/resan.h"
@@ -30,6 +31,21 @@ const std::map<std::string, Builder>& builders() {
   return table;
 }
 }  // namespace
+
+std::vector<std::string> encoder_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : builders()) names.push_back(entry.first);
+  return names;
+}
+
+EncoderOutput Encoder::encode(const Tensor& x, const Tensor& mask) {
+  // Shapes that do not match are left to the mechanism's own checks, which
+  // name the encoder.
+  const bool matches = x.defined() && mask.defined() && x.dim() == 3 && mask.dtype() == DType::U8 &&
+                       mask.dim() == 2 && mask.size(0) == x.size(0) && mask.size(1) == x.size(1) &&
+                       mask.device() == x.device();
+  return encode_tokens(matches ? zero_padded(x, mask) : x, mask);
+}
 
 std::unique_ptr<Encoder> build_encoder(const Config& config, const EncoderContext& ctx) {
   ATTN_CHECK(ctx.init && ctx.noise, "build_encoder", "the context needs both generators");

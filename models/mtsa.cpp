@@ -149,7 +149,7 @@ Mtsa::Mtsa(int64_t input_dim, int64_t hidden, const MtsaOptions& options, Genera
   register_module("s2t", s2t_);
 }
 
-EncoderOutput Mtsa::encode(const Tensor& x, const Tensor& mask) {
+EncoderOutput Mtsa::encode_tokens(const Tensor& x, const Tensor& mask) {
   Tensor tokens = layer_.forward(x, mask);
   return {tokens, s2t_.forward(tokens, mask)};
 }

@@ -100,7 +100,7 @@ class Mtsa : public Encoder {
  public:
   Mtsa(int64_t input_dim, int64_t hidden, const MtsaOptions& options, Generator& gen, Generator* noise,
        DType dtype = DType::F32);
-  EncoderOutput encode(const Tensor& x, const Tensor& mask) override;
+  EncoderOutput encode_tokens(const Tensor& x, const Tensor& mask) override;
   int64_t token_dim() const override { return layer_.hidden(); }
   int64_t sentence_dim() const override { return layer_.hidden(); }
   const MtsaLayer& layer() const { return layer_; }

@@ -6,11 +6,14 @@
 
 #include "engine/error.h"
 #include "models/masks.h"
+#include "engine/autograd.h"
 #include "ops/binary.h"
+#include "ops/copy.h"
 #include "ops/dropout.h"
 #include "ops/join.h"
 #include "ops/matmul.h"
 #include "ops/reduce.h"
+#include "ops/separable_attention.h"
 #include "ops/unary.h"
 #include "ops/view.h"
 
@@ -100,6 +103,27 @@ Tensor masked_exp(const Tensor& x, const Tensor& blocked) {
   return masked_fill(exp(masked_fill(x, blocked, 0.0)), blocked, 0.0);
 }
 
+// The smallest denominator of Step 7 the two-GEMM form may divide by. Above
+// it the quotient is exact to rounding: terms that underflowed to 0 or to
+// subnormals change it by at most n * 2^-126 (float32), a relative error
+// below 2^-42 for n < 2^20, far under float32's rounding; the backward's
+// grad / den stays below
+// 2^64 * |grad|, far from overflow. Below it (a query whose allowed terms
+// all lie more than ~44 below the per-feature maximum of S) the quotient is
+// wrong in the forward pass and grad / den overflows to Inf, which the
+// GEMMs' backward then multiplies by the zeros of E_R and E_S: NaN.
+constexpr double kMinDenominator = 0x1p-64;
+
+// Whether every query with an allowed key has den >= kMinDenominator in every
+// feature (one host read of a flag).
+bool factorized_is_exact(const Tensor& den, const Tensor& allowed) {
+  NoGrad no_grad;
+  Tensor has_key = gt(sum(cast(allowed, den.dtype()), {3}, true), zeros({}, den.dtype(), den.device()));
+  Tensor small = lt(den.detach(), full({}, kMinDenominator, den.dtype(), den.device()));
+  Tensor unsafe = where(has_key, small, zeros({}, DType::U8, den.device()));  // [B, h, n, d_h]
+  return sum(cast(unsafe, DType::F64)).to(Device::CPU).item() == 0;
+}
+
 }  // namespace
 
 Tensor tensorized_self_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& s,
@@ -128,24 +152,50 @@ Tensor tensorized_self_attention(const Tensor& q, const Tensor& k, const Tensor&
   Tensor allowed = where(key_valid, unsqueeze(positional, 0), zero_u8);
   allowed = where(query_valid, allowed, zero_u8);  // [B, h, n, n]
   Tensor blocked = eq(allowed, zero_u8);
-  Tensor padded_key = eq(query_valid, zero_u8);  // [B, 1, n, 1]: key rows of S
+  Tensor padded = eq(query_valid, zero_u8);  // [B, 1, n, 1]: rows of q, k, v and S
 
-  // Steps 3 and 5: token2token weights E_R [B, h, n_query, n_key].
-  Tensor r = mul_scalar(matmul(q, transpose(k, -1, -2)), 1.0 / std::sqrt(static_cast<double>(q.size(3))));
-  Tensor e_r = options.sigma_t == SigmaT::LogSigmoid ? masked_fill(sigmoid(r), blocked, 0.0)
-                                                     : masked_exp(minus_allowed_max(r, blocked, 3), blocked);
+  // Padded rows are selected out of every operand before any product: a NaN
+  // or Inf there would otherwise reach valid tokens through the GEMMs, in
+  // the forward pass or as 0 * NaN in their backward.
+  const Tensor qs = masked_fill(q, padded, 0.0), ks = masked_fill(k, padded, 0.0);
+  const Tensor vs = masked_fill(v, padded, 0.0), ss = masked_fill(s, padded, 0.0);
+
+  // Steps 3 and 5: token2token weights E_R [B, h, n_query, n_key]. Blocked
+  // pairs are selected out before sigma_t, so no gradient passes through them.
+  Tensor r = mul_scalar(matmul(qs, transpose(ks, -1, -2)), 1.0 / std::sqrt(static_cast<double>(q.size(3))));
+  Tensor r_allowed = masked_fill(r, blocked, 0.0);
+  Tensor e_r = options.sigma_t == SigmaT::LogSigmoid ? masked_fill(sigmoid(r_allowed), blocked, 0.0)
+                                                     : masked_exp(minus_allowed_max(r_allowed, blocked, 3), blocked);
   // Step 6: source2token weights E_S [B, h, n_key, d_h], sigma_s = identity.
-  Tensor e_s = masked_exp(minus_allowed_max(s, padded_key, 2), padded_key);
+  Tensor e_s = masked_exp(minus_allowed_max(ss, padded, 2), padded);
 
-  // Step 7. The denominator uses the undropped weights.
-  Tensor den = matmul(e_r, e_s);
+  // Attention dropout's scaled keep masks (E_R's drawn first), applied to the
+  // numerator only: the denominator uses the undropped weights.
+  Tensor keep_pairs, keep_features;
   if (options.training && options.attn_keep_prob < 1.0) {
     ATTN_CHECK(options.gen != nullptr, op, "attention dropout needs a generator");
     const double drop = 1.0 - std::sqrt(options.attn_keep_prob);
-    e_r = dropout(e_r, drop, *options.gen, true);
-    e_s = dropout(e_s, drop, *options.gen, true);
+    keep_pairs = dropout(ones(e_r.shape(), e_r.dtype(), e_r.device()), drop, *options.gen, true);
+    keep_features = dropout(ones(e_s.shape(), e_s.dtype(), e_s.device()), drop, *options.gen, true);
   }
-  Tensor num = matmul(e_r, v * e_s);
+
+  // Step 7.
+  Tensor den = matmul(e_r, e_s);
+  if (!factorized_is_exact(den, allowed)) {
+    // Some query's allowed source2token terms lie beyond the dtype's exp range
+    // below the per-feature maximum: compute every softmax with its own shift.
+    const int64_t d = v.size(3);
+    Tensor a = options.sigma_t == SigmaT::LogSigmoid ? log_sigmoid(r_allowed) : r_allowed;
+    auto groups = [b, h](const Tensor& t) { return reshape(t, {b * h, t.size(2), t.size(3)}); };
+    Tensor out = separable_attention(groups(a), groups(ss), groups(vs), groups(allowed),
+                                     keep_pairs.defined() ? groups(keep_pairs) : Tensor(),
+                                     keep_features.defined() ? groups(keep_features) : Tensor());
+    return reshape(out, {b, h, n, d});
+  }
+  Tensor num = matmul(keep_pairs.defined() ? e_r * keep_pairs : e_r,
+                      keep_features.defined() ? vs * e_s * keep_features : vs * e_s);
+  // den is 0 exactly where a query has no allowed key (its output is 0), and
+  // at least kMinDenominator elsewhere.
   Tensor positive = gt(den, zeros({}, den.dtype(), den.device()));
   Tensor safe_den = where(positive, den, full({}, 1.0, den.dtype(), den.device()));
   return where(positive, num / safe_den, zeros({}, num.dtype(), num.device()));

@@ -17,6 +17,19 @@
 // Where the denominator is 0 (a query with no allowed key, e.g. the first
 // token under the forward mask) the output is exactly 0; selections keep
 // 0/0 out of both the forward and the backward pass.
+//
+// The one shift of S per feature cannot follow each query's allowed keys:
+// when all of a query's allowed terms lie far below the feature's maximum
+// (taken over keys that query may not attend), its denominator underflows,
+// the forward quotient loses its digits and the backward's grad / den
+// overflows to Inf and meets the zeros of E_R and E_S as NaN. When any
+// denominator of a query with allowed keys falls below 2^-64, the batch is
+// computed instead by ops/separable_attention.h, the same Eqs. 10-12 with
+// each (query, feature) softmax shifted by its own maximum (exact for any
+// finite scores; O(n^2 d) exponentials, so only then).
+//
+// Padded positions of q, k, v and s are selected out before any product, so
+// NaN or Inf there never reaches a valid token, forward or backward.
 #pragma once
 #include <string>
 #include <vector>

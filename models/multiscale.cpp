@@ -260,7 +260,7 @@ MultiScaleTransformer::MultiScaleTransformer(int64_t input_dim, const MultiScale
   register_module("dropout", drop_);
 }
 
-EncoderOutput MultiScaleTransformer::encode(const Tensor& x, const Tensor& mask) {
+EncoderOutput MultiScaleTransformer::encode_tokens(const Tensor& x, const Tensor& mask) {
   const char* op = "mstrans";
   ATTN_CHECK(x.dim() == 3 && x.size(2) == input_dim_, op, "expects x [B, n, ", input_dim_, "], got ",
              shape_str(x.shape()));

@@ -113,7 +113,7 @@ class MultiScaleTransformer : public Encoder {
  public:
   MultiScaleTransformer(int64_t input_dim, const MultiScaleOptions& options, Generator& init, Generator& noise,
                         DType dtype = DType::F32);
-  EncoderOutput encode(const Tensor& x, const Tensor& mask) override;
+  EncoderOutput encode_tokens(const Tensor& x, const Tensor& mask) override;
   int64_t token_dim() const override { return hidden_; }
   int64_t sentence_dim() const override { return 2 * hidden_; }
   const MultiScaleLayer& layer(int64_t l) const { return *layers_.at(static_cast<size_t>(l)); }

@@ -140,7 +140,7 @@ Resan::Resan(int64_t input_dim, const ResanOptions& options, Generator& init, Ge
   register_module("s2t", s2t_);
 }
 
-EncoderOutput Resan::encode(const Tensor& x, const Tensor& mask) {
+EncoderOutput Resan::encode_tokens(const Tensor& x, const Tensor& mask) {
   ATTN_CHECK(x.dim() == 3 && x.size(2) == input_dim_, "resan", "expects x of shape [B, n, ", input_dim_, "], got ",
              shape_str(x.shape()));
   ATTN_CHECK(mask.dtype() == DType::U8 && mask.dim() == 2 && mask.size(0) == x.size(0) && mask.size(1) == x.size(1),

@@ -103,7 +103,7 @@ struct ResanOptions {
 class Resan : public Encoder {
  public:
   Resan(int64_t input_dim, const ResanOptions& options, Generator& init, Generator& noise, DType dtype = DType::F32);
-  EncoderOutput encode(const Tensor& x, const Tensor& mask) override;
+  EncoderOutput encode_tokens(const Tensor& x, const Tensor& mask) override;
   int64_t token_dim() const override { return (options_.bidirectional ? 2 : 1) * options_.hidden; }
   int64_t sentence_dim() const override { return token_dim(); }
 

@@ -66,7 +66,7 @@ Transformer::Transformer(int64_t input_dim, const TransformerOptions& o, Generat
   register_module("s2t", s2t_);
 }
 
-EncoderOutput Transformer::encode(const Tensor& x, const Tensor& mask) {
+EncoderOutput Transformer::encode_tokens(const Tensor& x, const Tensor& mask) {
   const char* op = "transformer";
   ATTN_CHECK(x.dim() == 3 && x.size(2) == input_dim_, op, "expects x [B, n, ", input_dim_, "], got ",
              shape_str(x.shape()));

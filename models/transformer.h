@@ -52,7 +52,7 @@ class Transformer : public Encoder {
  public:
   Transformer(int64_t input_dim, const TransformerOptions& options, Generator& init, Generator& noise,
               DType dtype = DType::F32);
-  EncoderOutput encode(const Tensor& x, const Tensor& mask) override;
+  EncoderOutput encode_tokens(const Tensor& x, const Tensor& mask) override;
   int64_t token_dim() const override { return hidden_; }
   int64_t sentence_dim() const override { return hidden_; }
 

@@ -32,6 +32,7 @@ const OpRegistry& op_registry() {
     register_dropout_samples(r);
     register_loss_samples(r);
     register_multi_dim_attention_samples(r);
+    register_separable_attention_samples(r);
     return r;
   }();
   return registry;
