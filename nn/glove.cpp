@@ -1,22 +1,44 @@
 #include "nn/glove.h"
 
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 
 #include "engine/error.h"
+#include "train/loader_util.h"
 
 namespace attn {
 
+namespace {
+
+using loader_util::quote;
+
+// Parses one value. Read as a double and then rounded to float, so a
+// subnormal float such as 1e-40 is kept (strtof flags it with ERANGE) and
+// anything smaller rounds to zero; strtod's own ERANGE only matters when the
+// value overflows, and that is caught as non-finite or out of range below.
+bool parse_value(const char* p, const char*& end, double& value) {
+  char* e = nullptr;
+  value = std::strtod(p, &e);
+  end = e;
+  return e != p && (*e == ' ' || *e == '\0');
+}
+
+std::string format_value(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+}  // namespace
+
 GloveVectors load_glove(const std::string& path, const std::unordered_set<std::string>* wanted) {
-  std::ifstream in(path);
-  ATTN_CHECK(in.good(), "load_glove", "cannot open '", path, "'");
+  loader_util::LineReader reader("load_glove", path);  // CR, LF and CRLF line ends; BOM dropped
   GloveVectors out;
   std::string line;
-  int64_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  while (reader.next(line)) {
+    const size_t line_no = reader.line_number();
     if (line.empty()) continue;
     size_t space = line.find(' ');
     ATTN_CHECK(space != std::string::npos && space > 0, "load_glove", path, ":", line_no,
@@ -27,17 +49,21 @@ GloveVectors load_glove(const std::string& path, const std::unordered_set<std::s
     while (*p) {
       while (*p == ' ') ++p;
       if (!*p) break;
-      char* end = nullptr;
-      errno = 0;
-      float v = std::strtof(p, &end);
-      ATTN_CHECK(end != p && (*end == ' ' || *end == '\0') && errno == 0, "load_glove", path, ":", line_no,
-                 ": field ", values.size() + 1, " of '", word, "' is not a number");
-      values.push_back(v);
+      const char* end = nullptr;
+      double v = 0;
+      ATTN_CHECK(parse_value(p, end, v), "load_glove", path, ":", line_no, ": field ", values.size() + 1, " of ",
+                 quote(word), " is not a number");
+      ATTN_CHECK(std::isfinite(v), "load_glove", path, ":", line_no, ": field ", values.size() + 1, " of ",
+                 quote(word), " is ", quote(std::string(p, end)), ": embedding values must be finite");
+      ATTN_CHECK(std::fabs(v) <= kGloveMaxMagnitude, "load_glove", path, ":", line_no, ": field ", values.size() + 1,
+                 " of ", quote(word), " is ", format_value(v), ", beyond +-", format_value(kGloveMaxMagnitude),
+                 ": values this large overflow float32 in the model's products and make the loss NaN");
+      values.push_back(static_cast<float>(v));
       p = end;
     }
     if (out.dim == 0) out.dim = static_cast<int64_t>(values.size());
     ATTN_CHECK(static_cast<int64_t>(values.size()) == out.dim && out.dim > 0, "load_glove", path, ":", line_no,
-               ": vector of '", word, "' has ", values.size(), " values, expected ", out.dim);
+               ": vector of ", quote(word), " has ", values.size(), " values, expected ", out.dim);
     if (!wanted || wanted->count(word)) out.vectors.emplace(std::move(word), std::move(values));
   }
   ATTN_CHECK(out.dim > 0, "load_glove", "'", path, "' holds no vectors");

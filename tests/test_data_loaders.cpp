@@ -115,25 +115,28 @@ TEST(DataLoaders, SstErrorsNameFileAndLine) {
 // ---- TREC ----
 
 TEST(DataLoaders, TrecCoarseAndFine) {
+  // One training question (too few to split a dev set off); the labelled
+  // cases are in the test file, which is never split.
   std::string dir = fresh_dir();
-  std::string train = write(dir, "train.label",
-                            "DESC:manner How did serfdom develop in and then leave Russia ?\n"
-                            "NUM:date When was Ozzy Osbourne born ?\n"
-                            "NUM:count How many colors are there ?\r\n");
-  std::string test = write(dir, "test.label", "HUM:ind Who wrote Hamlet ?\n");
+  std::string train = write(dir, "train.label", "HUM:ind Who wrote Hamlet ?\n");
+  std::string test = write(dir, "test.label",
+                           "DESC:manner How did serfdom develop in and then leave Russia ?\n"
+                           "NUM:date When was Ozzy Osbourne born ?\n"
+                           "NUM:count How many colors are there ?\r\n");
   Dataset coarse = load_trec(train, test, false);
   EXPECT_THAT(coarse.label_names, ElementsAre("DESC", "HUM", "NUM"));
-  ASSERT_EQ(coarse.train.size(), 3u);
-  EXPECT_EQ(coarse.train[0].tokens.front(), "how");
-  EXPECT_EQ(coarse.train[0].tokens.back(), "?");
-  EXPECT_EQ(coarse.train[1].label, 2);
-  EXPECT_EQ(coarse.test[0].label, 1);
+  ASSERT_EQ(coarse.test.size(), 3u);
+  EXPECT_EQ(coarse.test[0].tokens.front(), "how");
+  EXPECT_EQ(coarse.test[0].tokens.back(), "?");
+  EXPECT_EQ(coarse.test[1].label, 2);
+  ASSERT_EQ(coarse.train.size(), 1u);
+  EXPECT_EQ(coarse.train[0].label, 1);
   EXPECT_TRUE(coarse.dev.empty());
   Dataset fine = load_trec(train, test, true);
   EXPECT_THAT(fine.label_names, ElementsAre("DESC:manner", "HUM:ind", "NUM:count", "NUM:date"));
-  EXPECT_EQ(fine.train[1].label, 3);
-  EXPECT_EQ(fine.train[2].label, 2);
-  EXPECT_EQ(fine.train[2].tokens, (Tokens{"how", "many", "colors", "are", "there", "?"}));
+  EXPECT_EQ(fine.test[1].label, 3);
+  EXPECT_EQ(fine.test[2].label, 2);
+  EXPECT_EQ(fine.test[2].tokens, (Tokens{"how", "many", "colors", "are", "there", "?"}));
 }
 
 TEST(DataLoaders, TrecErrorsNameFileAndLine) {
@@ -241,7 +244,7 @@ TEST(DataLoaders, SickErrorsNameFileAndLine) {
   std::string header = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\n";
   std::string ok = write(dir, "ok.txt", header);
   std::string range = write(dir, "range.txt", header + "1\ta\tb\t3\n2\ta\tb\t5.5\n");
-  EXPECT_THAT(error_of([&] { load_sick(range, ok, ok); }), HasSubstr(range + ":3: relatedness_score 5.5 is outside"));
+  EXPECT_THAT(error_of([&] { load_sick(range, ok, ok); }), HasSubstr(range + ":3: relatedness_score '5.5' is outside"));
   std::string fields = write(dir, "fields.txt", header + "1\ta\tb\n");
   EXPECT_THAT(error_of([&] { load_sick(ok, fields, ok); }), HasSubstr(fields + ":2: expected 4 tab-separated fields"));
   std::string nan = write(dir, "nan.txt", header + "1\ta\tb\tfour\n");
@@ -315,18 +318,20 @@ TEST(DataLoaders, TaggingDirTsvAndConll) {
   std::string dir = fresh_dir();
   write(dir, "train.tsv", "The\tDET\nCat\tNOUN\n\n\nsat\tVERB\n");
   write(dir, "dev.tsv", "a\tDET\n");
-  write(dir, "test.conll", "-DOCSTART- -X- O O\n\nEU NNP B-NP B-ORG\nrejects VBZ B-VP O\n");
+  // Token first, tag last (a BIO tag next to POS tags would be a mixed tag set,
+  // which the loader refuses: see DataBadInput.TaggingRejectsNonBioTagInBioSet).
+  write(dir, "test.conll", "-DOCSTART- -X- O O\n\nEU B-NP B-ORG NOUN\nrejects B-VP O VERB\n");
   Dataset d = load_tagging_dir(dir);
   EXPECT_EQ(d.task, TaskKind::Tag);
-  EXPECT_THAT(d.label_names, ElementsAre("B-ORG", "DET", "NOUN", "O", "VERB"));
+  EXPECT_THAT(d.label_names, ElementsAre("DET", "NOUN", "VERB"));
   ASSERT_EQ(d.train.size(), 2u);
   EXPECT_EQ(d.train[0].tokens, (Tokens{"the", "cat"}));
-  EXPECT_THAT(d.train[0].tags, ElementsAre(1, 2));
+  EXPECT_THAT(d.train[0].tags, ElementsAre(0, 1));
   EXPECT_EQ(d.train[1].tokens, (Tokens{"sat"}));
-  EXPECT_THAT(d.train[1].tags, ElementsAre(4));
+  EXPECT_THAT(d.train[1].tags, ElementsAre(2));
   ASSERT_EQ(d.test.size(), 1u);
   EXPECT_EQ(d.test[0].tokens, (Tokens{"eu", "rejects"}));
-  EXPECT_THAT(d.test[0].tags, ElementsAre(0, 3));
+  EXPECT_THAT(d.test[0].tags, ElementsAre(1, 2));
 }
 
 TEST(DataLoaders, TaggingErrorsNameFileAndLine) {

@@ -39,7 +39,7 @@ std::vector<Example> read_nli(const std::string& file) {
     Example e;
     for (size_t k = 0; k < kNliLabels.size(); ++k)
       if (gold == kNliLabels[k]) e.label = static_cast<int64_t>(k);
-    if (e.label < 0) fail_at(kLoader, file, line_no, "unknown gold_label \"" + gold + "\"");
+    if (e.label < 0) fail_at(kLoader, file, line_no, "unknown gold_label " + loader_util::quote(gold));
     e.tokens = tokenize(field("sentence1"));
     e.tokens_b = tokenize(field("sentence2"));
     out.push_back(std::move(e));

@@ -37,8 +37,8 @@ std::vector<Example> read_sick(const std::string& file) {
     char* end = nullptr;
     double score = std::strtod(s.c_str(), &end);
     if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(score))
-      fail_at(kLoader, file, i + 1, "relatedness_score '" + s + "' is not a number");
-    if (score < 1 || score > 5) fail_at(kLoader, file, i + 1, "relatedness_score " + s + " is outside [1, 5]");
+      fail_at(kLoader, file, i + 1, "relatedness_score " + loader_util::quote(s) + " is not a number");
+    if (score < 1 || score > 5) fail_at(kLoader, file, i + 1, "relatedness_score " + loader_util::quote(s) + " is outside [1, 5]");
     Example e;
     e.tokens = tokenize(fields[col_a]);
     e.tokens_b = tokenize(fields[col_b]);

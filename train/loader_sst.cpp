@@ -53,7 +53,7 @@ class TreeReader {
     ++pos_;
     skip_space();
     std::string label = read_atom();
-    if (label.size() != 1 || label[0] < '0' || label[0] > '4') fail("label must be 0..4, found '" + label + "'");
+    if (label.size() != 1 || label[0] < '0' || label[0] > '4') fail("label must be 0..4, found " + loader_util::quote(label));
     auto node = std::make_unique<Node>();
     node->label = label[0] - '0';
     skip_space();

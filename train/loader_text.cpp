@@ -37,7 +37,7 @@ std::vector<TrecLine> read_trec(const std::string& file, bool fine) {
     std::string coarse = line.substr(0, colon);
     for (char c : coarse)
       if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
-        fail_at(loader, file, i + 1, "coarse label '" + coarse + "' is not a word");
+        fail_at(loader, file, i + 1, "coarse label " + loader_util::quote(coarse) + " is not a word");
     out.push_back({fine ? line.substr(0, space) : coarse, line.substr(space + 1), i + 1});
   }
   return out;
@@ -65,6 +65,8 @@ Dataset load_trec(const std::string& train, const std::string& test, bool fine) 
   };
   convert(tr, d.train);
   convert(te, d.test);
+  // TREC ships without a dev set: split one off train as the TSV formats do.
+  d.dev = split_off(d.train, kDevSplitFraction, kDevSplitSeed);
   return d;
 }
 

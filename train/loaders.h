@@ -29,7 +29,8 @@ Dataset load_sst(const std::string& dir, bool all_phrases, int classes /*5 or 2*
 
 // TREC question classification: "COARSE:fine question text" per line. Labels
 // are the coarse class (6) or, with `fine`, the whole "COARSE:fine" (50),
-// sorted by name over train and test. TREC has no dev set: dev is empty.
+// sorted by name over train and test. TREC has no dev set: a seeded 10% of
+// train becomes dev (split_off with kDevSplitSeed, as for TSV directories).
 Dataset load_trec(const std::string& train, const std::string& test, bool fine);
 
 // One sentence per line, one file per class (CR, MPQA, SUBJ, MR): every
@@ -53,20 +54,26 @@ Dataset load_sick(const std::string& train, const std::string& dev, const std::s
 // label<TAB>text lines in DIR/train.tsv, DIR/dev.tsv (optional: when missing,
 // a seeded 10% of train becomes dev), DIR/test.tsv. No header. Label names are
 // the distinct labels of all three files, in numeric order when every label is
-// an integer, else in byte order.
-Dataset load_classification_tsv_dir(const std::string& dir);
+// an integer, else in byte order. Unless allow_similar_labels, labels that
+// differ only by whitespace or number formatting (" 1", "01" beside "1") and
+// a first line that looks like a header row are errors (LabelTally).
+Dataset load_classification_tsv_dir(const std::string& dir, bool allow_similar_labels = false);
 
 // label<TAB>sentence_a<TAB>sentence_b lines, same files and label rules as
-// load_classification_tsv_dir. Task Pair.
-Dataset load_pair_tsv_dir(const std::string& dir);
+// load_classification_tsv_dir (allow_similar_labels included). Task Pair.
+Dataset load_pair_tsv_dir(const std::string& dir, bool allow_similar_labels = false);
 
 // CoNLL-style tagging: one token per line, a blank line between sentences,
 // in DIR/train, DIR/dev (optional, as above), DIR/test with extension .tsv
 // (exactly token<TAB>tag) or, when no .tsv exists, .conll (whitespace-
 // separated columns, token first and tag last, e.g. CoNLL-2003). Lines
 // starting with -DOCSTART- are skipped. Tokens are lowercased, not re-split.
-// Tag names are sorted in byte order. Task Tag.
-Dataset load_tagging_dir(const std::string& dir);
+// Tag names are sorted in byte order. Task Tag. Errors: tags as for
+// load_classification_tsv_dir's labels; a tag set with B-X/I-X tags that also
+// holds anything but O, B-X and I-X (BIOES's S-X, E-X): chunk F1 needs BIO; a
+// .tsv file that is label<TAB>text (a tag with spaces inside, or more distinct
+// tags than tokens over 50+ lines).
+Dataset load_tagging_dir(const std::string& dir, bool allow_similar_labels = false);
 
 // Seed used wherever a loader splits a dev set off train.
 constexpr uint64_t kDevSplitSeed = 20240601;

@@ -24,9 +24,9 @@ std::string first_existing(const std::string& dir, const std::vector<std::string
 Dataset load_named_format(const DataSpec& s) {
   const std::string& d = s.data;
   if (s.format == "tsv") {
-    if (s.task == TaskKind::Pair) return load_pair_tsv_dir(d);
-    if (s.task == TaskKind::Tag) return load_tagging_dir(d);
-    return load_classification_tsv_dir(d);
+    if (s.task == TaskKind::Pair) return load_pair_tsv_dir(d, s.allow_similar_labels);
+    if (s.task == TaskKind::Tag) return load_tagging_dir(d, s.allow_similar_labels);
+    return load_classification_tsv_dir(d, s.allow_similar_labels);
   }
   if (s.format == "snli")
     return load_snli_jsonl(first_existing(d, {"train.jsonl", "snli_1.0_train.jsonl", "multinli_1.0_train.jsonl"}),
@@ -42,7 +42,7 @@ Dataset load_named_format(const DataSpec& s) {
   if (s.format == "sick")
     return load_sick(first_existing(d, {"train.txt", "SICK_train.txt"}), first_existing(d, {"dev.txt", "SICK_trial.txt"}),
                      first_existing(d, {"test.txt", "SICK_test_annotated.txt"}));
-  if (s.format == "conll") return load_tagging_dir(d);
+  if (s.format == "conll") return load_tagging_dir(d, s.allow_similar_labels);
   if (s.format == "spam") {
     SpamOptions o;
     o.local_copy = d;

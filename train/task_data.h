@@ -14,6 +14,7 @@ struct DataSpec {
   int64_t max_words = 0;       // SpamAssassin only: keep the first N words of each message
   std::string cache_dir;       // SpamAssassin cache (default: $ATTN_CACHE or ~/.cache/attn)
   bool verbose = true;         // progress lines on stderr while downloading/processing
+  bool allow_similar_labels = false;  // tsv/conll: keep labels that differ only by whitespace or number format, and header-like first lines
 };
 
 Dataset load_task_data(const DataSpec& spec);
