@@ -57,18 +57,51 @@ base_packages=g++,cmake,make,git,npm,python3,ca-certificates
 base_image=$cache/bookworm-base.tar
 mkdir -p "$cache"
 
+# Mounts /proc, /sys, /dev and /dev/pts into the chroot at $1 (recorded in
+# `mounted` for cleanup) and gives it this machine's resolver.
+mounted=()
+mount_system_dirs() {
+  local fs
+  for fs in proc sys dev dev/pts; do
+    mkdir -p "$1/$fs"
+    case $fs in
+      proc) mount -t proc proc "$1/proc" ;;
+      sys) mount -t sysfs sys "$1/sys" ;;
+      *) mount --bind "/$fs" "$1/$fs" ;;
+    esac
+    mounted+=("$1/$fs")
+  done
+  cp /etc/resolv.conf "$1/etc/resolv.conf"
+}
+unmount_system_dirs() {
+  local i
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
+  mounted=()
+}
+
 if [ ! -f "$base_image" ]; then
   echo "check_fresh_machine: building the base image once (debootstrap bookworm from $mirror; several minutes)" >&2
   stage=$(mktemp -d "$cache/stage.XXXXXX")
-  if ! debootstrap --variant=minbase --include="$base_packages" bookworm "$stage" "$mirror" >"$cache/debootstrap.log" 2>&1; then
+  trap 'unmount_system_dirs; rm -rf --one-file-system "$stage"' EXIT
+  if ! debootstrap --variant=minbase bookworm "$stage" "$mirror" >"$cache/debootstrap.log" 2>&1; then
     echo "check_fresh_machine: debootstrap failed; see $cache/debootstrap.log" >&2
-    rm -rf "$stage"
     exit 1
   fi
+  # The tools a new machine of this kind has, installed as its owner would
+  # (some packages' scripts need /proc, which debootstrap's --include lacks).
+  mount_system_dirs "$stage"
+  if ! { chroot "$stage" apt-get update &&
+         chroot "$stage" /usr/bin/env DEBIAN_FRONTEND=noninteractive \
+           apt-get install -y ${base_packages//,/ }; } >>"$cache/debootstrap.log" 2>&1; then
+    echo "check_fresh_machine: installing the base packages failed; see $cache/debootstrap.log" >&2
+    exit 1
+  fi
+  unmount_system_dirs
   # The package lists stay, as on a machine that has run apt-get update once.
   tar -C "$stage" -cf "$base_image.tmp.$$" .
   mv "$base_image.tmp.$$" "$base_image"
-  rm -rf "$stage"
+  rm -rf --one-file-system "$stage"
+  trap - EXIT
 fi
 if [ "$image_only" -eq 1 ]; then
   echo "check_fresh_machine: base image at $base_image"
@@ -76,10 +109,8 @@ if [ "$image_only" -eq 1 ]; then
 fi
 
 root=$(mktemp -d /var/tmp/attn-fresh.XXXXXX)
-mounted=()
 cleanup() {
-  local i
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
+  unmount_system_dirs
   if [ "$keep" -eq 1 ]; then
     echo "check_fresh_machine: chroot kept at $root" >&2
   else
@@ -88,16 +119,7 @@ cleanup() {
 }
 trap cleanup EXIT
 tar -C "$root" -xf "$base_image"
-for fs in proc sys dev dev/pts; do
-  mkdir -p "$root/$fs"
-  case $fs in
-    proc) mount -t proc proc "$root/proc" ;;
-    sys) mount -t sysfs sys "$root/sys" ;;
-    *) mount --bind "/$fs" "$root/$fs" ;;
-  esac
-  mounted+=("$root/$fs")
-done
-cp /etc/resolv.conf "$root/etc/resolv.conf"
+mount_system_dirs "$root"
 
 # The committed HEAD only: uncommitted changes must not make the check pass.
 git clone --quiet --no-local "$repo" "$root/root/attn"
