@@ -21,7 +21,8 @@ int run_eval_command(const std::vector<std::string>& args) {
       .option("weights", "best.safetensors", "weights file inside the run folder (best.safetensors, or last.safetensors: the latest checkpoint)")
       .option("device", "cpu", "cpu or cuda (the model moves there; batches follow it)")
       .option("batch", "64", "examples per batch")
-      .option("cache", "", "cache folder for downloaded data");
+      .option("cache", "", "cache folder for downloaded data")
+      .flag("allow-similar-labels", "as for attn train (needed again when the run was trained with it)");
   if (!p.parse(args)) {
     std::cout << p.help();
     return 0;
@@ -35,6 +36,7 @@ int run_eval_command(const std::vector<std::string>& args) {
   spec.data = p.is_set("data") ? p.get("data") : run.run_config.get("data", "");
   spec.format = p.is_set("format") ? p.get("format") : run.run_config.get("format", "auto");
   spec.cache_dir = p.get("cache");
+  spec.allow_similar_labels = p.is_set("allow-similar-labels");
   spec.verbose = false;
   Dataset data = load_task_data(spec);
   const std::string split = p.get("split");

@@ -63,6 +63,7 @@ int run_train_command(const std::vector<std::string>& args) {
       .option("glove", "", "GloVe vectors (text format) for the embeddings")
       .option("cache", "", "cache folder for downloaded data (default: $ATTN_CACHE or ~/.cache/attn)")
       .option("max-words", "0", "SpamAssassin: keep the first N words of each message (0: all)")
+      .flag("allow-similar-labels", "tsv/conll data: keep labels that differ only by whitespace or number format (\" 1\", \"01\" beside \"1\") and a header-like first line as classes instead of refusing them")
       .option("rl-lambda", "0.05", "ReSAN: penalty per selected token fraction in the reward")
       .option("rl-warmup", "-1", "ReSAN: supervised steps with every token selected (-1: one epoch)")
       .option("rl-only", "20", "ReSAN: steps of RL-only updates after the warm-up")
@@ -81,6 +82,7 @@ int run_train_command(const std::vector<std::string>& args) {
   o.data.data = p.get("data");
   o.data.format = p.get("format");
   o.data.cache_dir = p.get("cache");
+  o.data.allow_similar_labels = p.is_set("allow-similar-labels");
   o.data.max_words = p.get_int("max-words", 0);
   o.optimizer = p.get("optimizer");
   if (o.optimizer != "adam" && o.optimizer != "adadelta" && o.optimizer != "sgd")
