@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -391,7 +390,9 @@ namespace {
 
 // The duplicate-key check was a scan of the keys so far (quadratic): 300,000
 // keys took minutes. A hash set keeps the parse linear in the header size.
-TEST(SafetensorsLinearHeader, ManyKeysWithADuplicateAreRejectedQuickly) {
+// No clock is read here (timings depend on the machine and its load): a
+// quadratic check would run into CTest's per-test timeout instead.
+TEST(SafetensorsLinearHeader, ManyKeysWithADuplicateAreRejected) {
   const std::string path = ::testing::TempDir() + "attn_many_keys_" + std::to_string(::getpid()) + ".safetensors";
   std::string header = "{";
   const int keys = 300000;
@@ -401,17 +402,14 @@ TEST(SafetensorsLinearHeader, ManyKeysWithADuplicateAreRejectedQuickly) {
   for (int i = 0; i < 8; ++i) file[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
   file += header;
   std::ofstream(path, std::ios::binary) << file;
-  const auto start = std::chrono::steady_clock::now();
   std::string msg;
   try {
     load_safetensors(path);
   } catch (const Error& e) {
     msg = e.what();
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::remove(path.c_str());
   EXPECT_NE(msg.find("key 'k0' appears twice"), std::string::npos) << msg;
-  EXPECT_LT(seconds, 20.0) << "a generous bound: the quadratic check needs minutes here, the linear one well under 1 s";
 }
 
 }  // namespace
