@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "engine/cuda_backend.h"
+#include "engine/cuda/cuda_backend.h"
 #include "engine/error.h"
 
 namespace attn {

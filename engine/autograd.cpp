@@ -3,8 +3,7 @@
 #include <unordered_map>
 
 #include "engine/error.h"
-#include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 
 namespace attn {
 
@@ -61,12 +60,19 @@ void record(Tensor& output, const char* op, const std::vector<Tensor>& inputs, B
 }
 
 namespace {
+GradientAdder gradient_adder = nullptr;
+}  // namespace
+
+void set_gradient_adder(GradientAdder add) { gradient_adder = add; }
+
+namespace {
 
 // Gradients are never modified in place, so one tensor may safely be handed
 // to several inputs (add's backward does that); accumulation makes a new one.
 Tensor accumulate(const Tensor& existing, const Tensor& incoming) {
   if (!existing.defined()) return incoming;
-  return add(existing, incoming);
+  ATTN_CHECK(gradient_adder != nullptr, "backward", "no gradient adder installed (ops/binary.cpp is not linked)");
+  return gradient_adder(existing, incoming);
 }
 
 void accumulate_into_leaf(TensorImpl& leaf, const Tensor& g) {

@@ -58,6 +58,12 @@ void record(Tensor& output, const char* op, const std::vector<Tensor>& inputs, B
 // or null outside a backward pass: anomaly detection names it.
 const char* current_backward_op();
 
+// Accumulating two gradients of one tensor is an elementwise add, an op of the
+// layer above (ops/binary.cpp installs it when it is linked), so that the
+// engine includes nothing above itself.
+using GradientAdder = Tensor (*)(const Tensor& a, const Tensor& b);
+void set_gradient_adder(GradientAdder add);
+
 // The engine behind Tensor::backward.
 void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph);
 

@@ -6,7 +6,7 @@
 
 #include "engine/autograd.h"
 #include "engine/error.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 
 namespace attn {
 

@@ -3,7 +3,7 @@
 #include "engine/error.h"
 #include "models/disa.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/join.h"
 #include "ops/reduce.h"
 #include "ops/view.h"

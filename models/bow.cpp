@@ -2,7 +2,7 @@
 
 #include "models/masks.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/reduce.h"
 #include "ops/view.h"
 

@@ -8,7 +8,7 @@
 #include "models/masks.h"
 #include "engine/autograd.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/dropout.h"
 #include "ops/join.h"
 #include "ops/matmul.h"

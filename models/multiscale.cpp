@@ -11,7 +11,7 @@
 #include "models/multi_head.h"
 #include "nn/init.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/join.h"
 #include "ops/matmul.h"
 #include "ops/reduce.h"

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "engine/error.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 
 namespace attn {
 

@@ -4,7 +4,7 @@
 #include "engine/error.h"
 #include "models/masks.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/dropout.h"
 #include "ops/join.h"
 #include "ops/reduce.h"

@@ -8,7 +8,7 @@
 
 #include "models/encoder.h"
 #include "models/heads.h"
-#include "models/task.h"
+#include "engine/task_kind.h"
 #include "nn/embedding.h"
 
 namespace attn {

@@ -6,13 +6,13 @@
 #include <cstdlib>
 
 #include "engine/error.h"
-#include "train/loader_util.h"
+#include "engine/util/text.h"
 
 namespace attn {
 
 namespace {
 
-using loader_util::quote;
+using text::quote;
 
 // Parses one value. Read as a double and then rounded to float, so a
 // subnormal float such as 1e-40 is kept (strtof flags it with ERANGE) and
@@ -34,7 +34,7 @@ std::string format_value(double v) {
 }  // namespace
 
 GloveVectors load_glove(const std::string& path, const std::unordered_set<std::string>* wanted) {
-  loader_util::LineReader reader("load_glove", path);  // CR, LF and CRLF line ends; BOM dropped
+  text::LineReader reader("load_glove", path);  // CR, LF and CRLF line ends; BOM dropped
   GloveVectors out;
   std::string line;
   while (reader.next(line)) {

@@ -1,7 +1,7 @@
 #include "nn/module.h"
 
 #include "engine/error.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 
 namespace attn {
 

@@ -16,8 +16,8 @@
 
 #include "engine/autograd.h"
 #include "engine/error.h"
-#include "engine/json.h"
-#include "ops/copy.h"
+#include "engine/util/json.h"
+#include "engine/copy.h"
 
 namespace attn {
 

@@ -90,6 +90,12 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
 }
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Add, a, b); }
+
+namespace {
+// The tape accumulates gradients with this add (engine/autograd.h); installed
+// during static initialisation, before main runs any backward pass.
+const bool gradient_adder_installed = (set_gradient_adder(add), true);
+}  // namespace
 Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); }
 Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
 Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, a, b); }

@@ -3,7 +3,7 @@
 // offset calculator (a contiguous fast path when no operand broadcasts).
 #include "ops/binary_kernels.h"
 #include "ops/binary_math.h"
-#include "ops/cuda_loops.cuh"
+#include "engine/cuda/cuda_loops.cuh"
 
 namespace attn {
 

@@ -6,7 +6,7 @@
 // which use per-block Generators; both are uniform with the same thresholds.)
 #include <cmath>
 
-#include "ops/cuda_loops.cuh"
+#include "engine/cuda/cuda_loops.cuh"
 #include "ops/dropout_kernels.h"
 
 namespace attn {

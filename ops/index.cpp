@@ -3,7 +3,7 @@
 #include "engine/autograd.h"
 #include "engine/error.h"
 #include "engine/kernel_table.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/index_kernels.h"
 #include "ops/join.h"
 

@@ -3,7 +3,7 @@
 // map one thread to one source element and accumulate with atomicAdd, so
 // repeated indices are summed in an unspecified order (float rounding may
 // differ from run to run, unlike the CPU kernels' fixed order).
-#include "ops/cuda_loops.cuh"
+#include "engine/cuda/cuda_loops.cuh"
 #include "ops/index_kernels.h"
 
 namespace attn {

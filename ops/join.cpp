@@ -2,7 +2,7 @@
 
 #include "engine/autograd.h"
 #include "engine/error.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/view.h"
 
 namespace attn {

@@ -4,7 +4,7 @@
 
 #include "engine/autograd.h"
 #include "engine/kernel_table.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/layer_norm_kernels.h"
 
 namespace attn {

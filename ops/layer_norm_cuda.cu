@@ -5,7 +5,7 @@
 // column sums over rows, done by the shared deterministic column reduction.
 #include <cmath>
 
-#include "ops/cuda_loops.cuh"
+#include "engine/cuda/cuda_loops.cuh"
 #include "ops/layer_norm_kernels.h"
 
 namespace attn {

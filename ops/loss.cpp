@@ -3,7 +3,7 @@
 #include "engine/autograd.h"
 #include "engine/kernel_table.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/loss_kernels.h"
 #include "ops/reduce.h"
 #include "ops/unary.h"

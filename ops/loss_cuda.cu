@@ -4,7 +4,7 @@
 // one thread per logit, (softmax - onehot) * example_weight * grad * scale.
 #include <cmath>
 
-#include "ops/cuda_loops.cuh"
+#include "engine/cuda/cuda_loops.cuh"
 #include "ops/loss_kernels.h"
 
 namespace attn {

@@ -4,7 +4,7 @@
 
 #include "engine/autograd.h"
 #include "engine/kernel_table.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/matmul_kernels.h"
 #include "ops/reduce.h"
 #include "ops/view.h"

@@ -8,7 +8,7 @@
 #include "engine/blas_threads.h"
 #include "engine/cpu_loops.h"
 #include "engine/parallel.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/matmul_kernels.h"
 
 namespace attn {

@@ -13,10 +13,10 @@
 #include <climits>
 #include <vector>
 
-#include "engine/cuda_backend.h"
-#include "engine/cuda_check.h"
+#include "engine/cuda/cuda_backend.h"
+#include "engine/cuda/cuda_check.h"
 #include "engine/error.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/matmul_kernels.h"
 
 namespace attn {

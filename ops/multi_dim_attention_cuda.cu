@@ -7,7 +7,7 @@
 // recomputing the scores: no atomics, so results are deterministic.
 #include <cmath>
 
-#include "ops/cuda_loops.cuh"
+#include "engine/cuda/cuda_loops.cuh"
 #include "ops/multi_dim_attention_kernels.h"
 
 namespace attn {

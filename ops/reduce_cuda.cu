@@ -2,8 +2,8 @@
 // rows) or a block (long rows); sums accumulate in double as on the CPU.
 // Max keeps the first position of the largest value: a NaN in a row's first
 // element wins (the CPU scan starts from it), NaNs elsewhere never win.
-// sum_columns uses the shared column reduction (ops/cuda_loops.cuh).
-#include "ops/cuda_loops.cuh"
+// sum_columns uses the shared column reduction (engine/cuda/cuda_loops.cuh).
+#include "engine/cuda/cuda_loops.cuh"
 #include "ops/reduce_kernels.h"
 
 namespace attn {

@@ -1,7 +1,7 @@
 #include "ops/registry.h"
 
 #include "engine/error.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/view.h"
 
 namespace attn {

@@ -6,7 +6,7 @@
 // results are deterministic.
 #include <cmath>
 
-#include "ops/cuda_loops.cuh"
+#include "engine/cuda/cuda_loops.cuh"
 #include "ops/separable_attention_kernels.h"
 
 namespace attn {

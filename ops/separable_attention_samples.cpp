@@ -3,7 +3,7 @@
 // mask broadcast over the groups, fewer queries than keys, dropout keep
 // factors, and token2token and source2token scores wide enough that the
 // softmax is far from uniform.
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/registry.h"
 #include "ops/separable_attention.h"
 #include "ops/unary.h"

@@ -2,7 +2,7 @@
 
 #include "engine/autograd.h"
 #include "engine/kernel_table.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/softmax_kernels.h"
 #include "ops/view.h"
 

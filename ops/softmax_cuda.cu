@@ -5,7 +5,7 @@
 // (and row_empty = 1), never NaN; masked entries never enter the sums.
 #include <cmath>
 
-#include "ops/cuda_loops.cuh"
+#include "engine/cuda/cuda_loops.cuh"
 #include "ops/softmax_kernels.h"
 
 namespace attn {

@@ -4,7 +4,7 @@
 
 #include "engine/autograd.h"
 #include "engine/error.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/reduce.h"
 
 namespace attn {

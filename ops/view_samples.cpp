@@ -2,7 +2,7 @@
 // elements of the base tensor.
 #include "engine/error.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/registry.h"
 #include "ops/unary.h"
 #include "ops/view.h"

@@ -19,7 +19,7 @@
 #include "ops/reduce.h"
 #include "ops/unary.h"
 #include "test_util.h"
-#include "train/model_commands.h"
+#include "train/cli/model_commands.h"
 
 namespace attn {
 namespace {

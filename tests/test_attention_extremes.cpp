@@ -16,7 +16,7 @@
 #include "models/masks.h"
 #include "models/mtsa_attention.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/matmul.h"
 #include "ops/multi_dim_attention.h"
 #include "ops/reduce.h"

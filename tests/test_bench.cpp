@@ -16,12 +16,12 @@
 #include "ops/unary.h"
 #include "ops/view.h"
 #include "engine/error.h"
-#include "train/bench_command.h"
-#include "train/bench_options.h"
-#include "train/bench_report.h"
-#include "train/cli_args.h"
-#include "train/op_profiler.h"
-#include "train/svg_chart.h"
+#include "train/cli/bench_command.h"
+#include "train/bench/bench_options.h"
+#include "train/bench/bench_report.h"
+#include "engine/util/cli_args.h"
+#include "train/bench/op_profiler.h"
+#include "train/bench/svg_chart.h"
 
 namespace attn {
 namespace {

@@ -13,7 +13,7 @@
 #include "models/biblosan.h"
 #include "models/disa.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/matmul.h"
 #include "ops/reduce.h"
 #include "ops/softmax.h"

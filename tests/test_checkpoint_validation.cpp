@@ -11,14 +11,14 @@
 #include <fstream>
 #include <random>
 
-#include "engine/json.h"
+#include "engine/util/json.h"
 #include "nn/safetensors.h"
 #include "test_data_util.h"
-#include "train/adam.h"
-#include "train/atomic_file.h"
+#include "train/optim/adam.h"
+#include "engine/util/atomic_file.h"
 #include "train/checkpoint.h"
-#include "train/cli_args.h"
-#include "train/commands.h"
+#include "engine/util/cli_args.h"
+#include "train/cli/commands.h"
 #include "train/run_folder.h"
 #include "train/trainer.h"
 

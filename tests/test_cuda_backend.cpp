@@ -10,18 +10,18 @@
 #include <string>
 
 #include "engine/allocator.h"
-#include "engine/cuda_backend.h"
+#include "engine/cuda/cuda_backend.h"
 #include "engine/kernel_table.h"
 #include "engine/random.h"
 #include "nn/linear.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/matmul.h"
 #include "ops/reduce.h"
 #include "ops/unary.h"
 #include "ops/view.h"
-#include "train/commands.h"
-#include "train/model_commands.h"
+#include "train/cli/commands.h"
+#include "train/cli/model_commands.h"
 
 namespace attn {
 namespace {

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "engine/cuda_backend.h"
+#include "engine/cuda/cuda_backend.h"
 #include "engine/random.h"
 #include "models/encoder.h"
 #include "models/heads.h"

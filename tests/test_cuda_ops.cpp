@@ -11,9 +11,9 @@
 #include <string>
 
 #include "engine/autograd.h"
-#include "engine/cuda_backend.h"
+#include "engine/cuda/cuda_backend.h"
 #include "engine/random.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/registry.h"
 
 namespace attn {

@@ -9,9 +9,9 @@
 #include <set>
 
 #include "nn/glove.h"
-#include "train/loader_util.h"
-#include "train/loaders.h"
-#include "train/task_data.h"
+#include "train/data/formats/loader_util.h"
+#include "train/data/formats/loaders.h"
+#include "train/data/task_data.h"
 #include "test_data_util.h"
 
 namespace attn {

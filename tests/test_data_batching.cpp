@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <set>
 
-#include "train/batching.h"
+#include "train/data/batching.h"
 #include "test_data_util.h"
 
 namespace attn {

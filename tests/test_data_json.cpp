@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/error.h"
-#include "engine/json.h"
+#include "engine/util/json.h"
 #include "test_data_util.h"
 
 namespace attn {

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <set>
 
-#include "train/email_text.h"
-#include "engine/json.h"
-#include "train/spam_assassin.h"
+#include "train/data/spam/email_text.h"
+#include "engine/util/json.h"
+#include "train/data/spam/spam_assassin.h"
 #include "test_data_util.h"
 
 namespace attn {

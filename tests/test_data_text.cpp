@@ -5,8 +5,8 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "train/tokenizer.h"
-#include "train/vocab.h"
+#include "train/data/tokenizer.h"
+#include "train/data/vocab.h"
 #include "test_data_util.h"
 
 namespace attn {

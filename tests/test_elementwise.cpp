@@ -7,7 +7,7 @@
 
 #include "engine/error.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/unary.h"
 #include "ops/view.h"
 

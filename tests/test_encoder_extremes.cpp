@@ -15,7 +15,7 @@
 #include "models/encoder.h"
 #include "models/masks.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/reduce.h"
 
 namespace attn {

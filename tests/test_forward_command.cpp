@@ -13,8 +13,8 @@
 #include "engine/random.h"
 #include "models/encoder.h"
 #include "nn/safetensors.h"
-#include "train/cli_args.h"
-#include "train/model_commands.h"
+#include "engine/util/cli_args.h"
+#include "train/cli/model_commands.h"
 
 namespace attn {
 namespace {

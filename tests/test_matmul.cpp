@@ -11,11 +11,11 @@
 #include "engine/error.h"
 #include "engine/random.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/matmul.h"
 #include "ops/view.h"
-#include "train/bench_matmul.h"
-#include "train/cli_args.h"
+#include "train/bench/bench_matmul.h"
+#include "engine/util/cli_args.h"
 
 namespace attn {
 namespace {

@@ -13,7 +13,7 @@
 #include "model_checks.h"
 #include "models/mtsa.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/dropout.h"
 #include "ops/matmul.h"
 #include "ops/reduce.h"

@@ -15,7 +15,7 @@
 #include "models/encoder.h"
 #include "models/masks.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/multi_dim_attention.h"
 #include "ops/registry.h"
 #include "ops/unary.h"

@@ -15,7 +15,7 @@
 #include "models/multi_head.h"
 #include "models/multiscale.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/matmul.h"
 #include "ops/reduce.h"
 #include "ops/view.h"

@@ -14,7 +14,7 @@
 #include "test_util.h"
 #include "engine/error.h"
 #include "engine/random.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/dropout.h"
 #include "ops/layer_norm.h"
 #include "ops/reduce.h"

@@ -14,11 +14,11 @@
 #include "nn/linear.h"
 #include "ops/binary.h"
 #include "ops/reduce.h"
-#include "train/adadelta.h"
-#include "train/adam.h"
-#include "train/optimizer.h"
-#include "train/sgd.h"
-#include "train/weight_decay.h"
+#include "train/optim/adadelta.h"
+#include "train/optim/adam.h"
+#include "train/optim/optimizer.h"
+#include "train/optim/sgd.h"
+#include "train/optim/weight_decay.h"
 
 namespace attn {
 namespace {

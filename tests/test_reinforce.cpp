@@ -13,9 +13,9 @@
 #include "engine/random.h"
 #include "ops/binary.h"
 #include "ops/unary.h"
-#include "train/adam.h"
+#include "train/optim/adam.h"
 #include "train/reinforce.h"
-#include "train/sgd.h"
+#include "train/optim/sgd.h"
 
 namespace attn {
 namespace {

@@ -17,7 +17,7 @@
 #include "models/resan.h"
 #include "models/rss.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/reduce.h"
 #include "ops/view.h"
 

@@ -15,7 +15,7 @@
 #include "nn/safetensors.h"
 #include "ops/reduce.h"
 #include "test_data_util.h"
-#include "train/adam.h"
+#include "train/optim/adam.h"
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
 #include "train/interrupt.h"

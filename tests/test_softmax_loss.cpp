@@ -11,7 +11,7 @@
 #include "test_util.h"
 #include "engine/error.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/loss.h"
 #include "ops/reduce.h"
 #include "ops/softmax.h"

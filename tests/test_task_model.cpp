@@ -7,7 +7,7 @@
 #include "models/masks.h"
 #include "models/task_model.h"
 #include "ops/loss.h"
-#include "train/sgd.h"
+#include "train/optim/sgd.h"
 
 namespace attn {
 namespace {

@@ -6,7 +6,7 @@
 #include "engine/error.h"
 #include "engine/random.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/view.h"
 
 namespace attn {

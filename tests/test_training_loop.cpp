@@ -22,8 +22,8 @@
 #include "nn/safetensors.h"
 #include "ops/reduce.h"
 #include "test_data_util.h"
-#include "train/commands.h"
-#include "engine/json.h"
+#include "train/cli/commands.h"
+#include "engine/util/json.h"
 #include "train/saved_run.h"
 #include "train/trainer.h"
 

@@ -10,7 +10,7 @@
 
 #include "engine/autograd.h"
 #include "engine/error.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "nn/safetensors.h"
 #include "train/finite_check.h"
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "nn/module.h"
-#include "train/optimizer.h"
+#include "train/optim/optimizer.h"
 
 namespace attn {
 

@@ -6,7 +6,7 @@
 #include "engine/error.h"
 #include "models/heads.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/reduce.h"
 #include "ops/softmax.h"
 #include "ops/view.h"

@@ -11,7 +11,7 @@
 
 #include "models/task_model.h"
 #include "ops/loss.h"
-#include "train/batching.h"
+#include "train/data/batching.h"
 
 namespace attn {
 

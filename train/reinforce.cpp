@@ -5,7 +5,7 @@
 
 #include "engine/error.h"
 #include "ops/binary.h"
-#include "ops/copy.h"
+#include "engine/copy.h"
 #include "ops/reduce.h"
 
 namespace attn {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "engine/error.h"
-#include "engine/json.h"
-#include "train/atomic_file.h"
+#include "engine/util/json.h"
+#include "engine/util/atomic_file.h"
 
 namespace attn {
 

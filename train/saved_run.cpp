@@ -5,7 +5,7 @@
 #include "engine/error.h"
 #include "nn/safetensors.h"
 #include "train/finite_check.h"
-#include "train/atomic_file.h"
+#include "engine/util/atomic_file.h"
 #include "train/checkpoint.h"
 
 namespace attn {

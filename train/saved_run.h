@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "models/task_model.h"
-#include "train/vocab.h"
+#include "train/data/vocab.h"
 
 namespace attn {
 

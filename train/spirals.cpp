@@ -7,7 +7,7 @@
 #include "ops/loss.h"
 #include "ops/reduce.h"
 #include "ops/unary.h"
-#include "train/sgd.h"
+#include "train/optim/sgd.h"
 
 namespace attn {
 

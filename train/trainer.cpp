@@ -16,9 +16,9 @@
 #include "nn/safetensors.h"
 #include "ops/binary.h"
 #include "ops/reduce.h"
-#include "train/adadelta.h"
-#include "train/adam.h"
-#include "train/atomic_file.h"
+#include "train/optim/adadelta.h"
+#include "train/optim/adam.h"
+#include "engine/util/atomic_file.h"
 #include "train/checkpoint.h"
 #include "train/run_folder.h"
 #include "train/finite_check.h"
@@ -26,8 +26,8 @@
 #include "train/progress.h"
 #include "train/reinforce.h"
 #include "train/run_settings.h"
-#include "train/sgd.h"
-#include "train/weight_decay.h"
+#include "train/optim/sgd.h"
+#include "train/optim/weight_decay.h"
 
 namespace attn {
 

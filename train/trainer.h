@@ -14,7 +14,7 @@
 
 #include "models/config.h"
 #include "train/evaluate.h"
-#include "train/task_data.h"
+#include "train/data/task_data.h"
 
 namespace attn {
 

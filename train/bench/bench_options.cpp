@@ -1,0 +1,260 @@
+#include "train/bench/bench_options.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "engine/error.h"
+#include "engine/random.h"
+#include "models/encoder.h"
+#include "engine/util/cli_args.h"
+
+namespace attn {
+
+namespace {
+
+const char* const kQuickLengths = "16,64,128";
+constexpr int64_t kQuickBatch = 4;
+constexpr int64_t kQuickReps = 2;
+constexpr int64_t kQuickWarmup = 1;
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t at = text.find(sep, start);
+    parts.push_back(text.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) return parts;
+    start = at + 1;
+  }
+}
+
+std::string trim(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+// A positive integer, or a UsageError naming the flag and the whole value.
+int64_t positive_int(const std::string& piece, const std::string& flag, const std::string& whole) {
+  char* end = nullptr;
+  long long v = std::strtoll(piece.c_str(), &end, 10);
+  if (piece.empty() || *end != '\0' || v < 1)
+    throw UsageError("attn bench: " + flag + " expects positive integers, got '" + piece + "' in '" + whole + "'");
+  return v;
+}
+
+}  // namespace
+
+const char* bench_mode_name(BenchMode mode) { return mode == BenchMode::Infer ? "infer" : "train"; }
+
+const std::vector<std::string>& default_bench_models() {
+  static const std::vector<std::string> models = {"mtsa", "disan", "biblosan", "mstrans", "resan", "transformer"};
+  return models;
+}
+
+std::vector<int64_t> parse_length_list(const std::string& text, const std::string& flag) {
+  if (trim(text).empty()) throw UsageError("attn bench: " + flag + " needs at least one length");
+  std::vector<int64_t> out;
+  for (const std::string& raw : split(text, ',')) {
+    const std::string item = trim(raw);
+    if (item.find(':') == std::string::npos) {
+      out.push_back(positive_int(item, flag, text));
+      continue;
+    }
+    std::vector<std::string> r = split(item, ':');
+    if (r.size() != 3)
+      throw UsageError("attn bench: " + flag + " range '" + item + "' must be START:STOP:STEP, e.g. 16:384:16");
+    const int64_t start = positive_int(trim(r[0]), flag, text), stop = positive_int(trim(r[1]), flag, text),
+                  step = positive_int(trim(r[2]), flag, text);
+    if (stop < start)
+      throw UsageError("attn bench: " + flag + " range '" + item + "' ends before it starts");
+    for (int64_t n = start; n <= stop; n += step) out.push_back(n);
+  }
+  for (size_t i = 1; i < out.size(); ++i)
+    if (out[i] <= out[i - 1])
+      throw UsageError("attn bench: " + flag + " must be strictly increasing, got " + std::to_string(out[i - 1]) +
+                       " then " + std::to_string(out[i]) + " in '" + text + "'");
+  return out;
+}
+
+std::vector<std::string> parse_model_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const std::string& raw : split(text, ',')) {
+    const std::string name = trim(raw);
+    if (name.empty()) throw UsageError("attn bench: --models has an empty name in '" + text + "'");
+    if (!seen.insert(name).second) throw UsageError("attn bench: --models names '" + name + "' twice");
+    out.push_back(name);
+  }
+  return out;
+}
+
+int64_t parse_byte_size(const std::string& text, const std::string& flag) {
+  const std::string s = trim(text);
+  char* end = nullptr;
+  const double number = std::strtod(s.c_str(), &end);
+  const std::string unit = trim(std::string(end ? end : ""));
+  double scale = 0;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "KiB" || unit == "KB" || unit == "K") scale = 1024.0;
+  else if (unit == "MiB" || unit == "MB" || unit == "M") scale = 1024.0 * 1024;
+  else if (unit == "GiB" || unit == "GB" || unit == "G") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "TiB" || unit == "TB" || unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
+  if (s.empty() || end == s.c_str() || scale == 0 || !std::isfinite(number) || number <= 0)
+    throw UsageError("attn bench: " + flag + " expects a positive size such as 8GiB, 512MiB or 1000000 (bytes), got '" +
+                     text + "'");
+  const double bytes = number * scale;
+  if (bytes >= 9.0e18) throw UsageError("attn bench: " + flag + " is too large: '" + text + "'");
+  return static_cast<int64_t>(bytes);
+}
+
+std::vector<std::pair<std::string, std::string>> parse_config_overrides(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (trim(text).empty()) return out;
+  for (const std::string& raw : split(text, ',')) {
+    const std::string item = trim(raw);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw UsageError("attn bench: --set expects KEY=VALUE pairs separated by commas, got '" + item + "'");
+    out.emplace_back(trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
+  }
+  return out;
+}
+
+std::vector<BenchMode> parse_mode_list(const std::string& text) {
+  if (text == "infer") return {BenchMode::Infer};
+  if (text == "train") return {BenchMode::Train};
+  if (text == "both") return {BenchMode::Infer, BenchMode::Train};
+  throw UsageError("attn bench: --mode must be infer, train or both, got '" + text + "'");
+}
+
+bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, std::string* help) {
+  ArgParser p("bench",
+              "The papers' efficiency study: times every encoder on random inputs [batch, length, features]\n"
+              "in inference (forward under NoGrad) and training (forward + backward of the summed outputs),\n"
+              "and records the allocator's peak bytes per step. Table on stdout, progress on stderr.\n"
+              "With --profile: one training step per model and length, time and bytes by kernel op.");
+  p.option("models", "mtsa,disan,biblosan,mstrans,resan,transformer", "comma list of encoders (any registered one)")
+      .option("lengths", "16:384:16", "sequence lengths: a list 16,32,64 and/or ranges START:STOP:STEP")
+      .option("batch", "64", "examples per batch")
+      .option("features", "300", "input features per token")
+      .option("hidden", "", "override every encoder's `hidden` width (default: each encoder's own, 300)")
+      .option("set", "", "extra encoder config keys KEY=VALUE[,KEY=VALUE] for every model, e.g. layers=3 "
+                         "(a key a model does not read is an error)")
+      .option("mode", "both", "infer, train or both")
+      .option("device", "cpu", "cpu or cuda")
+      .option("threads", "", "CPU threads (OpenMP; default: every core)")
+      .option("reps", "5", "timed repetitions per point")
+      .option("warmup", "1", "untimed repetitions before them")
+      .option("csv", "", "write the results as CSV to this file (atomically, after every point)")
+      .option("svg", "", "write time and memory charts as SVG to this file (atomically, after every point)")
+      .option("mem-limit", "8GiB", "memory budget: a model stops at the first length whose predicted or measured "
+                                   "peak exceeds it")
+      .flag("quick", std::string("a short run: lengths ") + kQuickLengths + ", batch " + std::to_string(kQuickBatch) +
+                         ", reps " + std::to_string(kQuickReps) + ", warmup " + std::to_string(kQuickWarmup) +
+                         " (explicit flags win)")
+      .flag("profile", "profile one training step per model and length by kernel op (default mtsa, length 64)")
+      .flag("random-lengths", "random valid lengths in [1, length] per example instead of all-valid masks")
+      .option("seed", "1", "seed of the inputs and the initialisation");
+  if (!p.parse(args)) {
+    *help = p.help();
+    return false;
+  }
+  BenchSettings out;
+  out.quick = p.is_set("quick");
+  out.profile = p.is_set("profile");
+  out.random_lengths = p.is_set("random-lengths");
+  if (out.quick && out.profile) throw UsageError("attn bench: --quick and --profile do not go together");
+
+  if (out.profile && !p.is_set("models")) out.models = {"mtsa"};
+  else out.models = parse_model_list(p.get("models"));
+  std::string lengths = p.get("lengths");
+  if (!p.is_set("lengths") && out.quick) lengths = kQuickLengths;
+  if (!p.is_set("lengths") && out.profile) lengths = "64";
+  out.lengths = parse_length_list(lengths);
+  out.modes = parse_mode_list(p.get("mode"));
+
+  // quick_value < 0: --quick leaves this option at its default.
+  auto int_at_least = [&](const std::string& name, int64_t lo, int64_t quick_value) {
+    if (out.quick && quick_value >= 0 && !p.is_set(name)) return quick_value;
+    const int64_t v = p.get_int(name);
+    if (v < lo)
+      throw UsageError("attn bench: --" + name + " must be at least " + std::to_string(lo) + ", got " + p.get(name));
+    return v;
+  };
+  out.batch = int_at_least("batch", 1, kQuickBatch);
+  out.features = int_at_least("features", 1, -1);
+  out.reps = int_at_least("reps", 1, kQuickReps);
+  out.warmup = int_at_least("warmup", 0, kQuickWarmup);
+  out.hidden = 0;
+  if (!p.get("hidden").empty()) {
+    out.hidden = p.get_int("hidden");
+    if (out.hidden < 1) throw UsageError("attn bench: --hidden must be positive, got " + p.get("hidden"));
+  }
+  if (!p.get("threads").empty()) {
+    out.threads = p.get_int("threads");
+    if (out.threads < 1) throw UsageError("attn bench: --threads must be at least 1, got " + p.get("threads"));
+  }
+  out.config = parse_config_overrides(p.get("set"));
+  const std::string device = p.get("device");
+  if (device == "cpu") out.device = Device::CPU;
+  else if (device == "cuda") out.device = Device::CUDA;
+  else throw UsageError("attn bench: --device must be cpu or cuda, got '" + device + "'");
+  out.csv_path = p.get("csv");
+  out.svg_path = p.get("svg");
+  out.mem_limit_bytes = parse_byte_size(p.get("mem-limit"));
+  const int64_t seed = p.get_int("seed");
+  if (seed < 0) throw UsageError("attn bench: --seed must not be negative, got " + p.get("seed"));
+  out.seed = static_cast<uint64_t>(seed);
+
+  // Every name must be a registered encoder taking the --set keys: building a tiny one says so.
+  for (const std::string& name : out.models) {
+    Config config;
+    config.set("encoder", name);
+    for (const auto& [key, value] : out.config) config.set(key, value);
+    Generator init(0), noise(1);
+    try {
+      build_encoder(config, EncoderContext{4, DType::F32, &init, &noise});
+      config.check_all_used("encoder '" + name + "' with --set");
+    } catch (const Error& e) {
+      throw UsageError(std::string("attn bench: --models: ") + e.what());
+    }
+  }
+  *s = out;
+  return true;
+}
+
+double memory_growth_exponent(const std::string& model, bool materialized_scores) {
+  if (model == "disan" || model == "resan") return materialized_scores ? 2.0 : 1.25;
+  if (model == "transformer" || model == "mtsa") return 2.0;
+  // The Multi-Scale Transformer's windows are O(n w), but its default scales
+  // n/16, n/8, n/4 grow with n, so its peak grows quadratically too.
+  if (model == "mstrans") return 2.0;
+  if (model == "biblosan") return 1.5;
+  if (model == "bow") return 1.0;
+  return 2.0;
+}
+
+int64_t predict_peak_bytes(int64_t prev_length, int64_t prev_peak_bytes, int64_t length, double exponent) {
+  if (prev_length <= 0 || prev_peak_bytes <= 0) return 0;
+  const double ratio = static_cast<double>(length) / static_cast<double>(prev_length);
+  const double predicted = static_cast<double>(prev_peak_bytes) * std::pow(ratio, exponent);
+  return predicted >= 9.0e18 ? INT64_MAX : static_cast<int64_t>(std::ceil(predicted));
+}
+
+bool fits_memory_budget(int64_t predicted_peak_bytes, int64_t limit_bytes) {
+  return predicted_peak_bytes <= limit_bytes;
+}
+
+std::string format_bytes(int64_t bytes) {
+  char buf[64];
+  const double b = static_cast<double>(bytes);
+  if (std::llabs(bytes) >= (int64_t{1} << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1 << 30));
+  else if (std::llabs(bytes) >= (int64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1 << 20));
+  else if (std::llabs(bytes) >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
+  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+  return buf;
+}
+
+}  // namespace attn

@@ -1,0 +1,208 @@
+#include "train/cli/bench_command.h"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <new>
+
+#include "engine/allocator.h"
+#include "engine/cuda/cuda_backend.h"
+#include "models/config.h"
+#include "engine/error.h"
+#include "engine/random.h"
+#include "engine/util/atomic_file.h"
+#include "train/bench/bench_options.h"
+#include "train/bench/bench_report.h"
+#include "train/bench/bench_runner.h"
+#include "train/bench/op_profiler.h"
+
+namespace attn {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+BenchPoint point_for(const BenchSettings& s, const std::string& model, BenchMode mode, int64_t length) {
+  BenchPoint p;
+  p.model = model;
+  p.mode = mode;
+  p.batch = s.batch;
+  p.length = length;
+  p.features = s.features;
+  p.hidden = s.hidden;
+  p.config = s.config;
+  p.device = s.device;
+  p.reps = s.reps;
+  p.warmup = s.warmup;
+  p.random_lengths = s.random_lengths;
+  p.seed = s.seed;
+  return p;
+}
+
+void print_machine_line(const BenchSettings& s) {
+  std::printf("device %s; threads %d (OpenMP; OpenBLAS serial per piece); batch %lld, features %lld%s, %s masks, seed %llu\n",
+              device_name(s.device), omp_get_max_threads(),
+              static_cast<long long>(s.batch), static_cast<long long>(s.features),
+              s.hidden ? (", hidden " + std::to_string(s.hidden)).c_str() : "",
+              s.random_lengths ? "random-length" : "all-valid", static_cast<unsigned long long>(s.seed));
+  if (!s.config.empty()) {
+    std::printf("encoder config:");
+    for (const auto& [key, value] : s.config) std::printf(" %s = %s;", key.c_str(), value.c_str());
+    std::printf("\n");
+  }
+}
+
+void write_outputs(const BenchSettings& s, const std::vector<BenchResult>& results) {
+  if (!s.csv_path.empty()) write_file_atomically(s.csv_path, bench_csv(results));
+  if (!s.svg_path.empty()) {
+    const std::string title = "attn bench (" + std::string(device_name(s.device)) + ", batch " +
+                              std::to_string(s.batch) + ", " + std::to_string(s.features) +
+                              " features; dashed = training)";
+    write_file_atomically(s.svg_path, bench_svg(results, title));
+  }
+}
+
+int run_sweep(const BenchSettings& s) {
+  std::printf("attn bench: %zu model(s) x %zu mode(s) x %zu length(s), %lld reps after %lld warm-up, memory budget %s\n",
+              s.models.size(), s.modes.size(), s.lengths.size(), static_cast<long long>(s.reps),
+              static_cast<long long>(s.warmup), format_bytes(s.mem_limit_bytes).c_str());
+  if (s.quick)
+    std::printf("--quick: lengths, batch, reps and warm-up reduced (batch %lld instead of 64) so that the whole run "
+                "takes about a minute or two\n",
+                static_cast<long long>(s.batch));
+  print_machine_line(s);
+  std::printf("peak MiB: the engine allocator's peak above the pre-step level (max over timed steps); RSS MiB: the "
+              "process's peak resident set so far\n\n");
+  std::printf("%s", bench_table_header().c_str());
+  std::fflush(stdout);
+
+  const auto start = Clock::now();
+  const size_t total = s.models.size() * s.modes.size() * s.lengths.size();
+  size_t done = 0;
+  std::vector<BenchResult> results;
+  Config overrides;
+  for (const auto& [key, value] : s.config) overrides.set(key, value);
+  const bool materialized = overrides.get_bool("materialize_scores", false);
+  for (const std::string& model : s.models) {
+    const double growth = memory_growth_exponent(model, materialized);
+    for (BenchMode mode : s.modes) {
+      int64_t prev_length = 0, prev_peak = 0;
+      for (size_t li = 0; li < s.lengths.size(); ++li) {
+        const int64_t n = s.lengths[li];
+        BenchPoint point = point_for(s, model, mode, n);
+        ++done;
+        const int64_t predicted = predict_peak_bytes(prev_length, prev_peak, n, growth);
+        BenchResult r;
+        if (!fits_memory_budget(predicted, s.mem_limit_bytes)) {
+          r.point = point;
+          r.status = "over_budget";
+          r.peak_bytes = predicted;
+          r.note = "predicted peak " + format_bytes(predicted) + " > limit " + format_bytes(s.mem_limit_bytes);
+        } else {
+          std::fprintf(stderr, "[%zu/%zu %.0fs] %s %s length %lld ...\n", done, total, seconds_since(start),
+                       model.c_str(), bench_mode_name(mode), static_cast<long long>(n));
+          try {
+            r = run_bench_point(point);
+            if (r.peak_bytes > s.mem_limit_bytes) {
+              r.status = "over_budget";
+              r.note = "measured peak " + format_bytes(r.peak_bytes) + " > limit " + format_bytes(s.mem_limit_bytes);
+            }
+          } catch (const std::bad_alloc&) {
+            r = BenchResult();
+            r.point = point;
+            r.status = "error";
+            r.note = "out of memory (std::bad_alloc)";
+          } catch (const Error& e) {
+            r = BenchResult();
+            r.point = point;
+            r.status = "error";
+            r.note = e.what();
+          }
+        }
+        results.push_back(r);
+        std::printf("%s", bench_table_row(r).c_str());
+        std::fflush(stdout);
+        write_outputs(s, results);
+        if (r.status != "ok") {
+          done += s.lengths.size() - li - 1;
+          break;
+        }
+        prev_length = n;
+        prev_peak = r.peak_bytes;
+      }
+    }
+  }
+  const double elapsed = seconds_since(start);
+  std::fprintf(stderr, "[%zu/%zu %.0fs] done\n", total, total, elapsed);
+  std::printf("\nbench: %zu points in %.1f s\n", results.size(), elapsed);
+  if (!s.csv_path.empty()) std::printf("wrote %s\n", s.csv_path.c_str());
+  if (!s.svg_path.empty()) std::printf("wrote %s\n", s.svg_path.c_str());
+  return 0;
+}
+
+int run_profile(const BenchSettings& s) {
+  std::printf("attn bench --profile: one training step (forward + backward of sum(tokens) + sum(sentence)) after %lld "
+              "warm-up step(s), time and bytes by kernel op\n",
+              static_cast<long long>(s.warmup));
+  print_machine_line(s);
+  for (const std::string& model : s.models) {
+    for (int64_t n : s.lengths) {
+      BenchPoint point = point_for(s, model, BenchMode::Train, n);
+      Generator init(point.seed), noise(point.seed + 1), data(point.seed + 2);
+      std::unique_ptr<Encoder> encoder = make_bench_encoder(point, init, noise);
+      BenchInputs inputs = make_bench_inputs(point, data);
+      if (encoder->parameters().empty()) inputs.x.set_requires_grad(true);  // bow: backward to the input
+      for (int64_t w = 0; w < s.warmup; ++w) run_bench_step(*encoder, inputs, BenchMode::Train);
+      for (const Tensor& p : encoder->parameters()) p.zero_grad();
+
+      Allocator& allocator = allocator_for(s.device);
+      const int64_t baseline = allocator.stats().current_bytes;
+      allocator.reset_peak();
+      std::vector<OpStats> table;
+      double wall_ms = 0;
+      int64_t unattributed = 0;
+      {
+        OpProfiler profiler(s.device);
+        cuda_synchronize();
+        const auto start = Clock::now();
+        run_bench_step(*encoder, inputs, BenchMode::Train);
+        cuda_synchronize();
+        wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+        table = profiler.table();
+        unattributed = profiler.unattributed_bytes();
+      }
+      const int64_t peak = allocator.stats().peak_bytes - baseline;
+      std::printf("\n%s, length %lld, batch %lld, features %lld: step %.1f ms, allocator peak %s\n", model.c_str(),
+                  static_cast<long long>(n), static_cast<long long>(s.batch), static_cast<long long>(s.features),
+                  wall_ms, format_bytes(peak).c_str());
+      std::printf("%s", format_op_table(table, wall_ms, unattributed).c_str());
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_bench_command(const std::vector<std::string>& args) {
+  BenchSettings settings;
+  std::string help;
+  if (!parse_bench_args(args, &settings, &help)) {
+    std::cout << help;
+    return 0;
+  }
+  check_bench_device(settings.device);
+  if (settings.threads > 0) {
+    omp_set_num_threads(static_cast<int>(settings.threads));  // GEMMs too: engine/blas_threads.h
+  }
+  return settings.profile ? run_profile(settings) : run_sweep(settings);
+}
+
+}  // namespace attn

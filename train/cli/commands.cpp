@@ -1,0 +1,25 @@
+#include "train/cli/commands.h"
+
+#include "train/cli/bench_command.h"
+#include "train/bench/bench_matmul.h"
+#include "train/cli/model_commands.h"
+
+namespace attn {
+
+const std::vector<Command>& all_commands() {
+  static const std::vector<Command> commands = {
+      {"train", "train a model on a task (default: MTSA on the SpamAssassin corpus)", run_train_command},
+      {"eval", "evaluate a trained run on a data split", run_eval_command},
+      {"predict", "predict labels for sentences read from stdin", run_predict_command},
+      {"params", "list an encoder's parameters (from a model config)", run_params_command},
+      {"forward", "run an encoder on inputs from a safetensors file", run_forward_command},
+      {"gradcheck", "check every op's gradient against central differences", run_gradcheck_command},
+      {"spirals", "train a small MLP with SGD on two interleaved spirals", run_spirals_command},
+      {"bench", "time and memory of every encoder against sequence length (the papers' efficiency study)",
+       run_bench_command},
+      {"bench-matmul", "time a float32 matmul through the engine and through OpenBLAS directly", run_bench_matmul},
+  };
+  return commands;
+}
+
+}  // namespace attn

@@ -1,0 +1,55 @@
+// `attn eval`: a trained run's best checkpoint on a data split.
+#include <cstdio>
+#include <iostream>
+
+#include "engine/cuda/cuda_backend.h"
+#include "engine/error.h"
+#include "engine/util/cli_args.h"
+#include "train/cli/commands.h"
+#include "train/evaluate.h"
+#include "train/saved_run.h"
+#include "train/data/task_data.h"
+
+namespace attn {
+
+int run_eval_command(const std::vector<std::string>& args) {
+  ArgParser p("eval", "Evaluates a trained run (its best checkpoint) on a split of a data set and prints JSON.");
+  p.option("run", "", "run folder written by attn train (required)")
+      .option("data", "", "data folder or file (default: the run's own data)")
+      .option("format", "", "data format (default: the run's)")
+      .option("split", "test", "train, dev or test")
+      .option("weights", "best.safetensors", "weights file inside the run folder (best.safetensors, or last.safetensors: the latest checkpoint)")
+      .option("device", "cpu", "cpu or cuda (the model moves there; batches follow it)")
+      .option("batch", "64", "examples per batch")
+      .option("cache", "", "cache folder for downloaded data")
+      .flag("allow-similar-labels", "as for attn train (needed again when the run was trained with it)");
+  if (!p.parse(args)) {
+    std::cout << p.help();
+    return 0;
+  }
+  if (p.get("run").empty()) throw UsageError("attn eval: --run is required");
+  const Device device = parse_device(p.get("device"), "eval");  // before any work: fails fast without a GPU
+  SavedRun run = load_saved_run(p.get("run"), p.get("weights"));
+  run.model->to(device);
+  DataSpec spec;
+  spec.task = run.task;
+  spec.data = p.is_set("data") ? p.get("data") : run.run_config.get("data", "");
+  spec.format = p.is_set("format") ? p.get("format") : run.run_config.get("format", "auto");
+  spec.cache_dir = p.get("cache");
+  spec.allow_similar_labels = p.is_set("allow-similar-labels");
+  spec.verbose = false;
+  Dataset data = load_task_data(spec);
+  const std::string split = p.get("split");
+  const std::vector<Example>* examples = split == "train" ? &data.train : split == "dev" ? &data.dev
+                                       : split == "test" ? &data.test : nullptr;
+  if (!examples) throw UsageError("attn eval: --split must be train, dev or test");
+  ATTN_CHECK(data.label_names == run.labels, "eval", "the data's labels differ from the run's labels.txt");
+  EvalOptions eo;
+  eo.batch_size = p.get_int("batch");
+  eo.max_len = run.max_len;
+  EvalResult r = evaluate(*run.model, *examples, run.vocab, run.labels, eo);
+  std::printf("{\"%s\": %s, \"examples\": %zu}\n", split.c_str(), metrics_json(r.metrics).c_str(), examples->size());
+  return 0;
+}
+
+}  // namespace attn

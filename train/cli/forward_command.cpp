@@ -1,0 +1,143 @@
+// `attn forward`: runs an encoder on token embeddings from a safetensors file
+// and writes its token and sentence outputs, so a model can be checked
+// against another implementation or used from outside the engine.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "engine/anomaly.h"
+#include "engine/autograd.h"
+#include "engine/cuda/cuda_backend.h"
+#include "engine/error.h"
+#include "models/masks.h"
+#include "nn/safetensors.h"
+#include "engine/util/cli_args.h"
+#include "train/cli/model_commands.h"
+#include "train/model_files.h"
+
+namespace attn {
+
+namespace {
+
+constexpr const char* kOp = "forward";
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// The [B, n] uint8 validity mask from the input file's "lengths" or "mask"
+// (all positions valid when it has neither).
+Tensor input_mask(const std::string& path, const std::map<std::string, Tensor>& in, int64_t batch, int64_t n) {
+  auto lengths = in.find("lengths");
+  auto mask = in.find("mask");
+  ATTN_CHECK(lengths == in.end() || mask == in.end(), kOp, path, ": give either 'lengths' or 'mask', not both");
+  if (lengths != in.end()) {
+    const Tensor& l = lengths->second;
+    ATTN_CHECK(l.dtype() == DType::I64, kOp, path, ": 'lengths' must be int64 (I64), got ", dtype_name(l.dtype()));
+    ATTN_CHECK(l.shape() == Shape{batch}, kOp, path, ": 'lengths' must have shape [", batch, "] (one per example of ",
+               "x), got ", shape_str(l.shape()));
+    std::vector<int64_t> values(l.data<int64_t>(), l.data<int64_t>() + batch);
+    for (int64_t b = 0; b < batch; ++b)
+      ATTN_CHECK(values[b] >= 0 && values[b] <= n, kOp, path, ": lengths[", b, "] = ", values[b],
+                 " is out of range [0, ", n, "]");
+    return length_mask(values, n);
+  }
+  if (mask != in.end()) {
+    const Tensor& m = mask->second;
+    ATTN_CHECK(m.dtype() == DType::U8, kOp, path, ": 'mask' must be uint8 (U8), got ", dtype_name(m.dtype()));
+    ATTN_CHECK(m.shape() == (Shape{batch, n}), kOp, path, ": 'mask' must have shape [", batch, ", ", n,
+               "] like x's first two axes, got ", shape_str(m.shape()));
+    const uint8_t* v = m.data<uint8_t>();
+    for (int64_t i = 0; i < batch * n; ++i)
+      ATTN_CHECK(v[i] <= 1, kOp, path, ": 'mask' values must be 0 or 1, found ", static_cast<int>(v[i]),
+                 " at flat index ", i);
+    return m;
+  }
+  return ones({batch, n}, DType::U8);
+}
+
+}  // namespace
+
+int run_forward_command(const std::vector<std::string>& args) {
+  ArgParser p("forward",
+              "Runs an encoder (evaluation mode, no dropout) on token embeddings read from a safetensors file and "
+              "writes its outputs.\nInput tensors: x [B, n, d] float32 or float64; lengths int64 [B] or mask uint8 "
+              "[B, n] (optional: all valid).\nOutput tensors: tokens [B, n, token_dim], sentence [B, sentence_dim] "
+              "in x's dtype. See docs/forward.md.");
+  p.option("model", "", "model config file (key `encoder` picks the mechanism)")
+      .option("weights", "", "weights file (safetensors) to load, or to create with --init-weights")
+      .option("input", "", "input file (safetensors) with x and lengths or mask")
+      .option("output", "", "output file (safetensors) to write tokens and sentence to")
+      .flag("init-weights", "initialise the weights from --seed and save them to --weights (replacing it) first")
+      .option("seed", "1", "seed of the initialisation with --init-weights")
+      .option("device", "cpu", "cpu or cuda (the model and inputs move there; outputs are written from the host)")
+      .flag("detect-anomaly", "check every kernel's output and stop at the first NaN/overflow, naming the op");
+  if (!p.parse(args)) {
+    std::cout << p.help();
+    return 0;
+  }
+  for (const char* required : {"model", "weights", "input", "output"})
+    if (!p.is_set(required) || p.get(required).empty())
+      throw UsageError(std::string("attn forward: --") + required + " is required");
+  const std::string model_path = p.get("model"), weights_path = p.get("weights");
+  const std::string input_path = p.get("input"), output_path = p.get("output");
+  const bool init_weights = p.is_set("init-weights");
+  const int64_t seed = p.get_int("seed");
+  const Device device = parse_device(p.get("device"), "forward");
+
+  // Read and check the inputs before any work, so a bad file fails fast.
+  std::map<std::string, Tensor> in = load_safetensors(input_path);
+  for (const auto& [name, t] : in)
+    ATTN_CHECK(name == "x" || name == "lengths" || name == "mask", kOp, input_path, ": unexpected tensor '", name,
+               "' (expected x, and lengths or mask)");
+  auto xi = in.find("x");
+  ATTN_CHECK(xi != in.end(), kOp, input_path, ": missing tensor 'x' (token embeddings [B, n, d])");
+  const Tensor x = xi->second;
+  ATTN_CHECK(is_floating(x.dtype()), kOp, input_path, ": 'x' must be float32 or float64, got ",
+             dtype_name(x.dtype()));
+  ATTN_CHECK(x.dim() == 3, kOp, input_path, ": 'x' must have shape [B, n, d], got ", shape_str(x.shape()));
+  ATTN_CHECK(x.size(0) > 0 && x.size(1) > 0 && x.size(2) > 0, kOp, input_path,
+             ": 'x' needs at least one example, position and feature, got ", shape_str(x.shape()));
+  const Tensor mask = input_mask(input_path, in, x.size(0), x.size(1));
+
+  Config config = Config::load(model_path);
+  int64_t input_dim = x.size(2);
+  if (config.has(kInputDimKey)) {
+    input_dim = config.get_int(kInputDimKey, kDefaultInputDim);
+    ATTN_CHECK(input_dim == x.size(2), kOp, input_path, ": 'x' has ", x.size(2),
+               " features per token but the model config '", model_path, "' sets ", kInputDimKey, " = ", input_dim);
+  }
+  const std::string encoder_name = config.get("encoder", "mtsa");
+  Generator init(static_cast<uint64_t>(seed)), noise(static_cast<uint64_t>(seed) + 1);
+  std::unique_ptr<Encoder> encoder =
+      build_encoder_from_config(config, model_path, input_dim, x.dtype(), init, noise);
+
+  if (init_weights) {
+    save_model_state(weights_path, *encoder, encoder_name);
+    std::fprintf(stderr, "forward: wrote freshly initialised weights (seed %lld) to %s\n",
+                 static_cast<long long>(seed), weights_path.c_str());
+  } else {
+    ATTN_CHECK(file_exists(weights_path), kOp, "the weights file '", weights_path,
+               "' does not exist (pass --init-weights to create it)");
+    load_model_state(weights_path, *encoder, encoder_name);
+  }
+
+  encoder->set_training(false);
+  encoder->to(device);
+  NoGrad no_grad;
+  EncoderOutput out;
+  {
+    std::unique_ptr<AnomalyDetector> detector;
+    if (p.is_set("detect-anomaly")) detector = std::make_unique<AnomalyDetector>();
+    out = encoder->encode(x.to(device), mask.to(device));
+  }
+  save_safetensors(output_path, {{"tokens", out.tokens}, {"sentence", out.sentence}}, {{"encoder", encoder_name}});
+  std::printf("forward: %s on x %s -> tokens %s, sentence %s (%s) written to %s\n", encoder_name.c_str(),
+              shape_str(x.shape()).c_str(), shape_str(out.tokens.shape()).c_str(),
+              shape_str(out.sentence.shape()).c_str(), dtype_name(out.tokens.dtype()), output_path.c_str());
+  return 0;
+}
+
+}  // namespace attn

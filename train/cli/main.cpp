@@ -1,0 +1,45 @@
+// `attn`: the command-line program. Dispatches to a subcommand; user errors
+// become one clear message and a non-zero exit, never a crash.
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "engine/error.h"
+#include "engine/util/cli_args.h"
+#include "train/cli/commands.h"
+
+namespace {
+
+void print_usage() {
+  std::printf("usage: attn COMMAND [options]\n\nA from-scratch deep learning engine and the self-attention models of\n"
+              "MTSA, Bi-BloSAN, the Multi-Scale Transformer and ReSAN.\n\ncommands:\n");
+  for (const attn::Command& c : attn::all_commands()) std::printf("  %-14s %s\n", c.name, c.summary);
+  std::printf("\n'attn COMMAND --help' describes a command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    print_usage();
+    return argc < 2 ? 2 : 0;
+  }
+  std::string name = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  for (const attn::Command& c : attn::all_commands()) {
+    if (name != c.name) continue;
+    try {
+      return c.run(args);
+    } catch (const attn::UsageError& e) {
+      std::fprintf(stderr, "error: %s\n(see 'attn %s --help')\n", e.what(), c.name);
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "error: unknown command '%s' (see 'attn --help')\n", name.c_str());
+  return 2;
+}

@@ -1,0 +1,57 @@
+// `attn params`: builds the encoder a model config describes and lists its
+// parameters and buffers, so a config's size is known before training.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "engine/error.h"
+#include "engine/util/cli_args.h"
+#include "train/cli/model_commands.h"
+#include "train/model_files.h"
+
+namespace attn {
+
+int run_params_command(const std::vector<std::string>& args) {
+  ArgParser p("params", "Builds the encoder of a model config and lists its parameters and buffers with their "
+                        "shapes and sizes.");
+  p.option("model", "", "model config file (key `encoder` picks the mechanism)")
+      .option("input-dim", "", "input width (default: the config's embedding_dim, else 300)");
+  if (!p.parse(args)) {
+    std::cout << p.help();
+    return 0;
+  }
+  if (!p.is_set("model")) throw UsageError("attn params: --model CONFIG is required");
+  const std::string path = p.get("model");
+  Config config = Config::load(path);
+  int64_t input_dim = config.get_int(kInputDimKey, kDefaultInputDim);
+  if (p.is_set("input-dim")) input_dim = p.get_int("input-dim");
+  if (input_dim <= 0) throw UsageError("attn params: the input dimension must be positive, got " +
+                                       std::to_string(input_dim));
+  Generator init(1), noise(2);
+  std::unique_ptr<Encoder> encoder =
+      build_encoder_from_config(config, path, input_dim, DType::F32, init, noise);
+
+  const auto params = encoder->named_parameters();
+  const auto state = encoder->named_state();
+  size_t width = 4;
+  for (const auto& [name, t] : state) width = std::max(width, name.size());
+  std::printf("%-*s  %-16s %12s  %s\n", static_cast<int>(width), "name", "shape", "count", "kind");
+  int64_t total = 0, trainable = 0;
+  for (const auto& [name, t] : state) {
+    bool parameter = false;  // parameters are the trained subset of the state
+    for (const auto& [pn, pt] : params) parameter = parameter || pn == name;
+    std::printf("%-*s  %-16s %12lld  %s\n", static_cast<int>(width), name.c_str(), shape_str(t.shape()).c_str(),
+                static_cast<long long>(t.numel()), parameter ? "parameter" : "buffer");
+    total += t.numel();
+    if (parameter) trainable += t.numel();
+  }
+  std::printf("total: %lld values in %zu tensors (%lld in parameters, %lld in buffers); encoder '%s', input dim "
+              "%lld, token dim %lld, sentence dim %lld\n",
+              static_cast<long long>(total), state.size(), static_cast<long long>(trainable),
+              static_cast<long long>(total - trainable), config.get("encoder", "mtsa").c_str(),
+              static_cast<long long>(input_dim), static_cast<long long>(encoder->token_dim()),
+              static_cast<long long>(encoder->sentence_dim()));
+  return 0;
+}
+
+}  // namespace attn

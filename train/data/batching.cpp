@@ -1,0 +1,156 @@
+#include "train/data/batching.h"
+
+#include <algorithm>
+
+#include "engine/error.h"
+
+namespace attn {
+
+namespace {
+
+constexpr int64_t kBucketBatches = 50;  // batches per sorting chunk
+
+// Uniform in [0, n) without modulo bias.
+size_t uniform_below(Generator& gen, size_t n) {
+  uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t r;
+  do r = gen.next_u64();
+  while (r >= limit);
+  return static_cast<size_t>(r % n);
+}
+
+template <class T>
+void shuffle_in_place(std::vector<T>& v, Generator& gen) {
+  for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[uniform_below(gen, i)]);
+}
+
+bool uses_second(TaskKind task) { return task == TaskKind::Pair || task == TaskKind::Relatedness; }
+bool uses_label(TaskKind task) { return task == TaskKind::Classify || task == TaskKind::Pair; }
+
+// Pads (and truncates to max_len) sequences into [B, n] ids and a uint8 mask.
+void pad_into(const std::vector<const std::vector<int64_t>*>& seqs, int64_t max_len, Tensor& ids, Tensor& mask) {
+  int64_t n = 1;
+  for (const auto* s : seqs) n = std::max(n, static_cast<int64_t>(s->size()));
+  if (max_len > 0) n = std::min(n, max_len);
+  int64_t b = static_cast<int64_t>(seqs.size());
+  ids = zeros({b, n}, DType::I64);
+  mask = zeros({b, n}, DType::U8);
+  int64_t* id = ids.data<int64_t>();
+  uint8_t* m = mask.data<uint8_t>();
+  for (int64_t r = 0; r < b; ++r) {
+    const std::vector<int64_t>& s = *seqs[static_cast<size_t>(r)];
+    int64_t len = std::min(n, static_cast<int64_t>(s.size()));
+    for (int64_t j = 0; j < len; ++j) {
+      id[r * n + j] = s[static_cast<size_t>(j)];
+      m[r * n + j] = 1;
+    }
+    if (s.empty()) {  // an empty sentence is one valid <unk>
+      id[r * n] = Vocabulary::kUnk;
+      m[r * n] = 1;
+    }
+  }
+}
+
+}  // namespace
+
+BatchIterator::BatchIterator(const std::vector<Example>& examples, const Vocabulary& vocab, TaskKind task,
+                             const BatchOptions& options, Generator* gen)
+    : task_(task), options_(options), gen_(gen) {
+  ATTN_CHECK(options.batch_size >= 1, "BatchIterator", "batch_size must be >= 1, got ", options.batch_size);
+  ATTN_CHECK(options.max_len >= 0, "BatchIterator", "max_len must be >= 0 (0 = no cap), got ", options.max_len);
+  ATTN_CHECK(!options.shuffle || gen != nullptr, "BatchIterator", "shuffle needs a Generator");
+  items_.reserve(examples.size());
+  for (size_t i = 0; i < examples.size(); ++i) {
+    const Example& e = examples[i];
+    Item item;
+    item.ids = vocab.ids(e.tokens);
+    if (uses_second(task)) item.ids_b = vocab.ids(e.tokens_b);
+    if (uses_label(task)) {
+      ATTN_CHECK(e.label >= 0, "BatchIterator", "example ", i, " has no label (", e.label, ") for task ",
+                 task_name(task));
+      item.label = e.label;
+    }
+    if (task == TaskKind::Relatedness) item.score = e.score;
+    if (task == TaskKind::Tag) {
+      ATTN_CHECK(e.tags.size() == e.tokens.size(), "BatchIterator", "example ", i, " has ", e.tags.size(),
+                 " tags for ", e.tokens.size(), " tokens");
+      item.tags = e.tags;
+    }
+    items_.push_back(std::move(item));
+  }
+  plan_epoch();
+}
+
+int64_t BatchIterator::length_of(const Item& item) const {
+  int64_t len = static_cast<int64_t>(std::max(item.ids.size(), item.ids_b.size()));
+  return options_.max_len > 0 ? std::min(len, options_.max_len) : len;
+}
+
+void BatchIterator::plan_epoch() {
+  plan_.clear();
+  cursor_ = 0;
+  epoch_done_ = false;
+  std::vector<size_t> order(items_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (options_.shuffle) shuffle_in_place(order, *gen_);
+  size_t bs = static_cast<size_t>(options_.batch_size);
+  if (options_.bucket_by_length) {
+    size_t chunk = bs * static_cast<size_t>(kBucketBatches);
+    for (size_t start = 0; start < order.size(); start += chunk) {
+      auto first = order.begin() + static_cast<std::ptrdiff_t>(start);
+      auto last = order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), start + chunk));
+      std::stable_sort(first, last, [&](size_t a, size_t b) { return length_of(items_[a]) < length_of(items_[b]); });
+    }
+  }
+  for (size_t start = 0; start < order.size(); start += bs)
+    plan_.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(start),
+                       order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), start + bs)));
+  if (options_.shuffle && options_.bucket_by_length) shuffle_in_place(plan_, *gen_);
+}
+
+void BatchIterator::reset() { plan_epoch(); }
+
+int64_t BatchIterator::batches_per_epoch() const {
+  int64_t n = num_examples();
+  return (n + options_.batch_size - 1) / options_.batch_size;
+}
+
+bool BatchIterator::next(Batch& batch) {
+  if (epoch_done_) plan_epoch();
+  if (cursor_ >= plan_.size()) {
+    epoch_done_ = true;
+    return false;
+  }
+  const std::vector<size_t>& members = plan_[cursor_++];
+  batch = Batch();
+  batch.indices = members;
+  std::vector<const std::vector<int64_t>*> seqs;
+  for (size_t i : members) seqs.push_back(&items_[i].ids);
+  pad_into(seqs, options_.max_len, batch.ids, batch.mask);
+  int64_t b = static_cast<int64_t>(members.size());
+  if (uses_second(task_)) {
+    seqs.clear();
+    for (size_t i : members) seqs.push_back(&items_[i].ids_b);
+    pad_into(seqs, options_.max_len, batch.ids_b, batch.mask_b);
+  }
+  if (uses_label(task_)) {
+    std::vector<int64_t> labels;
+    for (size_t i : members) labels.push_back(items_[i].label);
+    batch.labels = from_indices(labels, {b});
+  }
+  if (task_ == TaskKind::Relatedness)
+    for (size_t i : members) batch.scores.push_back(items_[i].score);
+  if (task_ == TaskKind::Tag) {
+    int64_t n = batch.ids.size(1);
+    batch.tags = full({b, n}, static_cast<double>(kIgnoreTag), DType::I64);
+    int64_t* t = batch.tags.data<int64_t>();
+    for (int64_t r = 0; r < b; ++r) {
+      const std::vector<int64_t>& tags = items_[members[static_cast<size_t>(r)]].tags;
+      int64_t len = std::min(n, static_cast<int64_t>(tags.size()));
+      for (int64_t j = 0; j < len; ++j) t[r * n + j] = tags[static_cast<size_t>(j)];
+    }
+  }
+  return true;
+}
+
+}  // namespace attn

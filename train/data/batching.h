@@ -1,0 +1,81 @@
+// Turns tokenised examples into padded id tensors, one mini-batch at a time.
+// Length bucketing keeps padding small while the batch order stays random.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/random.h"
+#include "engine/tensor.h"
+#include "train/data/dataset.h"
+#include "train/data/vocab.h"
+
+namespace attn {
+
+struct Batch {
+  Tensor ids, mask;             // [B, n] int64 / uint8 (1 = valid); n = longest in batch (capped by max_len)
+  Tensor ids_b, mask_b;         // second sentence, when present (pair/relatedness)
+  Tensor labels;                // [B] int64 (classify/pair), undefined otherwise
+  std::vector<double> scores;   // relatedness
+  Tensor tags;                  // [B, n] int64 with -100 at padding (tagging)
+  std::vector<size_t> indices;  // positions of the examples in the source vector
+  int64_t size() const { return static_cast<int64_t>(indices.size()); }
+};
+
+// Tag id at padded (and truncated-away) positions; cross-entropy ignores it.
+constexpr int64_t kIgnoreTag = -100;
+
+struct BatchOptions {
+  int64_t batch_size = 64;
+  int64_t max_len = 0;  // 0 = no cap; otherwise longer sequences are truncated to max_len
+  bool shuffle = true;
+  bool bucket_by_length = true;
+};
+
+// Iterates over `examples` in mini-batches, epoch after epoch. Token ids are
+// looked up once at construction (the iterator keeps no reference to
+// `examples` or `vocab`). An empty sentence becomes one <unk> position marked
+// valid, so no row of a mask is all zero (softmax over nothing is undefined).
+//
+// Order: with shuffle, the examples are permuted with `gen`; with
+// bucket_by_length, the (possibly permuted) list is cut into chunks of 50
+// batches, each chunk is stably sorted by length (the longer of the two
+// sentences), cut into batches, and with shuffle the batch order of the whole
+// epoch is permuted again. Every example is in exactly one batch per epoch;
+// only the last batch may be smaller. Without shuffle the order is fixed
+// (sorted within chunks when bucketing, else the source order).
+class BatchIterator {
+ public:
+  // `task` decides which fields are filled and checked: Classify/Pair need
+  // label >= 0, Pair/Relatedness use tokens_b, Tag needs one tag per token.
+  // Throws attn::Error naming the example index when one does not fit.
+  BatchIterator(const std::vector<Example>& examples, const Vocabulary& vocab, TaskKind task,
+                const BatchOptions& options, Generator* gen /*for shuffling; may be null if !shuffle*/);
+
+  // Fills `batch` with the next mini-batch; false at the end of the epoch.
+  // The call after a false starts the next epoch (reshuffled when shuffling).
+  bool next(Batch& batch);
+  // Abandons the current epoch and starts a new one.
+  void reset();
+
+  int64_t batches_per_epoch() const;
+  int64_t num_examples() const { return static_cast<int64_t>(items_.size()); }
+
+ private:
+  struct Item {
+    std::vector<int64_t> ids, ids_b, tags;
+    int64_t label = -1;
+    double score = 0;
+  };
+  void plan_epoch();
+  int64_t length_of(const Item& item) const;
+
+  std::vector<Item> items_;
+  TaskKind task_;
+  BatchOptions options_;
+  Generator* gen_;
+  std::vector<std::vector<size_t>> plan_;  // this epoch's batches, as example positions
+  size_t cursor_ = 0;
+  bool epoch_done_ = false;
+};
+
+}  // namespace attn

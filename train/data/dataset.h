@@ -1,0 +1,35 @@
+// The in-memory form every dataset loader produces and the batching and
+// training code consume: tokenised examples in train/dev/test splits.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/task_kind.h"  // TaskKind { Classify, Pair, Relatedness, Tag }
+
+namespace attn {
+
+struct Example {
+  std::vector<std::string> tokens;    // sentence (or premise)
+  std::vector<std::string> tokens_b;  // hypothesis (pair/relatedness tasks)
+  int64_t label = -1;                 // class index (classify/pair)
+  double score = 0;                   // relatedness in [1, 5]
+  std::vector<int64_t> tags;          // per-token tag ids (tagging)
+};
+
+struct Dataset {
+  std::string name;
+  TaskKind task = TaskKind::Classify;
+  std::vector<std::string> label_names;  // class or tag names, index = id
+  std::vector<Example> train, dev, test;
+};
+
+// Moves a seeded random `fraction` of `train` (at least one example when
+// train has two or more) into a new vector and returns it; the rest stay in
+// train in their original order. Used where a corpus ships without a dev set.
+std::vector<Example> split_off(std::vector<Example>& train, double fraction, uint64_t seed);
+
+// One line per split: "name: task, C labels, train N, dev N, test N".
+std::string dataset_summary(const Dataset& data);
+
+}  // namespace attn

@@ -1,0 +1,82 @@
+// Loaders for the datasets the papers evaluate on, plus generic TSV formats.
+// Each returns a tokenised Dataset (train/data/tokenizer.h rules unless the format
+// is pre-tokenised) and throws attn::Error "loader: FILE:LINE: what" for a
+// malformed line, or "loader: cannot open FILE" for a missing file. Formats
+// are described in docs/data.md.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "train/data/dataset.h"
+
+namespace attn {
+
+// SNLI / MultiNLI jsonl: one object per line with sentence1, sentence2 and
+// gold_label (entailment, neutral, contradiction = labels 0, 1, 2). Lines
+// whose gold_label is "-" (no annotator majority) are skipped; blank lines
+// are ignored. An empty path gives an empty split (MultiNLI has no public test).
+Dataset load_snli_jsonl(const std::string& train, const std::string& dev, const std::string& test);
+
+// Stanford Sentiment Treebank, PTB-style trees in DIR/train.txt, dev.txt,
+// test.txt: "(3 (2 It) (4 (2 's) ...))", node labels 0..4. classes = 5 keeps
+// the five labels; classes = 2 maps 0,1 -> negative and 3,4 -> positive and
+// drops neutral (2). all_phrases: every node of every training tree (leaves
+// included, duplicates kept) is an example; dev/test are whole sentences.
+// Leaves are lowercased; -LRB-/-RRB- become ( and ).
+Dataset load_sst(const std::string& dir, bool all_phrases, int classes /*5 or 2*/);
+
+// TREC question classification: "COARSE:fine question text" per line. Labels
+// are the coarse class (6) or, with `fine`, the whole "COARSE:fine" (50),
+// sorted by name over train and test. TREC has no dev set: a seeded 10% of
+// train becomes dev (split_off with kDevSplitSeed, as for TSV directories).
+Dataset load_trec(const std::string& train, const std::string& test, bool fine);
+
+// One sentence per line, one file per class (CR, MPQA, SUBJ, MR): every
+// example goes to train (use ten_fold_splits). Blank lines are skipped; a
+// line with a NUL byte (not a text file) is an error.
+Dataset load_sentence_per_line(const std::string& name,
+                               const std::vector<std::pair<std::string, std::string>>& class_files /*label name, file*/);
+
+// 10-fold cross-validation: ten (train, test) pairs whose test parts
+// partition `all`. Seeded; stratified by label (examples with label < 0 form
+// their own stratum), so each fold has the class proportions of the whole.
+std::vector<std::pair<std::vector<Example>, std::vector<Example>>> ten_fold_splits(const std::vector<Example>& all,
+                                                                                   uint64_t seed);
+
+// SICK (SemEval 2014 task 1), tab-separated with a header naming at least
+// sentence_A, sentence_B and relatedness_score (pair_ID and
+// entailment_judgment are optional; columns are found by name). Task
+// Relatedness; score in [1, 5]; label_names are the score bins "1".."5".
+Dataset load_sick(const std::string& train, const std::string& dev, const std::string& test);
+
+// label<TAB>text lines in DIR/train.tsv, DIR/dev.tsv (optional: when missing,
+// a seeded 10% of train becomes dev), DIR/test.tsv. No header. Label names are
+// the distinct labels of all three files, in numeric order when every label is
+// an integer, else in byte order. Unless allow_similar_labels, labels that
+// differ only by whitespace or number formatting (" 1", "01" beside "1") and
+// a first line that looks like a header row are errors (LabelTally).
+Dataset load_classification_tsv_dir(const std::string& dir, bool allow_similar_labels = false);
+
+// label<TAB>sentence_a<TAB>sentence_b lines, same files and label rules as
+// load_classification_tsv_dir (allow_similar_labels included). Task Pair.
+Dataset load_pair_tsv_dir(const std::string& dir, bool allow_similar_labels = false);
+
+// CoNLL-style tagging: one token per line, a blank line between sentences,
+// in DIR/train, DIR/dev (optional, as above), DIR/test with extension .tsv
+// (exactly token<TAB>tag) or, when no .tsv exists, .conll (whitespace-
+// separated columns, token first and tag last, e.g. CoNLL-2003). Lines
+// starting with -DOCSTART- are skipped. Tokens are lowercased, not re-split.
+// Tag names are sorted in byte order. Task Tag. Errors: tags as for
+// load_classification_tsv_dir's labels; a tag set with B-X/I-X tags that also
+// holds anything but O, B-X and I-X (BIOES's S-X, E-X): chunk F1 needs BIO; a
+// .tsv file that is label<TAB>text (a tag with spaces inside, or more distinct
+// tags than tokens over 50+ lines).
+Dataset load_tagging_dir(const std::string& dir, bool allow_similar_labels = false);
+
+// Seed used wherever a loader splits a dev set off train.
+constexpr uint64_t kDevSplitSeed = 20240601;
+constexpr double kDevSplitFraction = 0.1;
+
+}  // namespace attn

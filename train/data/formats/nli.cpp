@@ -1,0 +1,63 @@
+// SNLI / MultiNLI jsonl.
+#include "engine/error.h"
+#include "engine/util/json.h"
+#include "train/data/formats/loader_util.h"
+#include "train/data/formats/loaders.h"
+#include "train/data/tokenizer.h"
+
+namespace attn {
+
+namespace {
+
+using loader_util::fail_at;
+
+const char* const kLoader = "load_snli_jsonl";
+const std::vector<std::string> kNliLabels = {"entailment", "neutral", "contradiction"};
+
+std::vector<Example> read_nli(const std::string& file) {
+  std::vector<Example> out;
+  if (file.empty()) return out;
+  std::vector<std::string> lines = loader_util::read_lines(kLoader, file);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    size_t line_no = i + 1;
+    if (loader_util::is_blank(lines[i])) continue;
+    Json record;
+    try {
+      record = Json::parse(lines[i]);
+    } catch (const Error& e) {
+      fail_at(kLoader, file, line_no, e.what());
+    }
+    if (!record.is_object()) fail_at(kLoader, file, line_no, "expected a JSON object");
+    auto field = [&](const char* key) -> const std::string& {
+      const Json* v = record.find(key);
+      if (!v) fail_at(kLoader, file, line_no, std::string("missing \"") + key + "\"");
+      if (!v->is_string()) fail_at(kLoader, file, line_no, std::string("\"") + key + "\" is not a string");
+      return v->as_string();
+    };
+    const std::string& gold = field("gold_label");
+    if (gold == "-") continue;  // no annotator majority
+    Example e;
+    for (size_t k = 0; k < kNliLabels.size(); ++k)
+      if (gold == kNliLabels[k]) e.label = static_cast<int64_t>(k);
+    if (e.label < 0) fail_at(kLoader, file, line_no, "unknown gold_label " + loader_util::quote(gold));
+    e.tokens = tokenize(field("sentence1"));
+    e.tokens_b = tokenize(field("sentence2"));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+Dataset load_snli_jsonl(const std::string& train, const std::string& dev, const std::string& test) {
+  Dataset d;
+  d.name = "snli";
+  d.task = TaskKind::Pair;
+  d.label_names = kNliLabels;
+  d.train = read_nli(train);
+  d.dev = read_nli(dev);
+  d.test = read_nli(test);
+  return d;
+}
+
+}  // namespace attn

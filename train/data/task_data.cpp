@@ -1,0 +1,94 @@
+#include "train/data/task_data.h"
+
+#include <cstdio>
+
+#include "engine/error.h"
+#include "engine/util/atomic_file.h"
+#include "train/data/formats/loaders.h"
+#include "train/data/spam/spam_assassin.h"
+
+namespace attn {
+
+namespace {
+
+std::string join(const std::string& dir, const std::string& file) { return dir + "/" + file; }
+
+// SNLI/MultiNLI ship as *_train.jsonl etc.; accept the usual names.
+std::string first_existing(const std::string& dir, const std::vector<std::string>& names) {
+  for (const std::string& n : names)
+    if (file_exists(join(dir, n))) return join(dir, n);
+  ATTN_CHECK(false, "data", "none of ", names.front(), " (or its usual variants) found in '", dir, "'");
+  return "";
+}
+
+Dataset load_named_format(const DataSpec& s) {
+  const std::string& d = s.data;
+  if (s.format == "tsv") {
+    if (s.task == TaskKind::Pair) return load_pair_tsv_dir(d, s.allow_similar_labels);
+    if (s.task == TaskKind::Tag) return load_tagging_dir(d, s.allow_similar_labels);
+    return load_classification_tsv_dir(d, s.allow_similar_labels);
+  }
+  if (s.format == "snli")
+    return load_snli_jsonl(first_existing(d, {"train.jsonl", "snli_1.0_train.jsonl", "multinli_1.0_train.jsonl"}),
+                           first_existing(d, {"dev.jsonl", "snli_1.0_dev.jsonl", "multinli_1.0_dev_matched.jsonl"}),
+                           first_existing(d, {"test.jsonl", "snli_1.0_test.jsonl", "multinli_1.0_dev_mismatched.jsonl"}));
+  if (s.format == "sst5") return load_sst(d, false, 5);
+  if (s.format == "sst2") return load_sst(d, false, 2);
+  if (s.format == "sst5-phrases") return load_sst(d, true, 5);
+  if (s.format == "sst2-phrases") return load_sst(d, true, 2);
+  if (s.format == "trec" || s.format == "trec-fine")
+    return load_trec(first_existing(d, {"train.txt", "train_5500.label", "train.label"}),
+                     first_existing(d, {"test.txt", "TREC_10.label", "test.label"}), s.format == "trec-fine");
+  if (s.format == "sick")
+    return load_sick(first_existing(d, {"train.txt", "SICK_train.txt"}), first_existing(d, {"dev.txt", "SICK_trial.txt"}),
+                     first_existing(d, {"test.txt", "SICK_test_annotated.txt"}));
+  if (s.format == "conll") return load_tagging_dir(d, s.allow_similar_labels);
+  if (s.format == "spam") {
+    SpamOptions o;
+    o.local_copy = d;
+    o.max_words = s.max_words;
+    return load_spam_assassin(o);
+  }
+  ATTN_CHECK(false, "data", "unknown --format '", s.format, "' (", data_formats_help(), ")");
+  return Dataset();
+}
+
+}  // namespace
+
+const char* data_formats_help() {
+  return "auto, tsv, snli, sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, spam (a local copy "
+         "of the SpamAssassin npm package: its .tgz or folder)";
+}
+
+Dataset load_task_data(const DataSpec& spec) {
+  Dataset data;
+  if (spec.data.empty()) {
+    ATTN_CHECK(spec.task == TaskKind::Classify, "data", "--data is required for the ", task_name(spec.task),
+               " task (only classify has default data)");
+    SpamOptions o;
+    o.cache_dir = spec.cache_dir;
+    o.max_words = spec.max_words;
+    if (spec.verbose) o.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+    data = load_spam_assassin(o);
+  } else {
+    ATTN_CHECK(file_exists(spec.data), "data", "'", spec.data, "' does not exist");
+    DataSpec s = spec;
+    if (s.format == "auto") {
+      switch (s.task) {
+        case TaskKind::Classify:
+          s.format = s.data.size() > 4 && s.data.compare(s.data.size() - 4, 4, ".tgz") == 0 ? "spam" : "tsv";
+          break;
+        case TaskKind::Pair: s.format = "tsv"; break;
+        case TaskKind::Relatedness: s.format = "sick"; break;
+        case TaskKind::Tag: s.format = "conll"; break;
+      }
+    }
+    data = load_named_format(s);
+  }
+  ATTN_CHECK(data.task == spec.task, "data", "the data is for the ", task_name(data.task), " task, not ",
+             task_name(spec.task));
+  ATTN_CHECK(!data.train.empty(), "data", "the training split is empty");
+  return data;
+}
+
+}  // namespace attn
