@@ -11,6 +11,14 @@
 
 namespace attn {
 
+// A discrete selection policy's last decision, for REINFORCE: log pi(z) [B]
+// (differentiable in the policy parameters) and the share of valid tokens
+// selected [B].
+struct PolicySelection {
+  Tensor log_pi;
+  Tensor fraction;
+};
+
 struct EncoderOutput {
   Tensor tokens;    // [B, n, token_dim()], exactly zero at padded positions
   Tensor sentence;  // [B, sentence_dim()], the encoder's own readout
@@ -27,6 +35,17 @@ class Encoder : public Module {
   virtual EncoderOutput encode_tokens(const Tensor& x, const Tensor& mask) = 0;
   virtual int64_t token_dim() const = 0;
   virtual int64_t sentence_dim() const = 0;
+
+  // An encoder with a selection policy trained by REINFORCE (ReSAN's RSS
+  // modules) says so here; the trainer gives the policy parameters their own
+  // optimiser and reward. The defaults describe an encoder without one.
+  virtual bool has_selection_policy() const { return false; }
+  // Whether a tensor of parameters() belongs to the policy (theta_r).
+  virtual bool is_policy_parameter(const Tensor& p) const { return false; }
+  // The selection of the last forward pass.
+  virtual PolicySelection policy_selection() const { return {}; }
+  // Warm-up: the policy selects every valid token while on.
+  virtual void set_select_all(bool on) {}
 };
 
 // What a builder needs besides the config: the input width, the dtype, a
@@ -39,9 +58,32 @@ struct EncoderContext {
   Generator* noise = nullptr;
 };
 
-// Builds the encoder named by config key `encoder` (mtsa, disan, biblosan,
-// mstrans, resan, transformer, bow). Reads the keys it needs; unknown keys are
-// reported by the caller's Config::check_all_used.
+// What the program knows about each encoder: how to build it and what the
+// command line, the benchmark and the docs say about it. The registry
+// (models/encoder_registry.cpp) is the only list; adding an encoder adds one
+// entry there and touches nothing outside models/.
+struct EncoderInfo {
+  const char* name;     // the config's `encoder` value and `attn train --model`
+  const char* summary;  // one line for --help
+  std::unique_ptr<Encoder> (*build)(const Config& config, const EncoderContext& ctx);
+  // Run by `attn bench` when --models is not given (the papers' efficiency study).
+  bool in_efficiency_study;
+  // How the peak memory of a forward and backward pass grows with the
+  // sequence length n at fixed batch and width (peak ~ n^exponent), and the
+  // same with materialised n x n scores (config materialized_scores = true).
+  double memory_growth;
+  double memory_growth_materialized;
+};
+
+// Every encoder, in the papers' order (the order of help texts and of
+// `attn bench`'s default run).
+const std::vector<EncoderInfo>& encoder_registry();
+// The entry of `name`, or null.
+const EncoderInfo* find_encoder(const std::string& name);
+
+// Builds the encoder named by config key `encoder` (default mtsa; any
+// registered name). Reads the keys it needs; unknown keys are reported by the
+// caller's Config::check_all_used.
 std::unique_ptr<Encoder> build_encoder(const Config& config, const EncoderContext& ctx);
 
 // The registered encoder names, sorted (the registry is the only list).

@@ -1,6 +1,6 @@
-// The one list of encoders: name -> builder. A new mechanism adds one line.
-#include <functional>
-#include <map>
+// The one list of encoders: name, summary, builder and memory growth. A new
+// mechanism adds one entry here.
+#include <algorithm>
 
 #include "engine/error.h"
 #include "models/biblosan.h"
@@ -15,26 +15,38 @@
 
 namespace attn {
 
-namespace {
-using Builder = std::unique_ptr<Encoder> (*)(const Config&, const EncoderContext&);
-
-const std::map<std::string, Builder>& builders() {
-  static const std::map<std::string, Builder> table = {
-      {"biblosan", build_biblosan_encoder},
-      {"bow", build_bow_encoder},
-      {"disan", build_disan_encoder},
-      {"mstrans", build_mstrans_encoder},
-      {"mtsa", build_mtsa_encoder},
-      {"resan", build_resan_encoder},
-      {"transformer", build_transformer_encoder},
+const std::vector<EncoderInfo>& encoder_registry() {
+  // Memory growth: n x n (x d) tensors give 2 (MTSA's per-head maps, the
+  // Transformer, DiSAN and ReSAN with materialised scores, and the Multi-Scale
+  // Transformer, whose default windows n/16, n/8, n/4 grow with n); the fused
+  // attention of DiSAN and ReSAN holds O(n d) tensors plus small n x n masks
+  // (1.25); Bi-BloSAN's blocks of length ~n^(1/3) give n*r and (n/r)^2 terms
+  // (1.5); the bag of words is linear.
+  static const std::vector<EncoderInfo> registry = {
+      {"mtsa", "multi-mask tensorized self-attention (MTSA)", build_mtsa_encoder, true, 2.0, 2.0},
+      {"disan", "directional self-attention network (DiSAN)", build_disan_encoder, true, 1.25, 2.0},
+      {"biblosan", "bi-directional block self-attention network (Bi-BloSAN)", build_biblosan_encoder, true, 1.5,
+       1.5},
+      {"mstrans", "Multi-Scale Transformer (windowed heads at several scales)", build_mstrans_encoder, true, 2.0,
+       2.0},
+      {"resan", "reinforced self-attention network (ReSAN; RSS trained by REINFORCE)", build_resan_encoder, true,
+       1.25, 2.0},
+      {"transformer", "Transformer encoder (multi-head self-attention)", build_transformer_encoder, true, 2.0, 2.0},
+      {"bow", "bag of words: the mean of the inputs (the floor to beat)", build_bow_encoder, false, 1.0, 1.0},
   };
-  return table;
+  return registry;
 }
-}  // namespace
+
+const EncoderInfo* find_encoder(const std::string& name) {
+  for (const EncoderInfo& info : encoder_registry())
+    if (name == info.name) return &info;
+  return nullptr;
+}
 
 std::vector<std::string> encoder_names() {
   std::vector<std::string> names;
-  for (const auto& entry : builders()) names.push_back(entry.first);
+  for (const EncoderInfo& info : encoder_registry()) names.push_back(info.name);
+  std::sort(names.begin(), names.end());
   return names;
 }
 
@@ -51,13 +63,13 @@ std::unique_ptr<Encoder> build_encoder(const Config& config, const EncoderContex
   ATTN_CHECK(ctx.init && ctx.noise, "build_encoder", "the context needs both generators");
   ATTN_CHECK(ctx.input_dim > 0, "build_encoder", "input dimension must be positive, got ", ctx.input_dim);
   std::string name = config.get("encoder", "mtsa");
-  auto it = builders().find(name);
-  if (it == builders().end()) {
+  const EncoderInfo* info = find_encoder(name);
+  if (!info) {
     std::string known;
-    for (const auto& [k, v] : builders()) known += (known.empty() ? "" : ", ") + k;
+    for (const std::string& k : encoder_names()) known += (known.empty() ? "" : ", ") + k;
     ATTN_CHECK(false, "build_encoder", "unknown encoder '", name, "' (known: ", known, ")");
   }
-  return it->second(config, ctx);
+  return info->build(config, ctx);
 }
 
 }  // namespace attn

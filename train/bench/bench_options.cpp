@@ -49,7 +49,12 @@ int64_t positive_int(const std::string& piece, const std::string& flag, const st
 const char* bench_mode_name(BenchMode mode) { return mode == BenchMode::Infer ? "infer" : "train"; }
 
 const std::vector<std::string>& default_bench_models() {
-  static const std::vector<std::string> models = {"mtsa", "disan", "biblosan", "mstrans", "resan", "transformer"};
+  static const std::vector<std::string> models = [] {
+    std::vector<std::string> names;
+    for (const EncoderInfo& info : encoder_registry())
+      if (info.in_efficiency_study) names.push_back(info.name);
+    return names;
+  }();
   return models;
 }
 
@@ -135,7 +140,9 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
               "in inference (forward under NoGrad) and training (forward + backward of the summed outputs),\n"
               "and records the allocator's peak bytes per step. Table on stdout, progress on stderr.\n"
               "With --profile: one training step per model and length, time and bytes by kernel op.");
-  p.option("models", "mtsa,disan,biblosan,mstrans,resan,transformer", "comma list of encoders (any registered one)")
+  std::string default_models;
+  for (const std::string& name : default_bench_models()) default_models += (default_models.empty() ? "" : ",") + name;
+  p.option("models", default_models, "comma list of encoders (any registered one)")
       .option("lengths", "16:384:16", "sequence lengths: a list 16,32,64 and/or ranges START:STOP:STEP")
       .option("batch", "64", "examples per batch")
       .option("features", "300", "input features per token")
@@ -226,14 +233,9 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
 }
 
 double memory_growth_exponent(const std::string& model, bool materialized_scores) {
-  if (model == "disan" || model == "resan") return materialized_scores ? 2.0 : 1.25;
-  if (model == "transformer" || model == "mtsa") return 2.0;
-  // The Multi-Scale Transformer's windows are O(n w), but its default scales
-  // n/16, n/8, n/4 grow with n, so its peak grows quadratically too.
-  if (model == "mstrans") return 2.0;
-  if (model == "biblosan") return 1.5;
-  if (model == "bow") return 1.0;
-  return 2.0;
+  const EncoderInfo* info = find_encoder(model);
+  if (!info) return 2.0;
+  return materialized_scores ? info->memory_growth_materialized : info->memory_growth;
 }
 
 int64_t predict_peak_bytes(int64_t prev_length, int64_t prev_peak_bytes, int64_t length, double exponent) {

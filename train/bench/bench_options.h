@@ -15,7 +15,8 @@ namespace attn {
 enum class BenchMode { Infer, Train };
 const char* bench_mode_name(BenchMode mode);
 
-// The six encoders of the papers' efficiency study, in the order they are run.
+// The encoders of the papers' efficiency study (the registry's choice), in the
+// order they are run.
 const std::vector<std::string>& default_bench_models();
 
 struct BenchSettings {
@@ -57,13 +58,8 @@ std::vector<BenchMode> parse_mode_list(const std::string& text);
 bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* settings, std::string* help);
 
 // How an encoder's peak memory grows with the sequence length n at fixed
-// batch and width: 2 for the mechanisms that hold n x n (x d) tensors (DiSAN
-// and ReSAN with materialised scores, the Transformer, MTSA's per-head n x n
-// maps) and for the Multi-Scale Transformer (windows of n/16, n/8, n/4 tokens
-// by default), 1.25 for DiSAN and ReSAN with the fused attention (O(n d)
-// tensors plus small n x n masks), 1.5 for Bi-BloSAN (blocks of length
-// ~n^(1/3): n*r and (n/r)^2 terms), 1 for the bag of words; 2 for anything
-// unknown.
+// batch and width: the registry's exponent (models/encoder.h), 2 for a name
+// it does not know.
 double memory_growth_exponent(const std::string& model, bool materialized_scores = false);
 
 // The peak expected at `length` from the peak measured at `prev_length`,

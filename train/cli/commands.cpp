@@ -1,7 +1,10 @@
 #include "train/cli/commands.h"
 
-#include "train/cli/bench_command.h"
+#include <algorithm>
+
+#include "models/encoder.h"
 #include "train/bench/bench_matmul.h"
+#include "train/cli/bench_command.h"
 #include "train/cli/model_commands.h"
 
 namespace attn {
@@ -20,6 +23,24 @@ const std::vector<Command>& all_commands() {
       {"bench-matmul", "time a float32 matmul through the engine and through OpenBLAS directly", run_bench_matmul},
   };
   return commands;
+}
+
+std::string encoder_choices() {
+  const auto& registry = encoder_registry();
+  std::string text;
+  for (size_t i = 0; i < registry.size(); ++i)
+    text += std::string(i == 0 ? "" : i + 1 == registry.size() ? " or " : ", ") + registry[i].name;
+  return text;
+}
+
+std::string encoder_summaries() {
+  size_t width = 0;
+  for (const EncoderInfo& info : encoder_registry()) width = std::max(width, std::string(info.name).size());
+  std::string text;
+  for (const EncoderInfo& info : encoder_registry())
+    text += std::string(text.empty() ? "" : "\n") + "  " + info.name +
+            std::string(width - std::string(info.name).size() + 2, ' ') + info.summary;
+  return text;
 }
 
 }  // namespace attn

@@ -15,6 +15,12 @@ struct Command {
 // Every subcommand, in the order `attn --help` lists them.
 const std::vector<Command>& all_commands();
 
+// The registered encoders for help texts (models/encoder.h is the list):
+// "mtsa, disan, ... or bow", and one "  name  summary" line per encoder
+// (no final line end).
+std::string encoder_choices();
+std::string encoder_summaries();
+
 int run_gradcheck_command(const std::vector<std::string>& args);
 int run_spirals_command(const std::vector<std::string>& args);
 int run_train_command(const std::vector<std::string>& args);

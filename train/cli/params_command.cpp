@@ -5,7 +5,10 @@
 #include <iostream>
 
 #include "engine/error.h"
+#include "engine/util/text.h"
+#include "models/encoder.h"
 #include "engine/util/cli_args.h"
+#include "train/cli/commands.h"
 #include "train/cli/model_commands.h"
 #include "train/model_files.h"
 
@@ -13,8 +16,10 @@ namespace attn {
 
 int run_params_command(const std::vector<std::string>& args) {
   ArgParser p("params", "Builds the encoder of a model config and lists its parameters and buffers with their "
-                        "shapes and sizes.");
-  p.option("model", "", "model config file (key `encoder` picks the mechanism)")
+                        "shapes and sizes.\nEncoders (config key `encoder`, or --model NAME for its defaults):\n" +
+                            encoder_summaries());
+  p.option("model", "", "model config file (key `encoder` picks the mechanism), or an encoder name: " +
+                            encoder_choices())
       .option("input-dim", "", "input width (default: the config's embedding_dim, else 300)");
   if (!p.parse(args)) {
     std::cout << p.help();
@@ -22,7 +27,10 @@ int run_params_command(const std::vector<std::string>& args) {
   }
   if (!p.is_set("model")) throw UsageError("attn params: --model CONFIG is required");
   const std::string path = p.get("model");
-  Config config = Config::load(path);
+  // A registered name with no file of that name: the encoder with its defaults.
+  Config config;
+  if (find_encoder(path) && !text::file_exists(path)) config.set("encoder", path);
+  else config = Config::load(path);
   int64_t input_dim = config.get_int(kInputDimKey, kDefaultInputDim);
   if (p.is_set("input-dim")) input_dim = p.get_int("input-dim");
   if (input_dim <= 0) throw UsageError("attn params: the input dimension must be positive, got " +

