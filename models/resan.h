@@ -107,8 +107,13 @@ class Resan : public Encoder {
   int64_t token_dim() const override { return (options_.bidirectional ? 2 : 1) * options_.hidden; }
   int64_t sentence_dim() const override { return token_dim(); }
 
+  // The RSS modules are the selection policy (Encoder's REINFORCE hooks).
+  bool has_selection_policy() const override { return true; }
+  bool is_policy_parameter(const Tensor& p) const override { return is_rss_parameter(p); }
+  PolicySelection policy_selection() const override { return {last_.log_pi, last_.fraction}; }
+
   // Warm-up (Sec. 4): every RSS selects every valid token, in every mode.
-  void set_select_all(bool on);
+  void set_select_all(bool on) override;
   bool select_all() const;
   const RssState& last_selection() const { return last_; }
   const ResanOptions& options() const { return options_; }

@@ -48,7 +48,7 @@ const char* reinforce_phase_name(ReinforcePhase phase);
 
 struct ReinforceStepPlan {
   ReinforcePhase phase = ReinforcePhase::Joint;
-  bool select_all = false;         // force z = 1 (Resan::set_select_all)
+  bool select_all = false;         // force z = 1 (Encoder::set_select_all)
   bool supervised_update = false;  // step the optimiser of theta_s on the task loss (+ weight decay)
   bool rl_update = false;          // step the optimiser of theta_r on the surrogate
 };

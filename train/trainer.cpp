@@ -7,12 +7,12 @@
 #include <limits>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "engine/anomaly.h"
 #include "engine/autograd.h"
 #include "engine/error.h"
-#include "models/resan.h"
 #include "nn/safetensors.h"
 #include "ops/binary.h"
 #include "ops/reduce.h"
@@ -155,15 +155,20 @@ TrainResult train_model(const TrainOptions& o) {
       " parameters");
   model.to(o.device);  // before the optimisers, whose state follows each parameter's device
 
-  // ReSAN's RSS modules learn by REINFORCE on their own optimiser.
-  auto* resan = dynamic_cast<Resan*>(&model.encoder());
+  // An encoder's selection policy (ReSAN's RSS modules) learns by REINFORCE
+  // on its own optimiser.
+  Encoder& encoder = model.encoder();
+  const bool has_policy = encoder.has_selection_policy();
+  std::set<std::string> policy_names;
+  for (const auto& [name, p] : model.named_parameters())
+    if (encoder.is_policy_parameter(p)) policy_names.insert(name);
   ParameterSplit split = split_parameters(model.named_parameters(), [&](const std::string& name) {
-    return resan != nullptr && name.rfind("encoder.rss", 0) == 0;
+    return policy_names.count(name) > 0;
   });
   std::unique_ptr<Optimizer> main_opt = make_optimizer(o.optimizer, tensors_of(split.rest), o.lr);
   std::unique_ptr<Optimizer> rss_opt;
   std::vector<Optimizer*> optimizers{main_opt.get()};
-  if (resan) {
+  if (has_policy) {
     rss_opt = make_optimizer(o.optimizer, tensors_of(split.selected), o.rl_lr > 0 ? o.rl_lr : o.lr);
     optimizers.push_back(rss_opt.get());
     check_disjoint({main_opt.get(), rss_opt.get()});
@@ -234,7 +239,7 @@ TrainResult train_model(const TrainOptions& o) {
     if (plan.rl_update) {
       // The policy gradient reaches the RSS parameters only: take their
       // gradients from the surrogate, then the supervised ones for the rest.
-      const RssState& sel = resan->last_selection();
+      const PolicySelection sel = encoder.policy_selection();
       std::vector<double> losses = per_example.detach().to_vector();
       std::vector<double> fraction = sel.fraction.to_vector();
       Tensor surrogate = reinforce_surrogate(sel.log_pi, losses, fraction, o.rl_lambda,
@@ -308,9 +313,9 @@ TrainResult train_model(const TrainOptions& o) {
     while (!done && it.next(batch)) {
       ReinforceStepPlan plan;
       plan.supervised_update = true;
-      if (resan) {
+      if (has_policy) {
         plan = schedule.plan(progress.step);
-        resan->set_select_all(plan.select_all);
+        encoder.set_select_all(plan.select_all);
       }
       move_batch(batch, o.device);
       const std::array<uint64_t, 4> noise_before = noise.state();
@@ -377,7 +382,7 @@ TrainResult train_model(const TrainOptions& o) {
 
   // Test metrics of the best dev checkpoint.
   if (file_exists(best_path)) load_into_module(model, load_safetensors(best_path), true);
-  if (resan) resan->set_select_all(false);
+  if (has_policy) encoder.set_select_all(false);
   result.test = evaluate(model, data.test, vocab, data.label_names, eo);
   result.primary = result.test.primary;  // set even when a finished run is resumed and trains no step
   result.best_dev = progress.best_dev;
