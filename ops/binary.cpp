@@ -10,7 +10,11 @@ namespace attn {
 
 namespace {
 
-constexpr const char* kBinaryNames[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
+constexpr const char* kBinaryNames[] = {
+#define ATTN_BINARY_NAME(Enum, name) name,
+    ATTN_BINARY_OPS(ATTN_BINARY_NAME)
+#undef ATTN_BINARY_NAME
+};
 static_assert(sizeof(kBinaryNames) / sizeof(kBinaryNames[0]) == static_cast<size_t>(BinaryOp::Count),
               "kBinaryNames must list every BinaryOp");
 constexpr const char* kCompareNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};

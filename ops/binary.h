@@ -5,7 +5,26 @@
 
 namespace attn {
 
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Maximum, Minimum, Count };
+// The one list of binary ops: X(Enum, "name"). The enum, the names and the
+// kernels' dispatch (ops/binary_math.h) are generated from it; each op also
+// needs a formula in binary_math.h, a backward in binary.cpp and gradcheck
+// samples in ops/binary_samples.cpp (a test fails without them).
+#define ATTN_BINARY_OPS(X) \
+  X(Add, "add")            \
+  X(Sub, "sub")            \
+  X(Mul, "mul")            \
+  X(Div, "div")            \
+  X(Maximum, "maximum")    \
+  X(Minimum, "minimum")
+
+enum class BinaryOp : uint8_t {
+#define ATTN_BINARY_ENUM(Enum, name) Enum,
+  ATTN_BINARY_OPS(ATTN_BINARY_ENUM)
+#undef ATTN_BINARY_ENUM
+  Count
+};
+// Adding an op: extend ATTN_BINARY_OPS, binary_math.h, the backward and the samples, then this count.
+static_assert(static_cast<int>(BinaryOp::Count) == 6, "a new binary op needs its formula and gradcheck samples");
 enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge, Count };
 
 const char* binary_op_name(BinaryOp op);

@@ -15,12 +15,10 @@ struct Minimum { template <class T> ATTN_HD static T f(T a, T b) { return a <= b
 
 template <class F> auto visit(BinaryOp op, const F& f) {
   switch (op) {
-    case BinaryOp::Add: return f(Add{});
-    case BinaryOp::Sub: return f(Sub{});
-    case BinaryOp::Mul: return f(Mul{});
-    case BinaryOp::Div: return f(Div{});
-    case BinaryOp::Maximum: return f(Maximum{});
-    case BinaryOp::Minimum: return f(Minimum{});
+#define ATTN_BINARY_CASE(Enum, name) \
+  case BinaryOp::Enum: return f(Enum{});
+    ATTN_BINARY_OPS(ATTN_BINARY_CASE)
+#undef ATTN_BINARY_CASE
     case BinaryOp::Count: break;
   }
   return f(Add{});

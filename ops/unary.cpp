@@ -8,9 +8,11 @@ namespace attn {
 
 namespace {
 
-constexpr const char* kUnaryNames[] = {"neg",  "exp",         "log",  "sqrt", "abs",        "tanh",
-                                       "sigmoid", "log_sigmoid", "relu", "elu",  "softplus",
-                                       "add_scalar", "mul_scalar", "pow_scalar", "clamp"};
+constexpr const char* kUnaryNames[] = {
+#define ATTN_UNARY_NAME(Enum, name, reads) name,
+    ATTN_UNARY_OPS(ATTN_UNARY_NAME)
+#undef ATTN_UNARY_NAME
+};
 static_assert(sizeof(kUnaryNames) / sizeof(kUnaryNames[0]) == static_cast<size_t>(UnaryOp::Count),
               "kUnaryNames must list every UnaryOp");
 
@@ -22,24 +24,14 @@ const DeviceKernels<BackwardKernelFn> kBackward{"unary_backward", unary_backward
 
 // Which saved tensor each derivative reads (ops/unary_math.h); the backward
 // keeps only those alive.
-bool derivative_reads_input(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Log: case UnaryOp::Abs: case UnaryOp::LogSigmoid: case UnaryOp::Softplus:
-    case UnaryOp::PowScalar: case UnaryOp::Clamp:
-      return true;
-    default:
-      return false;
-  }
-}
-bool derivative_reads_output(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Exp: case UnaryOp::Sqrt: case UnaryOp::Tanh: case UnaryOp::Sigmoid: case UnaryOp::Relu:
-    case UnaryOp::Elu:
-      return true;
-    default:
-      return false;
-  }
-}
+enum class Reads { None, Input, Output };
+constexpr Reads kDerivativeReads[] = {
+#define ATTN_UNARY_READS(Enum, name, reads) Reads::reads,
+    ATTN_UNARY_OPS(ATTN_UNARY_READS)
+#undef ATTN_UNARY_READS
+};
+bool derivative_reads_input(UnaryOp op) { return kDerivativeReads[static_cast<int>(op)] == Reads::Input; }
+bool derivative_reads_output(UnaryOp op) { return kDerivativeReads[static_cast<int>(op)] == Reads::Output; }
 
 }  // namespace
 

@@ -5,11 +5,36 @@
 
 namespace attn {
 
+// The one list of unary ops: X(Enum, "name", what the derivative reads: None,
+// Input or Output). The enum, the names, the kernels' dispatch
+// (ops/unary_math.h) and the backward's saved tensors are generated from it;
+// each op also needs a formula in unary_math.h and gradcheck samples in
+// ops/unary_samples.cpp (a test fails without them).
+#define ATTN_UNARY_OPS(X)             \
+  X(Neg, "neg", None)                 \
+  X(Exp, "exp", Output)               \
+  X(Log, "log", Input)                \
+  X(Sqrt, "sqrt", Output)             \
+  X(Abs, "abs", Input)                \
+  X(Tanh, "tanh", Output)             \
+  X(Sigmoid, "sigmoid", Output)       \
+  X(LogSigmoid, "log_sigmoid", Input) \
+  X(Relu, "relu", Output)             \
+  X(Elu, "elu", Output)               \
+  X(Softplus, "softplus", Input)      \
+  X(AddScalar, "add_scalar", None)    \
+  X(MulScalar, "mul_scalar", None)    \
+  X(PowScalar, "pow_scalar", Input)   \
+  X(Clamp, "clamp", Input)
+
 enum class UnaryOp : uint8_t {
-  Neg, Exp, Log, Sqrt, Abs, Tanh, Sigmoid, LogSigmoid, Relu, Elu, Softplus,
-  AddScalar, MulScalar, PowScalar, Clamp,
+#define ATTN_UNARY_ENUM(Enum, name, reads) Enum,
+  ATTN_UNARY_OPS(ATTN_UNARY_ENUM)
+#undef ATTN_UNARY_ENUM
   Count
 };
+// Adding an op: extend ATTN_UNARY_OPS, unary_math.h and unary_samples.cpp, then this count.
+static_assert(static_cast<int>(UnaryOp::Count) == 15, "a new unary op needs its formula and gradcheck samples");
 
 const char* unary_op_name(UnaryOp op);
 

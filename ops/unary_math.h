@@ -57,21 +57,10 @@ ATTN_UNARY(Clamp, x < a ? a : (x > b ? b : x), (x >= a && x <= b) ? T(1) : T(0))
 // Calls f(OpStruct{}) for a runtime UnaryOp, so kernels get one tight loop per op.
 template <class F> auto visit(UnaryOp op, const F& f) {
   switch (op) {
-    case UnaryOp::Neg: return f(Neg{});
-    case UnaryOp::Exp: return f(Exp{});
-    case UnaryOp::Log: return f(Log{});
-    case UnaryOp::Sqrt: return f(Sqrt{});
-    case UnaryOp::Abs: return f(Abs{});
-    case UnaryOp::Tanh: return f(Tanh{});
-    case UnaryOp::Sigmoid: return f(Sigmoid{});
-    case UnaryOp::LogSigmoid: return f(LogSigmoid{});
-    case UnaryOp::Relu: return f(Relu{});
-    case UnaryOp::Elu: return f(Elu{});
-    case UnaryOp::Softplus: return f(Softplus{});
-    case UnaryOp::AddScalar: return f(AddScalar{});
-    case UnaryOp::MulScalar: return f(MulScalar{});
-    case UnaryOp::PowScalar: return f(PowScalar{});
-    case UnaryOp::Clamp: return f(Clamp{});
+#define ATTN_UNARY_CASE(Enum, name, reads) \
+  case UnaryOp::Enum: return f(Enum{});
+    ATTN_UNARY_OPS(ATTN_UNARY_CASE)
+#undef ATTN_UNARY_CASE
     case UnaryOp::Count: break;
   }
   return f(Neg{});

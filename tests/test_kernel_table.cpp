@@ -6,6 +6,7 @@
 
 #include "engine/kernel_table.h"
 #include "ops/binary.h"
+#include "ops/registry.h"
 #include "ops/unary.h"
 
 namespace attn {
@@ -43,6 +44,25 @@ TEST(KernelTables, ObserverSeesEveryCallAndCanBeRemoved) {
   const int seen = counter.before_calls;
   add(y, x);
   EXPECT_EQ(counter.before_calls, seen);  // no longer installed
+}
+
+// Every op of an elementwise kernel table has gradcheck samples under its own
+// name: an op added to ATTN_UNARY_OPS or ATTN_BINARY_OPS without samples fails here.
+TEST(KernelTables, EveryUnaryOpHasGradcheckSamples) {
+  for (int i = 0; i < static_cast<int>(UnaryOp::Count); ++i) {
+    const char* name = unary_op_name(static_cast<UnaryOp>(i));
+    const OpSpec* spec = op_registry().find(name);
+    ASSERT_NE(spec, nullptr) << "unary op '" << name << "' has no gradcheck samples (ops/unary_samples.cpp)";
+    EXPECT_EQ(spec->family, "unary") << name;
+  }
+}
+
+TEST(KernelTables, EveryBinaryOpHasGradcheckSamples) {
+  for (int i = 0; i < static_cast<int>(BinaryOp::Count); ++i) {
+    const char* name = binary_op_name(static_cast<BinaryOp>(i));
+    EXPECT_NE(op_registry().find(name), nullptr)
+        << "binary op '" << name << "' has no gradcheck samples (ops/binary_samples.cpp)";
+  }
 }
 
 }  // namespace
