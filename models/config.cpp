@@ -5,16 +5,13 @@
 #include <sstream>
 
 #include "engine/error.h"
+#include "engine/util/text.h"
 
 namespace attn {
 
 namespace {
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
+// Lines may end in \r (files saved on Windows).
+std::string trim(const std::string& s) { return text::trim(s, " \t\r"); }
 }  // namespace
 
 Config Config::parse(const std::string& text, const std::string& source) {

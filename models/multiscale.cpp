@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/error.h"
+#include "engine/util/text.h"
 #include "models/masks.h"
 #include "models/multi_head.h"
 #include "nn/init.h"
@@ -23,10 +24,7 @@ namespace attn {
 
 namespace {
 
-std::string trimmed(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
+std::string trimmed(const std::string& s) { return text::trim(s, " \t"); }
 
 // A positive integer spelled exactly, or -1.
 int64_t parse_positive(const std::string& s) {

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "engine/error.h"
+#include "engine/util/text.h"
 
 namespace attn {
 
@@ -190,24 +191,6 @@ class Parser {
     return v;
   }
 
-  static void append_utf8(std::string& out, unsigned cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
   std::string parse_string() {
     size_t open = pos_;
     ++pos_;  // '"'
@@ -249,7 +232,7 @@ class Parser {
             if (low < 0xDC00 || low > 0xDFFF) fail("high surrogate not followed by a low surrogate", escape_at);
             cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
           }
-          append_utf8(out, cp);
+          text::append_utf8(out, cp);
           break;
         }
         default: fail(std::string("invalid escape '\\") + printable(e) + "'", pos_ - 2);

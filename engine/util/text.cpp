@@ -117,5 +117,30 @@ bool is_blank(const std::string& line) {
   return line.find_first_not_of(" \t\r\f\v") == std::string::npos;
 }
 
+std::string trim(const std::string& s, const char* whitespace) {
+  size_t b = s.find_first_not_of(whitespace);
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(whitespace);
+  return s.substr(b, e - b + 1);
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp <= 0x10FFFF) {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
 }  // namespace text
 }  // namespace attn

@@ -56,5 +56,11 @@ std::vector<std::string> split_tabs(const std::string& line);
 std::vector<std::string> split_whitespace(const std::string& line);
 bool is_blank(const std::string& line);
 
+// s without leading and trailing characters of `whitespace`.
+std::string trim(const std::string& s, const char* whitespace = " \t");
+
+// Appends the UTF-8 encoding of a Unicode code point (nothing beyond U+10FFFF).
+void append_utf8(std::string& out, uint32_t code_point);
+
 }  // namespace text
 }  // namespace attn

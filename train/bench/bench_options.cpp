@@ -7,8 +7,9 @@
 
 #include "engine/error.h"
 #include "engine/random.h"
-#include "models/encoder.h"
 #include "engine/util/cli_args.h"
+#include "engine/util/text.h"
+#include "models/encoder.h"
 
 namespace attn {
 
@@ -30,10 +31,7 @@ std::vector<std::string> split(const std::string& text, char sep) {
   }
 }
 
-std::string trim(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
+using text::trim;
 
 // A positive integer, or a UsageError naming the flag and the whole value.
 int64_t positive_int(const std::string& piece, const std::string& flag, const std::string& whole) {
