@@ -48,4 +48,12 @@ std::vector<int64_t> broadcast_strides(const Shape& shape, const std::vector<int
   return out;
 }
 
+bool broadcasts_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  const size_t lead = to.size() - from.size();
+  for (size_t a = 0; a < from.size(); ++a)
+    if (from[a] != 1 && from[a] != to[lead + a]) return false;
+  return true;
+}
+
 }  // namespace attn

@@ -16,6 +16,8 @@ int64_t normalize_axis(int64_t axis, int64_t rank, const char* op);
 
 // NumPy broadcast of two shapes; throws naming `op` and both shapes when incompatible.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+// Whether `from` broadcasts to exactly `to` (trailing axes equal or 1).
+bool broadcasts_to(const Shape& from, const Shape& to);
 
 // Strides that read a tensor of `shape`/`strides` as if expanded to `target`
 // (broadcast dimensions get stride 0).

@@ -32,15 +32,6 @@ void check_operand(const char* which, const Tensor& t, const Tensor& query) {
              device_name(query.device()));
 }
 
-// NumPy broadcasting of `from` to exactly `to` (trailing axes equal or 1).
-bool broadcasts_to(const Shape& from, const Shape& to) {
-  if (from.size() > to.size()) return false;
-  const size_t lead = to.size() - from.size();
-  for (size_t a = 0; a < from.size(); ++a)
-    if (from[a] != 1 && from[a] != to[lead + a]) return false;
-  return true;
-}
-
 // The kernels read contiguous, history-free operands.
 Tensor plain(const Tensor& t) { return contiguous(t.detach()); }
 

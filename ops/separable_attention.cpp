@@ -29,14 +29,6 @@ void check_float_operand(const char* which, const Tensor& t, const Tensor& a, co
   ATTN_CHECK(t.device() == a.device(), kOp, which, " on ", device_name(t.device()), ", a on ", device_name(a.device()));
 }
 
-bool broadcasts_to(const Shape& from, const Shape& to) {
-  if (from.size() > to.size()) return false;
-  const size_t lead = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i)
-    if (from[i] != 1 && from[i] != to[lead + i]) return false;
-  return true;
-}
-
 // The kernels read contiguous, history-free operands.
 Tensor plain(const Tensor& t) { return t.defined() ? contiguous(t.detach()) : Tensor(); }
 

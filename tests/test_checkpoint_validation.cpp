@@ -159,20 +159,8 @@ TEST(CheckpointValidation, EveryNumericFlagIsRangeChecked) {
 
 // ---------- run folders ----------
 
-std::string marker_tsv(std::mt19937& rng, int rows) {
-  std::string text;
-  for (int r = 0; r < rows; ++r) {
-    const int label = static_cast<int>(rng() % 2);
-    text += std::to_string(label) + "\tthe cat " + (label ? "alpha" : "beta") + " sat on the mat\n";
-  }
-  return text;
-}
-
 TrainOptions tiny_run(const std::string& dir) {
-  std::mt19937 rng(3);
-  write(dir, "data/train.tsv", marker_tsv(rng, 48));
-  write(dir, "data/dev.tsv", marker_tsv(rng, 16));
-  write(dir, "data/test.tsv", marker_tsv(rng, 16));
+  test_data::write_marker_data(dir, 48, 16, 16, 3);
   TrainOptions o;
   o.data.data = dir + "/data";
   o.data.format = "tsv";

@@ -3,9 +3,12 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "engine/error.h"
 #include "test_util.h"
@@ -33,6 +36,44 @@ inline std::string write(const std::string& dir, const std::string& name, const 
 
 // The message of the attn::Error a callable throws (shared with the other suites).
 using testing_support::error_of;
+
+inline const std::vector<std::string>& filler_words() {
+  static const std::vector<std::string> words = {"the", "a",    "cat",  "dog",   "sat", "ran",  "on",    "mat",
+                                                 "big", "small", "old", "new",   "red", "tree", "house", "car",
+                                                 "walk", "sun",  "rain", "green", "sky", "road", "fast",  "slow"};
+  return words;
+}
+
+inline std::string join_words(const std::vector<std::string>& words) {
+  std::string s;
+  for (const std::string& w : words) s += (s.empty() ? "" : " ") + w;
+  return s;
+}
+
+// label<TAB>text: 1 when the sentence holds "alpha", 0 when it holds "beta",
+// at a random place among 10..16 fillers. A task every encoder learns fast.
+inline std::string marker_tsv(std::mt19937& rng, int rows) {
+  std::string text;
+  for (int r = 0; r < rows; ++r) {
+    const int label = static_cast<int>(rng() % 2);
+    std::vector<std::string> words;
+    const int n = 10 + static_cast<int>(rng() % 7);
+    for (int i = 0; i < n; ++i) words.push_back(filler_words()[rng() % filler_words().size()]);
+    words.insert(words.begin() + static_cast<std::ptrdiff_t>(rng() % (words.size() + 1)), label ? "alpha" : "beta");
+    text += std::to_string(label) + "\t" + join_words(words) + "\n";
+  }
+  return text;
+}
+
+// DIR/data/{train,dev,test}.tsv of marker sentences; returns DIR/data.
+inline std::string write_marker_data(const std::string& dir, int train_rows, int dev_rows, int test_rows,
+                                     unsigned seed = 11) {
+  std::mt19937 rng(seed);
+  write(dir, "data/train.tsv", marker_tsv(rng, train_rows));
+  write(dir, "data/dev.tsv", marker_tsv(rng, dev_rows));
+  write(dir, "data/test.tsv", marker_tsv(rng, test_rows));
+  return dir + "/data";
+}
 
 }  // namespace test_data
 }  // namespace attn

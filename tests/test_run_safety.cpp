@@ -26,28 +26,7 @@ using test_data::fresh_dir;
 using test_data::write;
 using ::testing::HasSubstr;
 
-// Sentences labelled by a marker word among fillers.
-std::string marker_tsv(std::mt19937& rng, int rows) {
-  const char* fillers[] = {"the", "a", "cat", "dog", "runs", "sits", "on", "mat", "red", "blue"};
-  std::string text;
-  for (int r = 0; r < rows; ++r) {
-    const int label = static_cast<int>(rng() % 2);
-    std::string line = std::to_string(label) + "\t";
-    const int n = 4 + static_cast<int>(rng() % 6);
-    for (int i = 0; i < n; ++i) line += std::string(fillers[rng() % 10]) + " ";
-    line += label ? "alpha" : "beta";
-    text += line + "\n";
-  }
-  return text;
-}
-
-std::string write_data(const std::string& dir) {
-  std::mt19937 rng(5);
-  write(dir, "data/train.tsv", marker_tsv(rng, 128));
-  write(dir, "data/dev.tsv", marker_tsv(rng, 40));
-  write(dir, "data/test.tsv", marker_tsv(rng, 40));
-  return dir + "/data";
-}
+std::string write_data(const std::string& dir) { return test_data::write_marker_data(dir, 128, 40, 40, 5); }
 
 TrainOptions options(const std::string& dir, const std::string& encoder) {
   TrainOptions o;

@@ -30,19 +30,12 @@
 namespace attn {
 namespace {
 
+using test_data::filler_words;
 using test_data::fresh_dir;
+using test_data::join_words;
 using test_data::write;
 using ::testing::HasSubstr;
 
-const std::vector<std::string> kFillers = {"the", "a",    "cat",  "dog",   "sat",  "ran",  "on",   "mat",
-                                           "big", "small", "old", "new",   "red",  "tree", "house", "car",
-                                           "walk", "sun",  "rain", "green", "sky", "road", "fast", "slow"};
-
-std::string join_words(const std::vector<std::string>& words) {
-  std::string s;
-  for (const std::string& w : words) s += (s.empty() ? "" : " ") + w;
-  return s;
-}
 
 // Relatedness = 1 + the number of marker words the two sentences share
 // (0..4, drawn uniformly), each sentence padded with fillers to 7 words.
@@ -61,26 +54,11 @@ std::string sick_file(std::mt19937& rng, int rows) {
       if (where == 1 && b.size() < 6) b.push_back(order[i]);
     }
     for (auto* s : {&a, &b}) {
-      while (s->size() < 7) s->push_back(kFillers[rng() % kFillers.size()]);
+      while (s->size() < 7) s->push_back(filler_words()[rng() % filler_words().size()]);
       std::shuffle(s->begin(), s->end(), rng);
     }
     text += std::to_string(r + 1) + "\t" + join_words(a) + "\t" + join_words(b) + "\t" +
             std::to_string(1 + shared) + "\tNEUTRAL\n";
-  }
-  return text;
-}
-
-// label<TAB>text: 1 when the sentence holds "alpha", 0 when it holds "beta",
-// at a random place among 10..16 fillers.
-std::string marker_tsv(std::mt19937& rng, int rows) {
-  std::string text;
-  for (int r = 0; r < rows; ++r) {
-    int label = static_cast<int>(rng() % 2);
-    std::vector<std::string> words;
-    int n = 10 + static_cast<int>(rng() % 7);
-    for (int i = 0; i < n; ++i) words.push_back(kFillers[rng() % kFillers.size()]);
-    words.insert(words.begin() + static_cast<std::ptrdiff_t>(rng() % (words.size() + 1)), label ? "alpha" : "beta");
-    text += std::to_string(label) + "\t" + join_words(words) + "\n";
   }
   return text;
 }
@@ -94,11 +72,7 @@ std::string write_sick_data(const std::string& dir) {
 }
 
 std::string write_marker_data(const std::string& dir, int train_rows = 600) {
-  std::mt19937 rng(11);
-  write(dir, "data/train.tsv", marker_tsv(rng, train_rows));
-  write(dir, "data/dev.tsv", marker_tsv(rng, 100));
-  write(dir, "data/test.tsv", marker_tsv(rng, 200));
-  return dir + "/data";
+  return test_data::write_marker_data(dir, train_rows, 100, 200);
 }
 
 TrainOptions tiny_options(const std::string& data, const std::string& run_dir, const std::string& encoder) {

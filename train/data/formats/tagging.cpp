@@ -4,6 +4,7 @@
 // header rows, near-duplicate tags and mixed BIO/BIOES tag sets.
 #include <map>
 #include <set>
+#include <unordered_set>
 
 #include "engine/error.h"
 #include "train/data/formats/loader_util.h"
@@ -37,7 +38,7 @@ struct TaggedFile {
 constexpr size_t kMinLinesForColumnCheck = 50;
 
 void check_columns_not_swapped(const TaggedFile& f) {
-  std::set<std::string> tokens, tags;
+  std::unordered_set<std::string> tokens, tags;
   size_t lines = 0;
   for (const TaggedSentence& s : f.sentences) {
     tokens.insert(s.tokens.begin(), s.tokens.end());
