@@ -120,6 +120,15 @@ cleanup() {
 trap cleanup EXIT
 tar -C "$root" -xf "$base_image"
 mount_system_dirs "$root"
+# The network is the machine's, not the software's: a new machine of this kind
+# trusts this workplace's egress certificate authorities (in
+# /usr/local/share/ca-certificates) and points npm at the system bundle, as
+# this one does. Without them every HTTPS download in the chroot fails.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  chroot "$root" update-ca-certificates >/dev/null 2>&1
+fi
+echo "cafile=/etc/ssl/certs/ca-certificates.crt" >"$root/etc/npmrc"
 
 # The committed HEAD only: uncommitted changes must not make the check pass.
 git clone --quiet --no-local "$repo" "$root/root/attn"
