@@ -7,12 +7,13 @@ set -euo pipefail
 
 # Every Debian package the build and the tests use, with how to tell it is
 # there. The README's install line lists exactly these (checked by the CTest
-# test setup.readme_lists_packages). OpenMP comes with g++ (libgomp).
-ATTN_PACKAGES=(cmake g++ make pkg-config libopenblas-dev libgtest-dev libgmock-dev)
+# test setup.readme_lists_packages). OpenMP comes with g++ (libgomp); python3
+# runs the layering check (scripts/check_layering.py).
+ATTN_PACKAGES=(cmake g++ make pkg-config python3 libopenblas-dev libgtest-dev libgmock-dev)
 
 attn_have_package() {
   case "$1" in
-    cmake | g++ | make | pkg-config) command -v "$1" >/dev/null 2>&1 ;;
+    cmake | g++ | make | pkg-config | python3) command -v "$1" >/dev/null 2>&1 ;;
     libopenblas-dev) command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openblas ;;
     libgtest-dev) [ -f /usr/include/gtest/gtest.h ] && attn_have_static_lib gtest ;;
     libgmock-dev) [ -f /usr/include/gmock/gmock.h ] && attn_have_static_lib gmock ;;
