@@ -12,23 +12,6 @@
 
 namespace attn {
 
-LrScheduleFn LrSchedule::constant(double lr) {
-  return [lr](int64_t) { return lr; };
-}
-
-LrScheduleFn LrSchedule::step_decay(double lr, double factor, int64_t every) {
-  ATTN_CHECK(every > 0, "LrSchedule::step_decay", "every must be positive, got ", every);
-  return [lr, factor, every](int64_t step) { return lr * std::pow(factor, static_cast<double>(step / every)); };
-}
-
-LrScheduleFn LrSchedule::linear_warmup(double lr, int64_t warmup_steps) {
-  ATTN_CHECK(warmup_steps >= 0, "LrSchedule::linear_warmup", "warmup_steps must be >= 0, got ", warmup_steps);
-  return [lr, warmup_steps](int64_t step) {
-    if (step >= warmup_steps) return lr;
-    return lr * static_cast<double>(step + 1) / static_cast<double>(warmup_steps);
-  };
-}
-
 Optimizer::Optimizer(std::string name, std::vector<Tensor> params, double lr, std::vector<std::string> slot_names)
     : name_(std::move(name)),
       params_(std::move(params)),
@@ -55,10 +38,8 @@ void Optimizer::set_lr(double lr) {
   lr_ = lr;
 }
 
-void Optimizer::set_schedule(LrScheduleFn schedule) { schedule_ = std::move(schedule); }
 
 void Optimizer::step() {
-  if (schedule_) set_lr(schedule_(step_count_));
   NoGrad no_grad;
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = params_[i];
@@ -130,28 +111,6 @@ void Optimizer::load_state(const NamedTensors& state) {
   step_count_ = count("step");
   slots_ = std::move(slots);
   param_steps_ = std::move(steps);
-}
-
-OptimizerSet::OptimizerSet(const std::vector<Optimizer*>& optimizers) {
-  for (Optimizer* o : optimizers) {
-    ATTN_CHECK(o != nullptr, "OptimizerSet", "null optimiser");
-    add(*o);
-  }
-}
-
-void OptimizerSet::add(Optimizer& optimizer) {
-  std::vector<const Optimizer*> all(optimizers_.begin(), optimizers_.end());
-  all.push_back(&optimizer);
-  check_disjoint(all);
-  optimizers_.push_back(&optimizer);
-}
-
-void OptimizerSet::step() {
-  for (Optimizer* o : optimizers_) o->step();
-}
-
-void OptimizerSet::zero_grad() {
-  for (Optimizer* o : optimizers_) o->zero_grad();
 }
 
 void check_disjoint(const std::vector<const Optimizer*>& optimizers) {

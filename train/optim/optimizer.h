@@ -1,10 +1,10 @@
 // The optimiser base: a list of parameters updated in place (the handles are
 // shared with the modules that own them, so they are never replaced), per
-// parameter state tensors ("slots": moments, accumulators), a learning rate
-// with an optional per-step schedule, and gradient clipping by global norm.
-// Two optimisers over disjoint parameter sets (ReSAN: one for the RSS
-// modules, one for the rest) are combined in an OptimizerSet, which rejects
-// any parameter shared between them.
+// parameter state tensors ("slots": moments, accumulators), a learning rate,
+// and gradient clipping by global norm. The trainer gives ReSAN two
+// optimisers over disjoint parameter sets (split_parameters: the selection
+// policy's, and the rest), checked by check_disjoint and stepped one after
+// the other.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -19,21 +19,6 @@ namespace attn {
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
-// A learning rate as a function of the 0-based index of the step about to be
-// taken. Plain std::function so any callable can serve as a schedule.
-using LrScheduleFn = std::function<double(int64_t step)>;
-
-// The common schedules.
-struct LrSchedule {
-  // lr at every step.
-  static LrScheduleFn constant(double lr);
-  // lr * factor^floor(step / every): e.g. halve every 1000 steps.
-  static LrScheduleFn step_decay(double lr, double factor, int64_t every);
-  // lr * (step + 1) / warmup_steps for the first warmup_steps steps, then lr,
-  // so the first step already moves (lr / warmup_steps).
-  static LrScheduleFn linear_warmup(double lr, int64_t warmup_steps);
-};
-
 class Optimizer {
  public:
   Optimizer(const Optimizer&) = delete;
@@ -41,18 +26,14 @@ class Optimizer {
   virtual ~Optimizer() = default;
 
   // One update of every parameter that has a gradient (others are left
-  // alone and keep their state), run under NoGrad. With a schedule, the
-  // learning rate is first set to schedule(step_count()).
+  // alone and keep their state), run under NoGrad.
   void step();
   // Drops every parameter's gradient.
   void zero_grad();
 
   double lr() const { return lr_; }
   void set_lr(double lr);
-  // Installs a schedule (an empty function removes it; lr() then stays at
-  // its last value).
-  void set_schedule(LrScheduleFn schedule);
-  // Steps taken so far (the index the schedule sees on the next step).
+  // Steps taken so far.
   int64_t step_count() const { return step_count_; }
 
   const std::vector<Tensor>& params() const { return params_; }
@@ -85,24 +66,6 @@ class Optimizer {
   std::vector<std::vector<Tensor>> slots_;  // [param][slot], empty until first update
   std::vector<int64_t> param_steps_;
   int64_t step_count_ = 0;
-  LrScheduleFn schedule_;
-};
-
-// Several optimisers stepped together. Each parameter may belong to at most
-// one of them: adding an optimiser that shares a parameter with one already
-// in the set throws. The set does not own the optimisers.
-class OptimizerSet {
- public:
-  OptimizerSet() = default;
-  explicit OptimizerSet(const std::vector<Optimizer*>& optimizers);
-  void add(Optimizer& optimizer);
-  void step();
-  void zero_grad();
-  size_t size() const { return optimizers_.size(); }
-  Optimizer& operator[](size_t i) const { return *optimizers_[i]; }
-
- private:
-  std::vector<Optimizer*> optimizers_;
 };
 
 // Throws when two of the optimisers share a parameter (the same tensor).
