@@ -63,4 +63,24 @@ void keep_metrics_up_to(const std::string& path, int64_t step) {
   if (changed) write_file_atomically(path, kept);
 }
 
+std::string existing_run_file(const RunFiles& run) {
+  for (const std::string& path : {run.model_config(), run.run_config(), run.last(), run.best(), run.metrics()})
+    if (file_exists(path)) return path;
+  return "";
+}
+
+void write_labels(const RunFiles& run, const std::vector<std::string>& labels) {
+  std::string text;
+  for (const std::string& l : labels) text += l + "\n";
+  write_file_atomically(run.labels(), text);
+}
+
+std::vector<std::string> read_labels(const RunFiles& run) {
+  std::ifstream in(run.labels());
+  ATTN_CHECK(in.good(), "run", "cannot read '", run.labels(), "'");
+  std::vector<std::string> labels;
+  for (std::string line; std::getline(in, line);) labels.push_back(line);
+  return labels;
+}
+
 }  // namespace attn

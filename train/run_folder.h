@@ -1,11 +1,34 @@
-// Housekeeping of a run folder when a run starts or resumes after a crash
-// or SIGKILL: temporary files of writers that died, and metrics lines that
-// were written after the checkpoint the run resumes from.
+// The run folder: the one place its file names are spelled, the labels file
+// it reads and writes, and its housekeeping when a run starts or resumes
+// after a crash or SIGKILL (temporary files of writers that died, metrics
+// lines written after the checkpoint the run resumes from).
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace attn {
+
+// The paths of a run folder's files (README, "A run folder holds").
+struct RunFiles {
+  std::string dir;
+  std::string model_config() const { return dir + "/model.cfg"; }  // the model's key = value config
+  std::string run_config() const { return dir + "/run.cfg"; }      // the settings that define the run
+  std::string vocab() const { return dir + "/vocab.txt"; }
+  std::string labels() const { return dir + "/labels.txt"; }        // one class name per line
+  std::string best() const { return dir + "/best.safetensors"; }    // best dev score
+  std::string last() const { return dir + "/last.safetensors"; }    // resumable checkpoint
+  std::string metrics() const { return dir + "/metrics.jsonl"; }    // one line per dev evaluation
+  std::string test_metrics() const { return dir + "/test_metrics.json"; }
+  std::string file(const std::string& name) const { return dir + "/" + name; }
+};
+
+// The first file of an earlier run in the folder, or "" when there is none.
+std::string existing_run_file(const RunFiles& run);
+
+// The class names, one per line (write_labels' format).
+void write_labels(const RunFiles& run, const std::vector<std::string>& labels);
+std::vector<std::string> read_labels(const RunFiles& run);
 
 // Removes `*.tmp.<pid>` files in `dir` whose writer process no longer exists
 // (atomic writes leave them only when killed). A missing folder is fine.

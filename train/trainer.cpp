@@ -49,22 +49,6 @@ std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<T
   return nullptr;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  ATTN_CHECK(in.good(), "train", "cannot read '", path, "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> read_lines(const std::string& path) {
-  std::vector<std::string> lines;
-  std::istringstream in(read_text(path));
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  return lines;
-}
-
 int64_t classes_for(const Dataset& data, const Config& model) {
   if (data.task == TaskKind::Relatedness) return model.get_int("relatedness_classes", 5);
   return static_cast<int64_t>(data.label_names.size());
@@ -74,23 +58,15 @@ int64_t classes_for(const Dataset& data, const Config& model) {
 // `attn predict` rebuild the same model.
 // Called only once the configuration has proved valid (the model was built).
 void write_run_files(const TrainOptions& o, const Dataset& data, const Vocabulary& vocab) {
+  const RunFiles run{o.run_dir};
   make_directories(o.run_dir);
   if (o.overwrite)  // what the old run produced; the files below are replaced
-    for (const char* name : {"metrics.jsonl", "best.safetensors", "last.safetensors", "test_metrics.json"})
-      std::remove((o.run_dir + "/" + name).c_str());
-  write_file_atomically(o.run_dir + "/model.cfg", o.model.to_text());
-  write_file_atomically(o.run_dir + "/run.cfg", run_settings(o).to_text());
-  vocab.save(o.run_dir + "/vocab.txt");
-  std::string labels;
-  for (const std::string& l : data.label_names) labels += l + "\n";
-  write_file_atomically(o.run_dir + "/labels.txt", labels);
-}
-
-// The first file of an earlier run in `dir`, or "" when there is none.
-std::string existing_run_file(const std::string& dir) {
-  for (const char* name : {"model.cfg", "run.cfg", "last.safetensors", "best.safetensors", "metrics.jsonl"})
-    if (file_exists(dir + "/" + name)) return dir + "/" + name;
-  return "";
+    for (const std::string& path : {run.metrics(), run.best(), run.last(), run.test_metrics()})
+      std::remove(path.c_str());
+  write_file_atomically(run.model_config(), o.model.to_text());
+  write_file_atomically(run.run_config(), run_settings(o).to_text());
+  vocab.save(run.vocab());
+  write_labels(run, data.label_names);
 }
 
 class Clock {
@@ -109,15 +85,16 @@ TrainResult train_model(const TrainOptions& o) {
   auto log = [&](const std::string& line) {
     if (o.verbose) std::fprintf(stderr, "%s\n", line.c_str());
   };
+  const RunFiles run{o.run_dir};
   remove_stale_temporaries(o.run_dir);
-  const std::string existing = existing_run_file(o.run_dir);
+  const std::string existing = existing_run_file(run);
   ATTN_CHECK(o.resume || o.overwrite || existing.empty(), "train", "'", o.run_dir, "' already holds a run ('",
              existing, "'); continue it with --resume, replace it with --overwrite, or choose another --run");
   if (o.resume) {
-    ATTN_CHECK(!existing.empty(), "train", "--resume: no checkpoint at '", o.run_dir,
-               "/last.safetensors' (the folder holds no run)");
-    std::vector<std::string> diffs = run_differences(Config::load(o.run_dir + "/run.cfg"),
-                                                     Config::load(o.run_dir + "/model.cfg"), o);
+    ATTN_CHECK(!existing.empty(), "train", "--resume: no checkpoint at '", run.last(),
+               "' (the folder holds no run)");
+    std::vector<std::string> diffs =
+        run_differences(Config::load(run.run_config()), Config::load(run.model_config()), o);
     std::string listed;
     for (const std::string& d : diffs) listed += "\n  " + d;
     ATTN_CHECK(diffs.empty(), "train", "--resume: these settings differ from the run in '", o.run_dir,
@@ -132,12 +109,12 @@ TrainResult train_model(const TrainOptions& o) {
   // The vocabulary and model config come from the run folder when resuming.
   Config model_config = o.model;
   Vocabulary vocab;
-  const std::string last_path = o.run_dir + "/last.safetensors", best_path = o.run_dir + "/best.safetensors";
+  const std::string last_path = run.last(), best_path = run.best();
   if (o.resume) {
     ATTN_CHECK(file_exists(last_path), "train", "--resume: no checkpoint at '", last_path, "'");
-    vocab = Vocabulary::load(o.run_dir + "/vocab.txt");
-    ATTN_CHECK(read_lines(o.run_dir + "/labels.txt") == data.label_names, "train", "--resume: the labels in '",
-               o.run_dir, "/labels.txt' differ from the data's");
+    vocab = Vocabulary::load(run.vocab());
+    ATTN_CHECK(read_labels(run) == data.label_names, "train", "--resume: the labels in '", run.labels(),
+               "' differ from the data's");
   } else {
     vocab = Vocabulary::build(data.train, o.min_count, o.max_vocab);
   }
@@ -195,7 +172,7 @@ TrainResult train_model(const TrainOptions& o) {
              o.epochs, " times ", per_epoch, " batches per epoch overflows the step counter");
   if (o.resume) {
     check_progress_fits_run(progress, per_epoch, o.epochs, last_path);
-    keep_metrics_up_to(o.run_dir + "/metrics.jsonl", progress.step);  // lines a killed run wrote after its checkpoint
+    keep_metrics_up_to(run.metrics(), progress.step);  // lines a killed run wrote after its checkpoint
   }
   int64_t total_steps = per_epoch * o.epochs;
   if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
@@ -215,7 +192,7 @@ TrainResult train_model(const TrainOptions& o) {
     line["step"] = static_cast<double>(progress.step);
     line["epoch"] = static_cast<double>(progress.epoch + 1);
     line["train_loss"] = train_loss;
-    append_line(o.run_dir + "/metrics.jsonl", metrics_json(line));
+    append_line(run.metrics(), metrics_json(line));
     bool better = dev.primary_value() > progress.best_dev;
     if (better) {
       progress.best_dev = dev.primary_value();

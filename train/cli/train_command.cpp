@@ -12,6 +12,7 @@
 #include "models/encoder.h"
 #include "train/cli/commands.h"
 #include "train/run_settings.h"
+#include "train/run_folder.h"
 #include "train/trainer.h"
 
 namespace attn {
@@ -129,7 +130,7 @@ int run_train_command(const std::vector<std::string>& args) {
   std::string model_name = p.get("model");
   if (o.resume) {
     const std::string run_dir = o.run_dir.empty() ? "runs/" + model_name + "-" + p.get("task") : o.run_dir;
-    if (is_regular_file(run_dir + "/model.cfg")) o.model = Config::load(run_dir + "/model.cfg");
+    if (is_regular_file(RunFiles{run_dir}.model_config())) o.model = Config::load(RunFiles{run_dir}.model_config());
   }
   if (p.is_set("config")) {
     Config given = Config::load(p.get("config"));
@@ -143,8 +144,8 @@ int run_train_command(const std::vector<std::string>& args) {
     if (p.is_set(flag)) o.model.set(key, p.get(flag));
   if (o.run_dir.empty()) o.run_dir = "runs/" + model_name + "-" + p.get("task");
   // Settings not given again on --resume are the run's own.
-  if (o.resume && is_regular_file(o.run_dir + "/run.cfg"))
-    apply_run_settings(Config::load(o.run_dir + "/run.cfg"), o, [&](const std::string& key) {
+  if (o.resume && is_regular_file(RunFiles{o.run_dir}.run_config()))
+    apply_run_settings(Config::load(RunFiles{o.run_dir}.run_config()), o, [&](const std::string& key) {
       std::string flag = key;
       for (char& c : flag)
         if (c == '_') c = '-';
@@ -160,7 +161,7 @@ int run_train_command(const std::vector<std::string>& args) {
                 r.primary.c_str(), r.best_dev, r.train_seconds, r.examples_per_second,
                 static_cast<long long>(r.steps), model_name.c_str(), p.get("task").c_str(), o.run_dir.c_str());
   std::string line = "{\"test\": " + metrics_json(r.test.metrics) + buf;
-  write_file_atomically(o.run_dir + "/test_metrics.json", line + "\n");
+  write_file_atomically(RunFiles{o.run_dir}.test_metrics(), line + "\n");
   std::printf("%s\n", line.c_str());
   return 0;
 }
