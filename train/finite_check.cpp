@@ -33,30 +33,6 @@ bool all_finite(const Tensor& t) {
   return finite;
 }
 
-std::string first_nonfinite(const std::vector<std::pair<std::string, Tensor>>& tensors) {
-  for (const auto& [name, t] : tensors)
-    if (!all_finite(t)) return name;
-  return "";
-}
-
-std::string first_nonfinite(const std::map<std::string, Tensor>& tensors) {
-  for (const auto& [name, t] : tensors)
-    if (!all_finite(t)) return name;
-  return "";
-}
-
-void require_finite(const std::vector<std::pair<std::string, Tensor>>& tensors, const std::string& what) {
-  const std::string bad = first_nonfinite(tensors);
-  ATTN_CHECK(bad.empty(), "non-finite weights", what, ": the tensor '", bad,
-             "' holds a NaN or infinite value; refusing to use it");
-}
-
-void require_finite(const std::map<std::string, Tensor>& tensors, const std::string& what) {
-  const std::string bad = first_nonfinite(tensors);
-  ATTN_CHECK(bad.empty(), "non-finite weights", what, ": the tensor '", bad,
-             "' holds a NaN or infinite value; refusing to use it");
-}
-
 std::pair<double, std::string> largest_magnitude(const std::vector<std::pair<std::string, Tensor>>& tensors) {
   std::pair<double, std::string> best{0.0, ""};
   for (const auto& [name, t] : tensors)

@@ -2,11 +2,11 @@
 // checkpoint or loaded for evaluation (a NaN model answers class 0 for
 // everything and still exits 0).
 #pragma once
-#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "engine/error.h"
 #include "engine/tensor.h"
 
 namespace attn {
@@ -15,12 +15,21 @@ namespace attn {
 bool all_finite(const Tensor& t);
 
 // The name of the first tensor holding a non-finite value, or "" when none.
-std::string first_nonfinite(const std::vector<std::pair<std::string, Tensor>>& tensors);
-std::string first_nonfinite(const std::map<std::string, Tensor>& tensors);
+// `tensors`: any range of (name, tensor) pairs (a map, a NamedTensors list).
+template <class NamedRange>
+std::string first_nonfinite(const NamedRange& tensors) {
+  for (const auto& [name, t] : tensors)
+    if (!all_finite(t)) return name;
+  return "";
+}
 
 // Throws, naming `what` and the tensor, when any tensor is non-finite.
-void require_finite(const std::vector<std::pair<std::string, Tensor>>& tensors, const std::string& what);
-void require_finite(const std::map<std::string, Tensor>& tensors, const std::string& what);
+template <class NamedRange>
+void require_finite(const NamedRange& tensors, const std::string& what) {
+  const std::string bad = first_nonfinite(tensors);
+  ATTN_CHECK(bad.empty(), "non-finite weights", what, ": the tensor '", bad,
+             "' holds a NaN or infinite value; refusing to use it");
+}
 
 // The largest |value| over the tensors and the name of the tensor holding it
 // (for messages that say how large the weights have grown).
