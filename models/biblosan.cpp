@@ -72,7 +72,7 @@ BlockLenRule block_len_rule_from_config(const Config& config) {
 std::unique_ptr<Encoder> build_biblosan_encoder(const Config& config, const EncoderContext& ctx) {
   BiBlosanOptions o;
   o.hidden = config.get_int("hidden", 300);
-  o.activation = activation_from_name(config.get("activation", "elu"));
+  o.activation = activation_from_name(config.get("activation", "relu"));
   o.scale_c = config.get_double("scale_c", 5.0);
   o.materialize_scores = config.get_bool("materialize_scores", false);
   o.block_len = block_len_rule_from_config(config);

@@ -5,7 +5,7 @@
 // source2token turns u_bi into the sentence vector.
 // The block length r comes from the BlockLenRule (models/blosa_block_len.h);
 // in auto mode n is the batch's padded length x.size(1).
-// Config keys: hidden (300), activation (elu), scale_c (5), materialize_scores (false),
+// Config keys: hidden (300), activation (relu: "unspecified activation functions ... relu", seeds 001, 002), scale_c (5), materialize_scores (false),
 //   block_len_mode (auto; fixed when block_len is given), block_len (fixed r),
 //   length_mean, length_std, batch_for_r (all three required by distribution).
 // Children: "fw_fc", "fw" (MBlosa, forward), "bw_fc", "bw" (MBlosa, backward),
@@ -20,7 +20,7 @@ namespace attn {
 
 struct BiBlosanOptions {
   int64_t hidden = 300;
-  Activation activation = Activation::Elu;
+  Activation activation = Activation::Relu;
   double scale_c = 5.0;
   bool materialize_scores = false;  // see MBlosaOptions
   BlockLenRule block_len;

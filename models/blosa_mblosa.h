@@ -33,7 +33,7 @@ namespace attn {
 
 struct MBlosaOptions {
   Direction direction = Direction::Forward;
-  Activation activation = Activation::Elu;  // sigma of the fusion gate's F
+  Activation activation = Activation::Relu;  // sigma of the fusion gate's F
   double scale_c = 5.0;
   // true: build the [B, n, n, d] score tensor from elementwise ops (the
   // papers' memory profile); false: the fused kernel (ops/multi_dim_attention.h).

@@ -22,7 +22,7 @@ namespace attn {
 
 struct DisaOptions {
   Direction direction = Direction::Forward;
-  Activation activation = Activation::Elu;
+  Activation activation = Activation::Relu;
   double scale_c = 5.0;
   // true: build the [B, n, n, d] score tensor from elementwise ops (the
   // papers' memory profile); false: the fused kernel (ops/multi_dim_attention.h).

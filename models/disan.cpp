@@ -33,7 +33,7 @@ EncoderOutput Disan::encode_tokens(const Tensor& x, const Tensor& mask) {
 
 std::unique_ptr<Encoder> build_disan_encoder(const Config& config, const EncoderContext& ctx) {
   return std::make_unique<Disan>(ctx.input_dim, config.get_int("hidden", 300),
-                                 activation_from_name(config.get("activation", "elu")),
+                                 activation_from_name(config.get("activation", "relu")),
                                  config.get_double("scale_c", 5.0), *ctx.init, ctx.dtype,
                                  config.get_bool("materialize_scores", false));
 }

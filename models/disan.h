@@ -1,6 +1,6 @@
 // DiSAN: forward and backward DiSA (untied parameters) over the same input,
 // concatenated per token, then a two-layer multi-dimensional source2token.
-// Config keys: hidden (300), activation (elu), scale_c (5),
+// Config keys: hidden (300), activation (relu: "unspecified activation functions ... relu", seeds 001, 002), scale_c (5),
 //   materialize_scores (false; true builds the [B, n, n, d] scores, models/disa.h).
 // Children: "fw", "bw" (Disa), "s2t" (Source2Token over 2*hidden).
 #pragma once

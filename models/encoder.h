@@ -46,6 +46,7 @@ class Encoder : public Module {
   virtual PolicySelection policy_selection() const { return {}; }
   // Warm-up: the policy selects every valid token while on.
   virtual void set_select_all(bool on) {}
+  virtual bool select_all() const { return false; }
 };
 
 // What a builder needs besides the config: the input width, the dtype, a
@@ -73,6 +74,9 @@ struct EncoderInfo {
   // same with materialised n x n scores (config materialized_scores = true).
   double memory_growth;
   double memory_growth_materialized;
+  // The sentence-pair features its paper feeds the classifier (models/heads.h:
+  // "diff_prod" or "absdiff_diff"), the pair head's default.
+  const char* pair_features;
 };
 
 // Every encoder, in the papers' order (the order of help texts and of

@@ -23,16 +23,20 @@ const std::vector<EncoderInfo>& encoder_registry() {
   // (1.25); Bi-BloSAN's blocks of length ~n^(1/3) give n*r and (n/r)^2 terms
   // (1.5); the bag of words is linear.
   static const std::vector<EncoderInfo> registry = {
-      {"mtsa", "multi-mask tensorized self-attention (MTSA)", build_mtsa_encoder, true, 2.0, 2.0},
-      {"disan", "directional self-attention network (DiSAN)", build_disan_encoder, true, 1.25, 2.0},
+      {"mtsa", "multi-mask tensorized self-attention (MTSA)", build_mtsa_encoder, true, 2.0, 2.0,
+       "diff_prod"},
+      {"disan", "directional self-attention network (DiSAN)", build_disan_encoder, true, 1.25, 2.0,
+       "diff_prod"},
       {"biblosan", "bi-directional block self-attention network (Bi-BloSAN)", build_biblosan_encoder, true, 1.5,
-       1.5},
+       1.5, "diff_prod"},
       {"mstrans", "Multi-Scale Transformer (windowed heads at several scales)", build_mstrans_encoder, true, 2.0,
-       2.0},
+       2.0, "absdiff_diff"},
       {"resan", "reinforced self-attention network (ReSAN; RSS trained by REINFORCE)", build_resan_encoder, true,
-       1.25, 2.0},
-      {"transformer", "Transformer encoder (multi-head self-attention)", build_transformer_encoder, true, 2.0, 2.0},
-      {"bow", "bag of words: the mean of the inputs (the floor to beat)", build_bow_encoder, false, 1.0, 1.0},
+       1.25, 2.0, "diff_prod"},
+      {"transformer", "Transformer encoder (multi-head self-attention)", build_transformer_encoder, true, 2.0, 2.0,
+       "diff_prod"},
+      {"bow", "bag of words: the mean of the inputs (the floor to beat)", build_bow_encoder, false, 1.0, 1.0,
+       "diff_prod"},
   };
   return registry;
 }

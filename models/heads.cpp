@@ -29,9 +29,19 @@ ClassificationHead::ClassificationHead(int64_t sentence_dim, int64_t classes, co
 
 Tensor ClassificationHead::forward(const Tensor& sentence) const { return mlp_.forward(sentence); }
 
+PairFeatures pair_features_from_name(const std::string& name) {
+  if (name == "diff_prod") return PairFeatures::DiffProd;
+  if (name == "absdiff_diff") return PairFeatures::AbsdiffDiff;
+  ATTN_CHECK(false, "PairHead", "unknown pair_features '", name, "' (known: diff_prod, absdiff_diff)");
+  return PairFeatures::DiffProd;
+}
+
+const char* pair_features_name(PairFeatures f) { return f == PairFeatures::DiffProd ? "diff_prod" : "absdiff_diff"; }
+
 PairHead::PairHead(int64_t sentence_dim, int64_t classes, const HeadOptions& o, Generator& init, Generator& noise,
                    DType dtype)
-    : mlp_(4 * sentence_dim, o.hidden, classes, o.activation, o.keep_prob, init, noise, dtype) {
+    : features_(o.pair_features),
+      mlp_(4 * sentence_dim, o.hidden, classes, o.activation, o.keep_prob, init, noise, dtype) {
   if (o.highway) {
     highway_ = std::make_unique<Highway>(4 * sentence_dim, o.activation, init, dtype);
     register_module("highway", *highway_);
@@ -42,7 +52,9 @@ PairHead::PairHead(int64_t sentence_dim, int64_t classes, const HeadOptions& o, 
 Tensor PairHead::forward(const Tensor& u, const Tensor& v) const {
   ATTN_CHECK(u.shape() == v.shape(), "PairHead", "sentence vectors differ in shape: ", shape_str(u.shape()), " vs ",
              shape_str(v.shape()));
-  Tensor features = concat({u, v, u - v, u * v}, -1);
+  const Tensor diff = u - v;
+  Tensor features = features_ == PairFeatures::DiffProd ? concat({u, v, diff, u * v}, -1)
+                                                        : concat({u, v, abs(diff), diff}, -1);
   if (highway_) features = highway_->forward(features);
   return mlp_.forward(features);
 }

@@ -1,6 +1,8 @@
 // Task heads on top of an encoder's outputs (seed 001/002 experiments):
 //   classification: sentence vector -> MLP -> class logits
-//   sentence pair (NLI): [u; v; u - v; u * v] -> optional highway -> MLP (elu) -> 3 logits
+//   sentence pair (NLI): features -> optional highway -> MLP -> 3 logits, the
+//       features [u; v; u - v; u * v] (seeds 001, 002: "diff_prod") or
+//       [u; v; |u - v|; u - v] (seed 003: "absdiff_diff")
 //   relatedness (SICK): [u * v; |u - v|] -> MLP -> K logits; trained with KL to
 //       the target distribution, predicted as sum_k k p_k (k = 1..K)
 //   tagging: per-token vectors -> linear -> per-token logits (padding ignored by the loss)
@@ -29,9 +31,14 @@ class Mlp : public Module {
   Dropout dropout_;
 };
 
+enum class PairFeatures { DiffProd, AbsdiffDiff };
+PairFeatures pair_features_from_name(const std::string& name);  // "diff_prod", "absdiff_diff"
+const char* pair_features_name(PairFeatures f);
+
 struct HeadOptions {
   int64_t hidden = 300;
-  Activation activation = Activation::Elu;
+  Activation activation = Activation::Relu;
+  PairFeatures pair_features = PairFeatures::DiffProd;  // pair head only
   double keep_prob = 1.0;
   bool highway = false;  // pair head only
 };
@@ -53,6 +60,7 @@ class PairHead : public Module {
   Tensor forward(const Tensor& u, const Tensor& v) const;  // [B, d] x2 -> [B, classes]
 
  private:
+  PairFeatures features_;
   std::unique_ptr<Highway> highway_;
   Mlp mlp_;
 };

@@ -122,6 +122,7 @@ MtsaLayer::Heads MtsaLayer::attend(const Tensor& x, const Tensor& valid) const {
   }
   TensorizedAttentionOptions ta;
   ta.sigma_t = options_.sigma_t;
+  ta.sigma_s = options_.sigma_s;
   ta.attn_keep_prob = options_.attn_keep_prob;
   ta.gen = noise_;
   ta.training = training();
@@ -158,8 +159,12 @@ std::unique_ptr<Encoder> build_mtsa_encoder(const Config& config, const EncoderC
   MtsaOptions o;
   const int64_t hidden = config.get_int("hidden", 300);
   o.heads = config.get_int("heads", 2);
-  o.activation = activation_from_name(config.get("activation", "elu"));
+  o.activation = activation_from_name(config.get("activation", "relu"));
   o.sigma_t = sigma_t_from_name(config.get("sigma_t", "logsigmoid"));
+  const std::string sigma_s = config.get("sigma_s", "identity");
+  ATTN_CHECK(sigma_s == "identity" || sigma_s == "logsigmoid", "mtsa", "unknown sigma_s '", sigma_s,
+             "' (known: identity, logsigmoid)");
+  o.sigma_s = sigma_t_from_name(sigma_s);
   o.variant = mtsa_variant_from_name(config.get("mtsa_variant", "original"));
   o.head_masks = parse_head_masks(config.get("head_masks", ""), o.heads);
   o.window = config.get_int("window", 2);

@@ -16,8 +16,8 @@
 //   out = W_o concat_c H_c  (no bias)                               ("out")
 // Outputs are exactly zero at padded positions.
 //
-// Config keys (build_mtsa_encoder): hidden (300), heads (2), activation (elu),
-// sigma_t (logsigmoid | identity), mtsa_variant (original | paper),
+// Config keys (build_mtsa_encoder): hidden (300), heads (2), activation (relu, seed 001 App. B),
+// sigma_t (logsigmoid | identity), sigma_s (identity | logsigmoid), mtsa_variant (original | paper),
 // head_masks (comma list of forward/backward/none/window; default: first half
 // of the heads forward, second half backward), window (radius of window
 // masks, 2), attn_keep_prob (1.0 = no attention dropout).
@@ -54,8 +54,9 @@ const char* mtsa_variant_name(MtsaVariant v);
 
 struct MtsaOptions {
   int64_t heads = 2;
-  Activation activation = Activation::Elu;
+  Activation activation = Activation::Relu;
   SigmaT sigma_t = SigmaT::LogSigmoid;
+  SigmaT sigma_s = SigmaT::Identity;
   MtsaVariant variant = MtsaVariant::Original;
   std::vector<HeadMask> head_masks;  // empty: half forward, half backward
   int64_t window = 2;

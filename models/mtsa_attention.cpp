@@ -166,8 +166,9 @@ Tensor tensorized_self_attention(const Tensor& q, const Tensor& k, const Tensor&
   Tensor r_allowed = masked_fill(r, blocked, 0.0);
   Tensor e_r = options.sigma_t == SigmaT::LogSigmoid ? masked_fill(sigmoid(r_allowed), blocked, 0.0)
                                                      : masked_exp(minus_allowed_max(r_allowed, blocked, 3), blocked);
-  // Step 6: source2token weights E_S [B, h, n_key, d_h], sigma_s = identity.
-  Tensor e_s = masked_exp(minus_allowed_max(ss, padded, 2), padded);
+  // Step 6: source2token weights E_S = exp(sigma_s(S)) [B, h, n_key, d_h].
+  Tensor e_s = options.sigma_s == SigmaT::LogSigmoid ? masked_fill(sigmoid(ss), padded, 0.0)
+                                                     : masked_exp(minus_allowed_max(ss, padded, 2), padded);
 
   // Attention dropout's scaled keep masks (E_R's drawn first), applied to the
   // numerator only: the denominator uses the undropped weights.
@@ -187,7 +188,8 @@ Tensor tensorized_self_attention(const Tensor& q, const Tensor& k, const Tensor&
     const int64_t d = v.size(3);
     Tensor a = options.sigma_t == SigmaT::LogSigmoid ? log_sigmoid(r_allowed) : r_allowed;
     auto groups = [b, h](const Tensor& t) { return reshape(t, {b * h, t.size(2), t.size(3)}); };
-    Tensor out = separable_attention(groups(a), groups(ss), groups(vs), groups(allowed),
+    Tensor scaled_s = options.sigma_s == SigmaT::LogSigmoid ? log_sigmoid(ss) : ss;
+    Tensor out = separable_attention(groups(a), groups(scaled_s), groups(vs), groups(allowed),
                                      keep_pairs.defined() ? groups(keep_pairs) : Tensor(),
                                      keep_features.defined() ? groups(keep_features) : Tensor());
     return reshape(out, {b, h, n, d});

@@ -68,6 +68,9 @@ Tensor head_mask_tensor(const std::vector<HeadMask>& masks, int64_t n, int64_t w
 
 struct TensorizedAttentionOptions {
   SigmaT sigma_t = SigmaT::LogSigmoid;
+  // The scale function of the source2token scores S (Eq. 10, App. A.1: a
+  // hyper-parameter like sigma_t); identity by default.
+  SigmaT sigma_s = SigmaT::Identity;
   // Attention dropout (Appendix A.3): each of the two numerator factors E_R
   // and E_S is dropped with keep probability sqrt(attn_keep_prob), after the
   // denominator has been computed. 1 = off. E_R's mask is drawn first.

@@ -42,6 +42,13 @@ const char* resa_variant_name(ResaVariant v) {
   return "?";
 }
 
+UnselectedHeadPool unselected_head_pool_from_name(const std::string& name) {
+  if (name == "all_tokens") return UnselectedHeadPool::AllTokens;
+  if (name == "selected_dependents") return UnselectedHeadPool::SelectedDependents;
+  ATTN_CHECK(false, "resan", "unknown unselected_head_pool '", name, "' (known: all_tokens, selected_dependents)");
+  return UnselectedHeadPool::AllTokens;
+}
+
 Tensor resa_attention_mask(const Tensor& valid, Direction dir, const Tensor& z_head, const Tensor& z_dep) {
   ATTN_CHECK(valid.dtype() == DType::U8 && valid.dim() == 2, "resa", "valid must be uint8 [B, n], got ",
              dtype_name(valid.dtype()), " ", shape_str(valid.shape()));
@@ -52,15 +59,16 @@ Tensor resa_attention_mask(const Tensor& valid, Direction dir, const Tensor& z_h
   return u8_and(pair_mask(valid, direction_mask(n, dir)), selected);
 }
 
-Tensor unselected_head_context(const Tensor& h, const Tensor& valid, const Tensor& z_head, const Tensor& z_dep) {
+Tensor unselected_head_context(const Tensor& h, const Tensor& valid, const Tensor& z_head, const Tensor& z_dep,
+                               UnselectedHeadPool pool_over) {
   ATTN_CHECK(h.dim() == 3, "resa", "expects h of shape [B, n, d], got ", shape_str(h.shape()));
   const int64_t b = h.size(0), n = h.size(1);
   check_selection(valid, "valid", b, n);
   check_selection(z_head, "z_head", b, n);
   check_selection(z_dep, "z_dep", b, n);
   Tensor heads_off = u8_and(valid, u8_not(z_head));
-  Tensor deps = u8_and(valid, z_dep);
-  // Row i averages over columns j: i an unselected head, j a selected dependent, j != i.
+  Tensor deps = pool_over == UnselectedHeadPool::AllTokens ? valid : u8_and(valid, z_dep);
+  // Row i averages over columns j: i an unselected head, j a pooled token, j != i.
   Tensor pool = u8_and(u8_and(unsqueeze(heads_off, 2), unsqueeze(deps, 1)), direction_mask(n, Direction::None).to(h.device()));
   Tensor weights = cast(pool, h.dtype());
   Tensor count = sum(weights, {2}, true);  // [B, n, 1]
@@ -98,7 +106,7 @@ Tensor Resa::forward(const Tensor& x, const Tensor& valid, const Tensor& z_head,
                                         options_.materialize_scores);
   // Selected heads' rows of the fallback are zero and unselected heads' rows
   // of s are zero (no valid key), so the sum picks one per row.
-  if (options_.keep_unselected) s = s + unselected_head_context(h, valid, z_head, z_dep);
+  if (options_.keep_unselected) s = s + unselected_head_context(h, valid, z_head, z_dep, options_.pool);
   Tensor u = gate_.forward(h, s);
   return zero_padded(u, options_.keep_unselected ? valid : u8_and(valid, z_head));
 }
@@ -125,6 +133,7 @@ Resan::Resan(int64_t input_dim, const ResanOptions& options, Generator& init, Ge
   ro.materialize_scores = options.materialize_scores;
   ro.keep_unselected = options.variant == ResaVariant::Full;
   ro.keep_prob = options.keep_prob;
+  ro.pool = options.pool;
   if (options.bidirectional) {
     ro.direction = Direction::Forward;
     fw_ = std::make_unique<Resa>(input_dim, options.hidden, ro, init, noise, dtype);
@@ -153,7 +162,7 @@ EncoderOutput Resan::encode_tokens(const Tensor& x, const Tensor& mask) {
   last_.log_pi = rss_dep_ ? head.log_pi + dep.log_pi : head.log_pi;
   last_.fraction_head = head.fraction;
   last_.fraction_dep = dep.fraction;
-  last_.fraction = rss_dep_ ? (head.fraction + dep.fraction) * 0.5 : head.fraction;
+  last_.fraction = rss_dep_ ? head.fraction + dep.fraction : head.fraction;
 
   Tensor tokens = fw_->forward(x, mask, head.z, dep.z);
   if (bw_) tokens = concat({tokens, bw_->forward(x, mask, head.z, dep.z)}, -1);
@@ -206,9 +215,10 @@ std::vector<Tensor> Resan::main_parameters() const {
 std::unique_ptr<Encoder> build_resan_encoder(const Config& config, const EncoderContext& ctx) {
   ResanOptions o;
   o.hidden = config.get_int("hidden", 300);
-  o.activation = activation_from_name(config.get("activation", "elu"));
+  o.activation = activation_from_name(config.get("activation", "relu"));
   o.scale_c = config.get_double("scale_c", 5.0);
   o.materialize_scores = config.get_bool("materialize_scores", false);
+  o.pool = unselected_head_pool_from_name(config.get("unselected_head_pool", "all_tokens"));
   o.rss_hidden = config.get_int("rss_hidden", o.hidden);
   o.rss_eval = rss_eval_from_name(config.get("rss_eval", "threshold"));
   o.variant = resa_variant_from_name(config.get("resa_variant", "full"));

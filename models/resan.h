@@ -7,17 +7,22 @@
 //   M_ij = 0 iff valid_i, valid_j, z_head_i = z_dep_j = 1, i != j and the
 //          direction allows j for i (else -inf)                (Eqs. 10-11)
 //   s_i = sum_j softmax_j(f(h_i, h_j) + M_ij) * h_j, per feature (Eqs. 12-13)
-//   an unselected head i (z_head_i = 0) instead gets the mean of h_j over the
-//          selected dependents j != i (0 if there are none)
+//   an unselected head i (z_head_i = 0) instead gets the mean of h_j over
+//          every valid token j != i: its scores are all -inf, "which leads
+//          to the equal probabilities ... mean-pooling over all dependent
+//          tokens" (Sec. 3.2); unselected_head_pool = selected_dependents
+//          averages over the selected dependents j != i only (0 if none)
 //   F = sigmoid(W_f [h; s] + b_f),  u = F * h + (1 - F) * s    (Eqs. 14-15)
 // ReSAN: two RSS (head, dependent) over the input, a forward and a backward
 // ReSA block sharing those selections (untied attention parameters), their
 // outputs concatenated per token, then a two-layer source2token readout.
 //
-// Config keys: hidden (300), activation (elu), scale_c (5), materialize_scores (false), rss_hidden
-// (= hidden), rss_eval (threshold | sample), resa_variant (full |
-// no_unselected_heads | shared_rss), resa_direction (both | none), keep_prob
-// (0.75: dropout on h where it enters the alignment scores).
+// Config keys: hidden (300), activation (relu: "We use ReLU for all
+// unspecified activation functions", Sec. 5), scale_c (5), materialize_scores
+// (false), rss_hidden (= hidden), rss_eval (threshold | sample), resa_variant
+// (full | no_unselected_heads | shared_rss), resa_direction (both | none),
+// unselected_head_pool (all_tokens | selected_dependents), keep_prob (0.75:
+// dropout on h where it enters the alignment scores).
 // Children: "rss_head", "rss_dep" (or "rss" for shared_rss), "fw" and "bw"
 // (or "resa" for resa_direction = none), "s2t". A ReSA block has "fc" (W_h,
 // b_h), "w_head", "w_dep" (no biases), parameter "bias" (b), "gate.proj"
@@ -42,17 +47,21 @@ namespace attn {
 // shared_rss: one RSS selects heads and dependents ("w/o dependency
 // restricted"); as the paper says of both variants, unselected heads are dropped.
 enum class ResaVariant { Full, NoUnselectedHeads, SharedRss };
+// What an unselected head's context averages (see the top of this file).
+enum class UnselectedHeadPool { AllTokens, SelectedDependents };
+UnselectedHeadPool unselected_head_pool_from_name(const std::string& name);
 ResaVariant resa_variant_from_name(const std::string& name);
 const char* resa_variant_name(ResaVariant v);
 
 struct ResaOptions {
   Direction direction = Direction::None;
-  Activation activation = Activation::Elu;
+  Activation activation = Activation::Relu;
   double scale_c = 5.0;
   // true: build the [B, n, n, d] score tensor from elementwise ops (the
   // papers' memory profile); false: the fused kernel (ops/multi_dim_attention.h).
   bool materialize_scores = false;
   bool keep_unselected = true;  // false: unselected heads output zeros
+  UnselectedHeadPool pool = UnselectedHeadPool::AllTokens;
   double keep_prob = 1.0;
 };
 
@@ -77,22 +86,26 @@ class Resa : public Module {
 // [B, n, n] uint8, query-major: head i may attend to dependent j.
 Tensor resa_attention_mask(const Tensor& valid, Direction dir, const Tensor& z_head, const Tensor& z_dep);
 // [B, n, d]: for every valid unselected head i the mean of h_j over the valid
-// selected dependents j != i (0 when there is none); 0 on every other row.
-Tensor unselected_head_context(const Tensor& h, const Tensor& valid, const Tensor& z_head, const Tensor& z_dep);
+// tokens j != i (AllTokens) or the valid selected dependents j != i
+// (SelectedDependents), 0 when there is none; 0 on every other row.
+Tensor unselected_head_context(const Tensor& h, const Tensor& valid, const Tensor& z_head, const Tensor& z_dep,
+                               UnselectedHeadPool pool = UnselectedHeadPool::AllTokens);
 
 // What the RSS modules chose in the last encode() call, for REINFORCE.
 struct RssState {
   Tensor z_head, z_dep;                 // uint8 [B, n] (equal for shared_rss)
   Tensor log_pi;                        // [B] log pi(z_head) + log pi(z_dep) (once for shared_rss)
-  Tensor fraction;                      // [B] mean of the two fractions below (the one for shared_rss)
+  Tensor fraction;                      // [B] sum of the two fractions below (the one for shared_rss):
+                                        //   the paper's sum of z over len(x), both modules counted
   Tensor fraction_head, fraction_dep;   // [B] selected / valid tokens
 };
 
 struct ResanOptions {
   int64_t hidden = 300;
-  Activation activation = Activation::Elu;
+  Activation activation = Activation::Relu;
   double scale_c = 5.0;
   bool materialize_scores = false;  // see ResaOptions
+  UnselectedHeadPool pool = UnselectedHeadPool::AllTokens;
   int64_t rss_hidden = 300;
   RssEval rss_eval = RssEval::Threshold;
   ResaVariant variant = ResaVariant::Full;
@@ -114,7 +127,7 @@ class Resan : public Encoder {
 
   // Warm-up (Sec. 4): every RSS selects every valid token, in every mode.
   void set_select_all(bool on) override;
-  bool select_all() const;
+  bool select_all() const override;
   const RssState& last_selection() const { return last_; }
   const ResanOptions& options() const { return options_; }
 

@@ -16,7 +16,7 @@ namespace attn {
 
 class Source2Token : public Module {
  public:
-  Source2Token(int64_t features, Generator& gen, Activation act = Activation::Elu, bool two_layer = true,
+  Source2Token(int64_t features, Generator& gen, Activation act = Activation::Relu, bool two_layer = true,
                DType dtype = DType::F32);
   // x [B, n, d], mask [B, n] uint8 (1 = valid) -> [B, d].
   Tensor forward(const Tensor& x, const Tensor& mask) const;

@@ -18,17 +18,23 @@ EncoderContext context_for(int64_t input_dim, DType dtype, Generator& init, Gene
 TaskModel::TaskModel(const Config& config, TaskKind task, int64_t vocab_size, int64_t classes, DType dtype,
                      Generator& init, Generator& noise)
     : task_(task),
+      // The unknown word's row trains like any other (train_unk = false: fixed at zero).
       embedding_(vocab_size, config.get_int("embedding_dim", 300), init, config.get_bool("train_embeddings", true),
-                 0, 1, dtype),
+                 0, config.get_bool("train_unk", true) ? -1 : 1, dtype),
       embedding_dropout_(config.get_double("keep_prob", 0.75), noise) {
   ATTN_CHECK(classes > 1, "TaskModel", "needs at least 2 classes, got ", classes);
   const int64_t dim = embedding_.weight.size(1);
   encoder_ = build_encoder(config, context_for(dim, dtype, init, noise));
   HeadOptions o;
   o.hidden = config.get_int("head_hidden", 300);
-  o.activation = activation_from_name(config.get("head_activation", "elu"));
+  // Seeds 001, 002 and 004: "unspecified activation functions ... relu".
+  o.activation = activation_from_name(config.get("head_activation", "relu"));
   o.keep_prob = config.get_double("keep_prob", 0.75);
   o.highway = config.get_bool("highway", false);
+  if (task == TaskKind::Pair) {
+    const EncoderInfo* info = find_encoder(config.get("encoder", "mtsa"));
+    o.pair_features = pair_features_from_name(config.get("pair_features", info ? info->pair_features : "diff_prod"));
+  }
   const int64_t sd = encoder_->sentence_dim();
   switch (task) {
     case TaskKind::Classify: head_ = std::make_unique<ClassificationHead>(sd, classes, o, init, noise, dtype); break;

@@ -1,7 +1,7 @@
 // A whole trainable model: word embeddings -> dropout -> encoder -> task head.
 // Config keys (beside the encoder's): embedding_dim (300), train_embeddings
 // (true), keep_prob (0.75: dropout on embeddings and in the head MLP),
-// head_hidden (300), head_activation (elu), highway (false; pair task).
+// head_hidden (300), head_activation (relu), pair_features (the encoder's paper: EncoderInfo), train_unk (true), highway (false; pair task).
 // Children: "embedding", "encoder", "head".
 #pragma once
 #include <memory>

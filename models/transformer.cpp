@@ -51,7 +51,7 @@ Transformer::Transformer(int64_t input_dim, const TransformerOptions& o, Generat
     : input_dim_(input_dim),
       hidden_(o.hidden),
       drop_(checked(o).keep_prob, noise),
-      s2t_(o.hidden, init, Activation::Elu, true, dtype) {
+      s2t_(o.hidden, init, Activation::Relu, true, dtype) {
   ATTN_CHECK(input_dim > 0, "transformer", "input dimension must be positive, got ", input_dim);
   if (input_dim != hidden_) {
     proj_ = std::make_unique<Linear>(input_dim, hidden_, init, true, dtype);

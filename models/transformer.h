@@ -4,7 +4,7 @@
 //   Z  = LN(H + drop(MHA(H)))
 //   H' = LN(Z + drop(FFN(Z))),   FFN(z) = W_2 relu(W_1 z + b_1) + b_2
 // tokens = the last layer's output (exactly zero at padded positions),
-// sentence = two-layer multi-dimensional source2token (elu) over the tokens,
+// sentence = two-layer multi-dimensional source2token (relu) over the tokens,
 // the readout of the other encoders.
 //
 // Config keys (build_transformer_encoder): hidden (300), heads (10: d_h = 30,

@@ -24,8 +24,10 @@ Embedding::Embedding(int64_t vocab_size, int64_t dim, Generator& gen, bool train
 Tensor Embedding::forward(const Tensor& ids) const {
   Tensor rows = embedding(weight, ids);
   Tensor fixed = unsqueeze(eq(ids, full({}, static_cast<double>(pad_id), DType::I64, ids.device())), -1);
+  rows = masked_fill(rows, fixed, 0.0);
+  if (unk_id < 0) return rows;
   Tensor unknown = unsqueeze(eq(ids, full({}, static_cast<double>(unk_id), DType::I64, ids.device())), -1);
-  return masked_fill(masked_fill(rows, fixed, 0.0), unknown, 0.0);
+  return masked_fill(rows, unknown, 0.0);
 }
 
 int64_t Embedding::load_glove(const std::string& path, const std::vector<std::string>& words) {

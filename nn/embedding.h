@@ -1,5 +1,6 @@
 // Word embeddings. Rows of the padding and unknown ids are fixed at zero
-// (their lookups are zero and receive no gradient). Rows start U(-0.05, 0.05)
+// (their lookups are zero and receive no gradient); an unk_id of -1 makes the
+// unknown word an ordinary trainable row. Rows start U(-0.05, 0.05)
 // and can be overwritten from GloVe vectors; a frozen table is a buffer, not a
 // parameter. State: "weight".
 #pragma once

@@ -43,7 +43,8 @@ ATTN_UNARY(Tanh, std::tanh(x), T(1) - y * y)
 ATTN_UNARY(Sigmoid, stable_sigmoid(x), y * (T(1) - y))
 // log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): no overflow for any x.
 ATTN_UNARY(LogSigmoid, (x < T(0) ? x : T(0)) - std::log1p(std::exp(-std::abs(x))), stable_sigmoid(-x))
-ATTN_UNARY(Relu, x > T(0) ? x : T(0), y > T(0) ? T(1) : T(0))
+// NaN passes through (x <= 0 is false for NaN): a relu never hides one.
+ATTN_UNARY(Relu, x <= T(0) ? T(0) : x, y > T(0) ? T(1) : T(0))
 ATTN_UNARY(Elu, x > T(0) ? x : a * (std::exp(x) - T(1)), y > T(0) ? T(1) : y + a)
 // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)).
 ATTN_UNARY(Softplus, (x > T(0) ? x : T(0)) + std::log1p(std::exp(-std::abs(x))), stable_sigmoid(x))

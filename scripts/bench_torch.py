@@ -26,12 +26,12 @@ class Source2Token(nn.Module):
         self.w1, self.w2 = nn.Linear(d, d), nn.Linear(d, d)
 
     def forward(self, x):  # x [B, n, d]
-        p = torch.softmax(self.w2(F.elu(self.w1(x))), dim=1)
+        p = torch.softmax(self.w2(F.relu(self.w1(x))), dim=1)
         return (p * x).sum(1)
 
 
 class Mtsa(nn.Module):
-    """The 'original' variant: v = elu(W_v x); per head q, k from v; forward/backward head masks."""
+    """The 'original' variant: v = relu(W_v x); per head q, k from v; forward/backward head masks."""
 
     def __init__(self, d_in, hidden=300, heads=2):
         super().__init__()
@@ -46,14 +46,14 @@ class Mtsa(nn.Module):
 
     def forward(self, x):
         b, n, _ = x.shape
-        v = F.elu(self.v(x)).view(b, n, self.h, self.dh).transpose(1, 2)  # [B, h, n, dh]
+        v = F.relu(self.v(x)).view(b, n, self.h, self.dh).transpose(1, 2)  # [B, h, n, dh]
         q, k = v @ self.q, v @ self.k
         r = q @ k.transpose(-1, -2) / self.dh ** 0.5  # [B, h, n, n]
         idx = torch.arange(n)
         fw = (idx[None, :] < idx[:, None]).float()
         mask = torch.stack([fw, fw.t()] * (self.h // 2))[None]  # head 0 forward, head 1 backward
         er = torch.sigmoid(r) * mask
-        s = F.elu(v @ self.s1 + self.b1) @ self.s2 + self.b2
+        s = F.relu(v @ self.s1 + self.b1) @ self.s2 + self.b2
         es = torch.exp(s - s.max(dim=2, keepdim=True).values.detach())
         num, den = er @ (v * es), er @ es
         hh = torch.where(den > 0, num / torch.where(den > 0, den, torch.ones_like(den)), torch.zeros_like(den))
@@ -86,7 +86,7 @@ class DisaForward(nn.Module):
 
     def forward(self, x):
         b, n, d = x.shape
-        h = F.elu(self.fc(x))
+        h = F.relu(self.fc(x))
         f = self.c * torch.tanh((self.w1(h)[:, :, None, :] + self.w2(h)[:, None, :, :] + self.b) / self.c)
         idx = torch.arange(n)
         before = idx[None, :] < idx[:, None]  # key j before query i

@@ -239,8 +239,10 @@ TEST(CheckpointValidation, ResumeAfterAKillDropsLaterMetricsAndStaleTemporaries)
   append_line(o.run_dir + "/metrics.jsonl", "{\"step\": 3, \"accur");
   const std::string stale = o.run_dir + "/last.safetensors.tmp.999999999";
   write(o.run_dir, "last.safetensors.tmp.999999999", "partial");
-  const std::string live = o.run_dir + "/best.safetensors.tmp." + std::to_string(::getpid());
-  write(o.run_dir, "best.safetensors.tmp." + std::to_string(::getpid()), "being written");
+  // A temporary of another live process (our parent): not ours to remove,
+  // and not the name this process's own writer uses.
+  const std::string live = o.run_dir + "/best.safetensors.tmp." + std::to_string(::getppid());
+  write(o.run_dir, "best.safetensors.tmp." + std::to_string(::getppid()), "being written");
   TrainOptions resume = o;
   resume.resume = true;
   resume.max_steps = 4;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "train/data/formats/loaders.h"
+#include "train/data/task_data.h"
 #include "test_data_util.h"
 
 namespace attn {
@@ -19,6 +20,43 @@ using test_data::write;
 using Tokens = std::vector<std::string>;
 
 // ---- SNLI / MultiNLI ----
+
+TEST(DataLoaders, CrossValidationFormatsTestOnTheChosenFold) {
+  // SentEval's CR layout: one file per class. The ten test folds partition
+  // the data; train, dev and test of one fold are disjoint.
+  const std::string dir = fresh_dir();
+  std::string neg, pos;
+  for (int i = 0; i < 25; ++i) {
+    neg += "bad thing number " + std::to_string(i) + "\n";
+    pos += "good thing number " + std::to_string(i) + "\n";
+  }
+  write(dir, "cr/custrev.neg", neg);
+  write(dir, "cr/custrev.pos", pos);
+  DataSpec spec;
+  spec.data = dir + "/cr";
+  spec.format = "cr";
+  std::multiset<std::string> tested;
+  for (int64_t fold = 0; fold < 10; ++fold) {
+    spec.fold = fold;
+    Dataset d = load_task_data(spec);
+    EXPECT_EQ(d.label_names, (std::vector<std::string>{"negative", "positive"}));
+    EXPECT_EQ(d.train.size() + d.dev.size() + d.test.size(), 50u);
+    EXPECT_FALSE(d.dev.empty());
+    auto key = [](const Example& e) { return std::to_string(e.label) + ":" + e.tokens.back(); };
+    std::set<std::string> seen;
+    for (const auto* split : {&d.train, &d.dev, &d.test})
+      for (const Example& e : *split) seen.insert(key(e));
+    EXPECT_EQ(seen.size(), 50u);  // the three splits are disjoint and cover everything
+    for (const Example& e : d.test) tested.insert(key(e));
+  }
+  EXPECT_EQ(tested.size(), 50u);
+  EXPECT_EQ(std::set<std::string>(tested.begin(), tested.end()).size(), 50u);  // every example tested exactly once
+  spec.fold = 10;
+  EXPECT_THAT(error_of([&] { load_task_data(spec); }), HasSubstr("--fold must be in [0, 9]"));
+  spec.fold = 0;
+  spec.format = "mpqa";
+  EXPECT_THAT(error_of([&] { load_task_data(spec); }), HasSubstr("mpqa.neg"));
+}
 
 TEST(DataLoaders, SnliJsonlSkipsDashLabels) {
   std::string dir = fresh_dir();

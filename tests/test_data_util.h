@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <unistd.h>
 #include <fstream>
 #include <random>
 #include <string>
@@ -19,8 +20,11 @@ namespace test_data {
 // A fresh, empty folder named after the running test.
 inline std::string fresh_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  // The process id keeps two suites running at once on one machine (two
+  // build folders, CI beside a developer) out of each other's folders.
   std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "attn_data_tests" /
-                              (std::string(info->test_suite_name()) + "." + info->name());
+                              (std::string(info->test_suite_name()) + "." + info->name() + "." +
+                               std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

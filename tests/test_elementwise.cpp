@@ -49,6 +49,18 @@ TEST_P(BothDtypes, UnaryOpsMatchTheMathLibrary) {
   EXPECT_NEAR(pow_scalar(pos, 1.5).at({1}), 8.0, tol * 8);
 }
 
+TEST_P(BothDtypes, ActivationsPassNaNThrough) {
+  // A NaN must reach the output (and the anomaly detector), never become 0.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor x = from_vector({nan, -1.0, 2.0}, {3}, GetParam());
+  for (Tensor y : {relu(x), elu(x), tanh(x), sigmoid(x), softplus(x), log_sigmoid(x)}) {
+    EXPECT_TRUE(std::isnan(y.to_vector()[0]));
+    EXPECT_FALSE(std::isnan(y.to_vector()[1]));
+  }
+  EXPECT_EQ(relu(x).to_vector()[1], 0.0);
+  EXPECT_EQ(relu(x).to_vector()[2], 2.0);
+}
+
 TEST_P(BothDtypes, StableFormulasStayFiniteAtExtremes) {
   Tensor x = from_vector({-1000, 1000}, {2}, GetParam());
   Tensor s = sigmoid(x), ls = log_sigmoid(x), sp = softplus(x);

@@ -35,6 +35,7 @@ struct Fixture {
   HeadOptions options() const {
     HeadOptions o;
     o.hidden = 4;
+    o.activation = Activation::Elu;  // smooth, so finite differences never straddle a kink
     return o;
   }
 };
@@ -61,6 +62,43 @@ TEST(Heads, PairGradcheckWithHighwayAndSharedEncoder) {
     Tensor u = f.encoder.encode(x, premise_mask).sentence;
     Tensor v = f.encoder.encode(y, hypothesis_mask).sentence;
     return head.forward(u, v);
+  });
+}
+
+TEST(Heads, PairFeaturesOfTheMultiScaleTransformer) {
+  // Seed 003: concat(r1, r2, |r1 - r2|, r1 - r2). Two heads with the same
+  // initial weights (same seeds) differ only in their features.
+  auto head_with = [](PairFeatures features) {
+    Generator init(31), noise(32);
+    HeadOptions o;
+    o.hidden = 4;
+    o.pair_features = features;
+    return PairHead(2, 3, o, init, noise, DType::F64);
+  };
+  PairHead absdiff = head_with(PairFeatures::AbsdiffDiff), product = head_with(PairFeatures::DiffProd);
+  Tensor u = from_vector({1.0, -2.0}, {1, 2}, DType::F64), v = from_vector({3.0, 1.0}, {1, 2}, DType::F64);
+  const std::vector<double> a = absdiff.forward(u, v).to_vector(), b = product.forward(u, v).to_vector();
+  double differs = 0;
+  for (size_t i = 0; i < a.size(); ++i) differs = std::max(differs, std::fabs(a[i] - b[i]));
+  EXPECT_GT(differs, 1e-6);
+  // Same features, same weights: the same function.
+  EXPECT_EQ(absdiff.forward(u, v).to_vector(), head_with(PairFeatures::AbsdiffDiff).forward(u, v).to_vector());
+  EXPECT_EQ(pair_features_from_name("absdiff_diff"), PairFeatures::AbsdiffDiff);
+  EXPECT_EQ(pair_features_from_name("diff_prod"), PairFeatures::DiffProd);
+  EXPECT_THROW(pair_features_from_name("concat"), Error);
+}
+
+TEST(Heads, AbsdiffPairFeaturesGradcheck) {
+  Fixture f;
+  HeadOptions o = f.options();
+  o.pair_features = PairFeatures::AbsdiffDiff;
+  PairHead head(f.encoder.sentence_dim(), 3, o, f.init, f.noise, DType::F64);
+  EncoderWithHead both(f.encoder, head);
+  Tensor x = random_input({2, 4, 3}, 26);
+  Tensor mask = length_mask({4, 3}, 4);
+  Tensor y = random_input({2, 4, 3}, 27).detach();
+  expect_gradcheck(both, x, [&] {
+    return head.forward(f.encoder.encode(x, mask).sentence, f.encoder.encode(y, mask).sentence);
   });
 }
 

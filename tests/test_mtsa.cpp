@@ -32,14 +32,15 @@ using testing_support::random_input;
 
 // The TENSOR FORM of one TSA head per (b, c), written out as in Eq. 10-12 /
 // Appendix A.2 with i = key, j = query, l = feature:
-//   f[j][i][l] = sigma_t(<k_i, q_j> / sqrt(d)) + S[i][l]     (sigma_s = identity)
+//   f[j][i][l] = sigma_t(<k_i, q_j> / sqrt(d)) + sigma_s(S[i][l])
 //   p[j][.][l] = softmax over the keys i that query j may attend (M_ij = -inf
 //                elsewhere), separately for every feature l
 //   out[j][l]  = sum_i p[j][i][l] v[i][l]   (0 when query j has no allowed key)
 // The whole n x n x d score tensor is built explicitly. Inputs are
 // [B, h, n, d] tensors, positional [h, n, n] query-major, valid [B, n].
 std::vector<double> tensor_form(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& s,
-                                const Tensor& positional, const Tensor& valid, SigmaT sigma_t) {
+                                const Tensor& positional, const Tensor& valid, SigmaT sigma_t,
+                                SigmaT sigma_s = SigmaT::Identity) {
   const int64_t B = q.size(0), H = q.size(1), n = q.size(2), d = q.size(3);
   std::vector<double> qv = q.to_vector(), kv = k.to_vector(), vv = v.to_vector(), sv = s.to_vector();
   std::vector<double> out(static_cast<size_t>(B * H * n * d), 0.0);
@@ -57,7 +58,10 @@ std::vector<double> tensor_form(const Tensor& q, const Tensor& k, const Tensor& 
           for (int64_t m = 0; m < d; ++m) dot += at(kv, b, c, i, m) * at(qv, b, c, j, m);
           double r = dot / std::sqrt(static_cast<double>(d));
           double t = sigma_t == SigmaT::LogSigmoid ? -std::log1p(std::exp(-r)) : r;
-          for (int64_t l = 0; l < d; ++l) f[(j * n + i) * d + l] = t + at(sv, b, c, i, l);
+          for (int64_t l = 0; l < d; ++l) {
+            const double si = at(sv, b, c, i, l);
+            f[(j * n + i) * d + l] = t + (sigma_s == SigmaT::LogSigmoid ? -std::log1p(std::exp(-si)) : si);
+          }
         }
       for (int64_t j = 0; j < n; ++j)
         for (int64_t l = 0; l < d; ++l) {
@@ -101,6 +105,7 @@ bool all_finite(const Tensor& t) {
 
 MtsaOptions options_for(MtsaVariant variant, SigmaT sigma_t, std::vector<HeadMask> masks = {}) {
   MtsaOptions o;
+  o.activation = Activation::Elu;  // smooth, so finite differences never straddle a kink
   o.heads = 2;
   o.variant = variant;
   o.sigma_t = sigma_t;
@@ -129,6 +134,43 @@ TEST(MtsaAttention, Algorithm1EqualsTensorFormWithMasksAndPadding) {
     }
     EXPECT_GT(nonzero, static_cast<int64_t>(g.size()) / 2);  // the comparison is not vacuous
   }
+}
+
+TEST(MtsaAttention, LogSigmoidSigmaSEqualsTensorForm) {
+  // App. A.1: sigma_s is a hyper-parameter like sigma_t. Checked with
+  // moderate scores and with scores large enough to underflow exp().
+  std::vector<HeadMask> masks = {HeadMask::Forward, HeadMask::Backward};
+  const int64_t n = 5, d = 3;
+  Tensor positional = head_mask_tensor(masks, n, 1);
+  Tensor valid = length_mask({5, 3}, n);
+  for (double scale : {2.0, 20.0}) {
+    // At scale 20 the scores reach a few hundred, so exp() of some of them
+    // underflows; S is scaled alike so that sigma_s still matters.
+    AttentionInputs a = random_heads(2, 2, n, d, 23, scale);
+    a.s = mul_scalar(a.s, scale * scale / 4);
+    TensorizedAttentionOptions o;
+    o.sigma_t = SigmaT::Identity;
+    o.sigma_s = SigmaT::LogSigmoid;
+    std::vector<double> got = tensorized_self_attention(a.q, a.k, a.v, a.s, positional, valid, o).to_vector();
+    std::vector<double> want = tensor_form(a.q, a.k, a.v, a.s, positional, valid, SigmaT::Identity, SigmaT::LogSigmoid);
+    std::vector<double> identity = tensor_form(a.q, a.k, a.v, a.s, positional, valid, SigmaT::Identity);
+    double differs = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], 1e-9) << "scale " << scale << " element " << i;
+      differs = std::max(differs, std::fabs(want[i] - identity[i]));
+    }
+    EXPECT_GT(differs, 1e-3);  // sigma_s changes the function
+  }
+}
+
+TEST(Mtsa, GradcheckWithLogSigmoidSigmaS) {
+  Generator gen(45);
+  MtsaOptions o = options_for(MtsaVariant::Original, SigmaT::LogSigmoid);
+  o.sigma_s = SigmaT::LogSigmoid;
+  Mtsa model(3, 4, o, gen, nullptr, DType::F64);
+  Tensor x = random_input({2, 5, 3}, 46);
+  Tensor mask = length_mask({5, 3}, 5);
+  expect_gradcheck(model, x, [&] { return flat_outputs(model.encode(x, mask)); });
 }
 
 // The scale function matters: log-sigmoid and identity give different outputs.

@@ -354,6 +354,38 @@ TEST(WeightDecay, OptOutByNameSuffixSubstringOrPredicate) {
               ElementsAre("encoder.fw.fc.weight", "encoder.fw.w1.weight", "encoder.fw.w2.weight"));
 }
 
+TEST(WeightDecay, AllParametersWithThePapersFactor) {
+  // Seeds 001 and 004: gamma ||theta||^2 over the whole model (embeddings,
+  // biases and gains included), so the gradient is 2 gamma theta.
+  Generator gen(8);
+  TinyModel m(gen);
+  WeightDecayOptions paper;
+  paper.all_parameters = true;
+  paper.factor = 1.0;
+  const double gamma = 0.01;
+  WeightDecay wd(m.named_parameters(), gamma, paper);
+  EXPECT_EQ(wd.covered_names().size(), m.named_parameters().size());
+  double want = 0;
+  for (const auto& [name, w] : m.named_parameters())
+    for (double x : w.to_vector()) want += x * x;
+  Tensor pen = wd.penalty();
+  EXPECT_NEAR(pen.item(), gamma * want, 1e-12);
+  pen.backward();
+  for (const Tensor& t : {m.embedding.weight, m.norm.weight}) {  // biases start at 0: their gradient is 0 too
+    std::vector<double> w = t.to_vector(), g = t.grad().to_vector();
+    double largest = 0;
+    for (size_t i = 0; i < w.size(); ++i) {
+      EXPECT_NEAR(g[i], 2 * gamma * w[i], 1e-14);
+      largest = std::max(largest, std::fabs(g[i]));
+    }
+    EXPECT_GT(largest, 0.0);
+  }
+  EXPECT_TRUE(m.fc.bias.grad().defined());  // covered (its value, hence its gradient, is 0 at initialisation)
+  WeightDecayOptions bad;
+  bad.factor = 0;
+  EXPECT_THROW(WeightDecay(m.named_parameters(), gamma, bad), Error);
+}
+
 TEST(WeightDecay, PenaltyIsHalfGammaSumOfSquaresWithGradientGammaW) {
   Generator gen(7);
   TinyModel m(gen);

@@ -31,19 +31,57 @@ Tensor leaf(const std::vector<double>& v, DType dtype = DType::F64) {
   return t;
 }
 
-TEST(Reinforce, RewardChargesLossAndTokenUse) {
-  std::vector<double> r = reinforce_rewards({0.5, 1.0}, {0.2, 1.0}, 0.01);
+TEST(Reinforce, NegLossRewardChargesLossAndTokenUse) {
+  std::vector<double> r = reinforce_rewards({0.5, 1.0}, {0.2, 1.0}, 0.01, RewardKind::NegLoss);
   ASSERT_EQ(r.size(), 2u);
   EXPECT_NEAR(r[0], -0.502, 1e-15);
   EXPECT_NEAR(r[1], -1.01, 1e-15);
   EXPECT_THAT(error_of([] { reinforce_rewards({1.0}, {}, 0.1); }), HasSubstr("got 1 losses but 0 selected fractions"));
 }
 
+TEST(Reinforce, DefaultRewardIsEq17sProbabilityOfTheGoldLabel) {
+  // R = p(y = y* | x) - lambda * f, p = exp(-cross-entropy).
+  const double p0 = 0.6, p1 = 0.25;
+  std::vector<double> r = reinforce_rewards({-std::log(p0), -std::log(p1)}, {0.5, 2.0}, 0.02);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_NEAR(r[0], p0 - 0.02 * 0.5, 1e-15);
+  EXPECT_NEAR(r[1], p1 - 0.02 * 2.0, 1e-15);
+  EXPECT_EQ(reward_kind_from_name("probability"), RewardKind::Probability);
+  EXPECT_EQ(reward_kind_from_name("neg-loss"), RewardKind::NegLoss);
+  EXPECT_STREQ(reward_kind_name(RewardKind::Probability), "probability");
+  EXPECT_THAT(error_of([] { reward_kind_from_name("accuracy"); }), HasSubstr("unknown reward 'accuracy'"));
+}
+
+TEST(Reinforce, DevLossWarmupEndsWhenTheDevLossStopsFalling) {
+  DevLossWarmup w(0.05);
+  EXPECT_FALSE(w.observe(1.0));    // nothing to compare with
+  EXPECT_FALSE(w.observe(0.9));    // 10% lower
+  EXPECT_FALSE(w.observe(0.85));   // 5.6% lower
+  EXPECT_TRUE(w.observe(0.83));    // 2.4% lower: not significant
+  DevLossWarmup rising(0.01);
+  rising.observe(0.5);
+  EXPECT_TRUE(rising.observe(0.6));
+  EXPECT_THROW(DevLossWarmup(1.0), Error);
+  EXPECT_THROW(DevLossWarmup(-0.1), Error);
+  EXPECT_THROW(rising.observe(std::nan("")), Error);
+}
+
+TEST(Reinforce, OpenEndedWarmupLastsUntilEnded) {
+  ReinforceSchedule s(ReinforceSchedule::kOpenEnded, 0);
+  EXPECT_TRUE(s.warmup_open());
+  EXPECT_EQ(s.phase(1000000), ReinforcePhase::Warmup);
+  s.end_warmup_at(7);
+  EXPECT_FALSE(s.warmup_open());
+  EXPECT_EQ(s.phase(6), ReinforcePhase::Warmup);
+  EXPECT_EQ(s.phase(7), ReinforcePhase::Joint);  // no RL-only steps: both at once, as the paper
+  EXPECT_TRUE(s.plan(7).rl_update && s.plan(7).supervised_update && !s.plan(7).select_all);
+}
+
 TEST(Reinforce, SurrogateGradientIsMinusRewardOverBatch) {
   const std::vector<double> lp = {-0.7, -2.0, -0.1}, loss = {0.3, 1.2, 0.05}, frac = {0.5, 1.0, 0.25};
   const double lambda = 0.02;
   Tensor log_pi = leaf(lp);
-  Tensor s = reinforce_surrogate(log_pi, loss, frac, lambda);
+  Tensor s = reinforce_surrogate(log_pi, loss, frac, lambda, nullptr, RewardKind::NegLoss);
   EXPECT_EQ(s.dim(), 0);
   double want = 0;
   std::vector<double> g = (s.backward(), log_pi.grad().to_vector());
@@ -57,7 +95,7 @@ TEST(Reinforce, SurrogateGradientIsMinusRewardOverBatch) {
 
 TEST(Reinforce, SurrogateWorksInFloat32) {
   Tensor log_pi = leaf({-1.0, -0.5}, DType::F32);
-  Tensor s = reinforce_surrogate(log_pi, {1.0, 2.0}, {0.0, 0.0}, 0.0);
+  Tensor s = reinforce_surrogate(log_pi, {1.0, 2.0}, {0.0, 0.0}, 0.0, nullptr, RewardKind::NegLoss);
   EXPECT_EQ(s.dtype(), DType::F32);
   s.backward();
   EXPECT_THAT(log_pi.grad().to_vector(), ElementsAre(0.5, 1.0));
@@ -76,7 +114,7 @@ TEST(Reinforce, BaselineUpdateAndAdvantage) {
   // The advantage uses the baseline before this batch; then the baseline moves.
   MovingBaseline base(0.5, -1.0);
   Tensor log_pi = leaf({-1.0, -2.0});
-  reinforce_surrogate(log_pi, {0.0, 2.0}, {0.0, 0.0}, 0.0, &base).backward();
+  reinforce_surrogate(log_pi, {0.0, 2.0}, {0.0, 0.0}, 0.0, &base, RewardKind::NegLoss).backward();
   // R = {0, -2}; R - b = {1, -1}; gradient -(R - b) / 2.
   EXPECT_THAT(log_pi.grad().to_vector(), ElementsAre(-0.5, 0.5));
   EXPECT_NEAR(base.value(), 0.5 * -1.0 + 0.5 * -1.0, 1e-15);
@@ -138,7 +176,7 @@ double train_selection_probability(bool with_baseline) {
     Tensor logits = mul(ones({B}, DType::F64), theta);
     Tensor log_pi = add(mul(zt, log_sigmoid(logits)), mul(1.0 - zt, log_sigmoid(neg(logits))));
     opt.zero_grad();
-    reinforce_surrogate(log_pi, loss, z, 1.0, with_baseline ? &baseline : nullptr).backward();
+    reinforce_surrogate(log_pi, loss, z, 1.0, with_baseline ? &baseline : nullptr, RewardKind::NegLoss).backward();
     opt.step();
   }
   return 1.0 / (1.0 + std::exp(-theta.item()));

@@ -48,6 +48,7 @@ ResanOptions small_options(ResaVariant variant = ResaVariant::Full, bool bidirec
   o.variant = variant;
   o.bidirectional = bidirectional;
   o.keep_prob = 1.0;
+  o.activation = Activation::Elu;  // the loop reference's (and smooth for gradchecks)
   return o;
 }
 
@@ -76,7 +77,8 @@ bool direction_allows(Direction dir, int64_t i, int64_t j) {
 // ReSA's output for example b, from the parameters of a Resa block under `prefix`.
 std::vector<Vec> resa_ref(const Module& m, const std::string& prefix, const Tensor& x, int64_t b,
                           const std::vector<int>& valid, const std::vector<int>& zh, const std::vector<int>& zd,
-                          Direction dir, bool keep_unselected, double c = 5.0) {
+                          Direction dir, bool keep_unselected, double c = 5.0,
+                          UnselectedHeadPool pool = UnselectedHeadPool::AllTokens) {
   const int64_t n = x.size(1), d_in = x.size(2);
   Tensor fc_w = param(m, prefix + "fc.weight"), fc_b = param(m, prefix + "fc.bias");
   Tensor wh = param(m, prefix + "w_head.weight"), wd = param(m, prefix + "w_dep.weight");
@@ -113,7 +115,7 @@ std::vector<Vec> resa_ref(const Module& m, const std::string& prefix, const Tens
     } else if (keep_unselected && valid[i] && !zh[i]) {
       int count = 0;
       for (int64_t j = 0; j < n; ++j)
-        if (j != i && valid[j] && zd[j]) {
+        if (j != i && valid[j] && (pool == UnselectedHeadPool::AllTokens || zd[j])) {
           ++count;
           for (int64_t k = 0; k < d; ++k) s[k] += h[j][k];
         }
@@ -275,7 +277,7 @@ TEST(Resan, SelectAllReducesToDirectionalSelfAttentionWithGate) {
           EXPECT_NEAR(out.tokens.at({b, i, k}), tokens[i][k], 1e-12) << "example " << b << " token " << i;
       Vec sentence = s2t_ref(model, "s2t.", tokens, valid);
       for (int64_t k = 0; k < model.sentence_dim(); ++k) EXPECT_NEAR(out.sentence.at({b, k}), sentence[k], 1e-12);
-      EXPECT_EQ(model.last_selection().fraction.at({b}), 1.0);
+      EXPECT_EQ(model.last_selection().fraction.at({b}), 2.0);  // both RSS select every token: 1 + 1
     }
   }
 }
@@ -283,12 +285,15 @@ TEST(Resan, SelectAllReducesToDirectionalSelfAttentionWithGate) {
 // A hand-picked selection through one ReSA block, every direction, with and
 // without the unselected-head fallback, against the loop computation.
 TEST(Resa, GivenSelectionMatchesLoopComputation) {
+  for (UnselectedHeadPool pool : {UnselectedHeadPool::AllTokens, UnselectedHeadPool::SelectedDependents})
   for (Direction dir : {Direction::None, Direction::Forward, Direction::Backward})
     for (bool keep : {true, false}) {
       Generator init(19), noise(20);
       ResaOptions o;
       o.direction = dir;
       o.keep_unselected = keep;
+      o.pool = pool;
+      o.activation = Activation::Elu;
       Resa resa(3, 4, o, init, noise, DType::F64);
       Tensor x = random_input({2, 5, 3}, 21).detach();
       Tensor mask = length_mask({5, 4}, 5);
@@ -296,7 +301,8 @@ TEST(Resa, GivenSelectionMatchesLoopComputation) {
       Tensor zd = u8({0, 1, 1, 0, 1, 1, 0, 0, 0, 1}, {2, 5});
       Tensor u = resa.forward(x, mask, zh, zd);
       for (int64_t b = 0; b < 2; ++b) {
-        std::vector<Vec> ref = resa_ref(resa, "", x, b, row_of(mask, b), row_of(zh, b), row_of(zd, b), dir, keep);
+        std::vector<Vec> ref =
+            resa_ref(resa, "", x, b, row_of(mask, b), row_of(zh, b), row_of(zd, b), dir, keep, 5.0, pool);
         for (int64_t i = 0; i < 5; ++i)
           for (int64_t k = 0; k < 4; ++k)
             EXPECT_NEAR(u.at({b, i, k}), ref[i][k], 1e-12)
@@ -345,7 +351,7 @@ TEST(Resa, UnselectedHeadFallbackOnHandExample) {
   Tensor valid = u8({1, 1, 1, 0, 1, 1, 0, 0}, {2, 4});
   Tensor zh = u8({1, 0, 0, 0, 0, 0, 0, 0}, {2, 4});
   Tensor zd = u8({1, 1, 0, 1, 1, 0, 0, 0}, {2, 4});
-  Tensor c = unselected_head_context(h, valid, zh, zd);
+  Tensor c = unselected_head_context(h, valid, zh, zd, UnselectedHeadPool::SelectedDependents);
   std::vector<double> expected = {0, 0,    // selected head
                                   1, 2,    // head 1: dependent 0 only (1 is itself, 3 is padding)
                                   2, 3,    // head 2: mean of dependents 0 and 1
@@ -354,6 +360,36 @@ TEST(Resa, UnselectedHeadFallbackOnHandExample) {
                                   9, 8,    // head 1: dependent 0
                                   0, 0, 0, 0};
   EXPECT_EQ(c.to_vector(), expected);
+}
+
+TEST(Resa, UnselectedHeadPoolsOverEveryValidTokenByDefault) {
+  // Seed 004 Sec. 3.2: an unselected head's scores are all -inf, "which leads
+  // to the equal probabilities ... mean-pooling over all dependent tokens":
+  // every valid token j != i, whatever the dependent RSS chose.
+  Tensor h = from_vector({1, 2, 3, 4, 5, 6, 70, 80,  //
+                          9, 8, 7, 6, 5, 4, 3, 2},
+                         {2, 4, 2}, DType::F64);
+  Tensor valid = u8({1, 1, 1, 0, 1, 1, 0, 0}, {2, 4});
+  Tensor zh = u8({1, 0, 0, 0, 0, 0, 0, 0}, {2, 4});
+  Tensor zd = u8({1, 1, 0, 1, 1, 0, 0, 0}, {2, 4});
+  std::vector<double> expected = {0, 0,    // selected head
+                                  3, 4,    // head 1: tokens 0 and 2 (3 is padding)
+                                  2, 3,    // head 2: tokens 0 and 1
+                                  0, 0,    // padded
+                                  7, 6,    // head 0: token 1 (not a selected dependent)
+                                  9, 8,    // head 1: token 0
+                                  0, 0, 0, 0};
+  EXPECT_EQ(unselected_head_context(h, valid, zh, zd).to_vector(), expected);
+  EXPECT_EQ(unselected_head_context(h, valid, zh, zd, UnselectedHeadPool::AllTokens).to_vector(), expected);
+  EXPECT_EQ(unselected_head_pool_from_name("all_tokens"), UnselectedHeadPool::AllTokens);
+  EXPECT_EQ(unselected_head_pool_from_name("selected_dependents"), UnselectedHeadPool::SelectedDependents);
+  EXPECT_THROW(unselected_head_pool_from_name("mean"), Error);
+}
+
+TEST(Resan, DefaultsFollowThePaper) {
+  const ResanOptions o;
+  EXPECT_EQ(o.activation, Activation::Relu);  // "We use ReLU for all unspecified activation functions"
+  EXPECT_EQ(o.pool, UnselectedHeadPool::AllTokens);
 }
 
 // ---------- Sampling ----------
@@ -520,7 +556,8 @@ TEST(Resan, LastSelectionReportsWhatWasChosen) {
       }
       EXPECT_DOUBLE_EQ(s.fraction_head.at({b}), heads / len);
       EXPECT_DOUBLE_EQ(s.fraction_dep.at({b}), deps / len);
-      EXPECT_DOUBLE_EQ(s.fraction.at({b}), (heads + deps) / (2 * len));
+      // Eq. 17's sum of z over len(x), both RSS modules counted (not their mean).
+      EXPECT_DOUBLE_EQ(s.fraction.at({b}), v == ResaVariant::SharedRss ? heads / len : (heads + deps) / len);
       EXPECT_LT(s.log_pi.at({b}), 0.0);
     }
     if (v == ResaVariant::SharedRss) {

@@ -2,6 +2,8 @@
 // shapes, parameter names, unknown config keys, and that it learns.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "engine/autograd.h"
 #include "engine/error.h"
 #include "models/masks.h"
@@ -51,6 +53,38 @@ TEST(TaskModel, ParameterNamesAreHierarchical) {
   EXPECT_TRUE(has("encoder.fw.w1.weight"));
   EXPECT_TRUE(has("encoder.s2t.w2.bias"));
   EXPECT_TRUE(has("head.mlp.fc.weight"));
+}
+
+TEST(TaskModel, PairFeaturesDefaultToTheEncodersPaper) {
+  EXPECT_STREQ(find_encoder("mstrans")->pair_features, "absdiff_diff");  // seed 003
+  for (const char* name : {"mtsa", "disan", "biblosan", "resan", "transformer", "bow"})
+    EXPECT_STREQ(find_encoder(name)->pair_features, "diff_prod") << name;
+  // An explicit key wins, and a wrong one is refused.
+  Generator init(1), noise(2);
+  Config c = small_config("bow");
+  c.set("pair_features", "sideways");
+  EXPECT_THROW(TaskModel(c, TaskKind::Pair, 10, 3, DType::F32, init, noise), Error);
+}
+
+TEST(TaskModel, UnknownWordRowIsTrainedByDefault) {
+  // The papers fine-tune every row; <unk> (id 1) is no longer fixed at zero.
+  Generator init(1), noise(2);
+  TaskModel m(small_config("bow"), TaskKind::Classify, 10, 2, DType::F64, init, noise);
+  TaskInputs in;
+  in.ids = from_indices({1, 1, 2, 0}, {2, 2});
+  in.mask = length_mask({2, 1}, 2);
+  cross_entropy(m.logits(in), from_indices({0, 1}, {2})).backward();
+  const Tensor g = m.embedding().weight.grad();
+  double unk = 0;
+  for (int64_t j = 0; j < 6; ++j) unk = std::max(unk, std::fabs(g.at({1, j})));
+  EXPECT_GT(unk, 0.0);
+  for (int64_t j = 0; j < 6; ++j) EXPECT_EQ(g.at({0, j}), 0.0);  // padding still selected out
+  Config fixed = small_config("bow");
+  fixed.set("train_unk", "false");
+  Generator init2(1), noise2(2);
+  TaskModel frozen(fixed, TaskKind::Classify, 10, 2, DType::F64, init2, noise2);
+  cross_entropy(frozen.logits(in), from_indices({0, 1}, {2})).backward();
+  for (int64_t j = 0; j < 6; ++j) EXPECT_EQ(frozen.embedding().weight.grad().at({1, j}), 0.0);
 }
 
 TEST(TaskModel, UnknownConfigKeyIsReported) {

@@ -24,6 +24,7 @@
 #include "test_data_util.h"
 #include "train/cli/commands.h"
 #include "engine/util/json.h"
+#include "train/checkpoint.h"
 #include "train/saved_run.h"
 #include "train/trainer.h"
 
@@ -226,6 +227,79 @@ TEST(TrainingLoop, ReinforceMakesResanSelectFewerTokensAndKeepAccuracy) {
   EXPECT_GT(s.accuracy, 0.9);
   EXPECT_LT(s.selected_fraction, 0.5);
   EXPECT_GT(r.test.metrics.at("accuracy"), 0.9);
+}
+
+// ---------- 3. ReSAN's training follows seed 004 Sec. 4 ----------
+
+TEST(TrainingLoop, DefaultsFollowThePapers) {
+  const TrainOptions o;
+  EXPECT_EQ(o.rl_only_steps, 0);  // theta_r and theta_s together right after the warm-up
+  EXPECT_TRUE(o.rl_lambda == 0.005 || o.rl_lambda == 0.01 || o.rl_lambda == 0.02) << o.rl_lambda;
+  EXPECT_EQ(o.rl_reward, RewardKind::Probability);  // Eq. 17
+  EXPECT_EQ(o.rl_warmup_steps, TrainOptions::kWarmupByDevLoss);
+  EXPECT_EQ(o.weight_decay_scope, "all");  // "L2 regularization ... to all the model"
+  EXPECT_EQ(o.weight_decay_factor, 1.0);   // gamma ||theta||^2
+  EXPECT_EQ(o.min_count, 1);               // every training word gets its own row
+}
+
+TEST(TrainingLoop, ResanCheckpointIsTestedWithThePolicyItWasEvaluatedWith) {
+  // Every step is warm-up, so every dev evaluation (and the best checkpoint)
+  // selects every token; the test figure and `attn eval` must do the same,
+  // not threshold with an RSS that was never trained.
+  const std::string dir = fresh_dir();
+  TrainOptions o = tiny_options(write_marker_data(dir, 200), dir + "/run", "resan");
+  o.model.set("rss_hidden", "8");
+  o.rl_warmup_steps = 1000;
+  TrainResult r = train_model(o);
+  std::map<std::string, std::string> meta;
+  load_model_weights(o.run_dir + "/best.safetensors", &meta);
+  EXPECT_EQ(meta["selection_policy"], "select_all");
+  SavedRun run = load_saved_run(o.run_dir);
+  EXPECT_TRUE(run.model->encoder().select_all());
+  EvalOptions eo;
+  eo.batch_size = o.batch_size;
+  eo.max_len = o.max_len;
+  const EvalResult again = evaluate(*run.model, load_task_data(o.data).test, run.vocab, run.labels, eo);
+  EXPECT_EQ(again.metrics, r.test.metrics);
+
+  // After the warm-up the checkpoint records the learned policy.
+  TrainOptions joint = o;
+  joint.run_dir = dir + "/joint";
+  joint.rl_warmup_steps = 2;
+  train_model(joint);
+  load_model_weights(joint.run_dir + "/best.safetensors", &meta);
+  EXPECT_EQ(meta["selection_policy"], "learned");
+  EXPECT_FALSE(load_saved_run(joint.run_dir).model->encoder().select_all());
+}
+
+TEST(TrainingLoop, ResanDevLossWarmupEndsWhenTheDevLossStopsFalling) {
+  const std::string dir = fresh_dir();
+  TrainOptions o = tiny_options(write_marker_data(dir, 200), dir + "/run", "resan");
+  o.model.set("rss_hidden", "8");
+  o.eval_every = 3;  // 7 steps per epoch: evaluations after steps 3, 6, 9 and 12
+  o.rl_warmup_steps = TrainOptions::kWarmupByDevLoss;
+  o.rl_warmup_min_decrease = 0.99;  // no dev loss falls by 99% in 3 steps: over at the second evaluation
+  train_model(o);
+  const std::vector<Json> lines = metrics_lines(o.run_dir);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0].at("select_all").as_number(), 1);  // after step 3: warm-up
+  EXPECT_EQ(lines[1].at("select_all").as_number(), 1);  // after step 6: still the warm-up's steps; it ends here
+  EXPECT_EQ(lines[2].at("select_all").as_number(), 0);  // after step 9: joint
+  std::map<std::string, std::string> meta;
+  load_safetensors(o.run_dir + "/last.safetensors", &meta);
+  EXPECT_EQ(meta.at("warmup_end_step"), "6");
+}
+
+TEST(TrainingLoop, TaggingLossIsTheMeanOverTokens) {
+  // Two sentences of 1 and 3 tokens: the batch loss weighs every token alike.
+  Batch batch;
+  batch.mask = from_vector({1, 0, 0, 1, 1, 1}, {2, 3}, DType::U8);
+  batch.tags = from_vector({0, kIgnoreTag, kIgnoreTag, 1, 1, 1}, {2, 3}, DType::I64);
+  Tensor logits = from_vector({2, 0, 0, 0, 0, 0, 0, 1, 0, 3, 0, 0.5}, {2, 3, 2}, DType::F64);
+  const std::vector<double> per_token = {std::log(1 + std::exp(-2.0)), std::log(1 + std::exp(-1.0)),
+                                         std::log(1 + std::exp(-3.0)), std::log(1 + std::exp(-0.5))};
+  const double token_mean = (per_token[0] + per_token[1] + per_token[2] + per_token[3]) / 4;
+  EXPECT_NEAR(training_loss(TaskKind::Tag, logits, batch).item(), token_mean, 1e-12);
 }
 
 // ---------- 4. Determinism and exact resumption ----------

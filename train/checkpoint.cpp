@@ -128,6 +128,8 @@ void save_training_checkpoint(const std::string& path, const Module& model,
       {"optimizers", std::to_string(optimizers.size())},
       {"train_loss_sum", number(p.train_loss_sum)},
       {"train_loss_count", std::to_string(p.train_loss_count)},
+      {"warmup_end_step", std::to_string(p.warmup_end_step)},
+      {"warmup_dev_loss", number(p.warmup_dev_loss)},
   };
   m[kChecksumKey] = std::to_string(checksum_of({tensors.begin(), tensors.end()}));
   save_safetensors(path, tensors, m);
@@ -180,6 +182,8 @@ TrainProgress load_training_checkpoint(const std::string& path, Module& model,
   p.baseline = real("baseline");
   if (m.count("train_loss_sum")) p.train_loss_sum = real("train_loss_sum");
   if (m.count("train_loss_count")) p.train_loss_count = integer("train_loss_count");
+  if (m.count("warmup_end_step")) p.warmup_end_step = integer("warmup_end_step");
+  if (m.count("warmup_dev_loss")) p.warmup_dev_loss = real("warmup_dev_loss");
   // Checks that need no knowledge of the run.
   ATTN_CHECK(p.epoch >= 0 && p.batch_in_epoch >= 0 && p.step >= 0, "checkpoint", "'", path,
              "': negative epoch, batch_in_epoch or step");
@@ -187,6 +191,10 @@ TrainProgress load_training_checkpoint(const std::string& path, Module& model,
              " is not within [-1, step ", p.step, "]");
   ATTN_CHECK(p.best_step < 0 ? p.best_dev == -std::numeric_limits<double>::infinity() : std::isfinite(p.best_dev),
              "checkpoint", "'", path, "': best_dev ", p.best_dev, " does not fit best_step ", p.best_step);
+  ATTN_CHECK(p.warmup_end_step >= -1 && p.warmup_end_step <= p.step, "checkpoint", "'", path,
+             "': warmup_end_step ", p.warmup_end_step, " is not within [-1, step ", p.step, "]");
+  ATTN_CHECK(!std::isnan(p.warmup_dev_loss) && p.warmup_dev_loss >= 0, "checkpoint", "'", path,
+             "': warmup_dev_loss ", p.warmup_dev_loss, " is not a loss");
   ATTN_CHECK(std::isfinite(p.baseline), "checkpoint", "'", path, "': baseline ", p.baseline, " is not finite");
   ATTN_CHECK(std::isfinite(p.train_loss_sum) && p.train_loss_count >= 0 && p.train_loss_count <= p.step,
              "checkpoint", "'", path, "': the running training loss (", p.train_loss_sum, " over ",
@@ -212,9 +220,11 @@ void save_model_weights(const std::string& path, const NamedTensors& state, std:
   save_safetensors(path, state, m);
 }
 
-std::map<std::string, Tensor> load_model_weights(const std::string& path) {
+std::map<std::string, Tensor> load_model_weights(const std::string& path,
+                                                 std::map<std::string, std::string>* metadata) {
   std::map<std::string, std::string> m;
   std::map<std::string, Tensor> all = load_safetensors(path, &m);
+  if (metadata) *metadata = m;
   verify_checksum(all, m, path);
   if (!m.count("format") || m.at("format") != kFormat) return all;
   std::map<std::string, Tensor> model_state;

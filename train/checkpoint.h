@@ -29,6 +29,9 @@ struct TrainProgress {
   double baseline = 0;                            // REINFORCE moving baseline
   double train_loss_sum = 0;                      // the running mean of the epoch's training loss:
   int64_t train_loss_count = 0;                   //   sum and steps, so it survives a resume
+  // ReSAN's warm-up judged by the dev loss (train/reinforce.h, DevLossWarmup).
+  int64_t warmup_end_step = -1;                   // -1: not over yet
+  double warmup_dev_loss = std::numeric_limits<double>::infinity();  // the last dev loss seen in it
 };
 
 void save_training_checkpoint(const std::string& path, const Module& model,
@@ -53,6 +56,8 @@ void save_model_weights(const std::string& path, const NamedTensors& state,
 
 // The model weights of a file (checksum verified when it has one): a plain weights file (best.safetensors) as is,
 // or the "model." part of a training checkpoint (last.safetensors).
-std::map<std::string, Tensor> load_model_weights(const std::string& path);
+// `metadata`, when given, receives the file's metadata.
+std::map<std::string, Tensor> load_model_weights(const std::string& path,
+                                                 std::map<std::string, std::string>* metadata = nullptr);
 
 }  // namespace attn

@@ -56,6 +56,11 @@ Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduct
   return Tensor();
 }
 
+Tensor training_loss(TaskKind task, const Tensor& logits, const Batch& batch) {
+  if (task == TaskKind::Tag) return task_loss(task, logits, batch, Reduction::Mean);
+  return mean(task_loss(task, logits, batch, Reduction::None));
+}
+
 namespace {
 
 bool is_bio(const std::vector<std::string>& labels) {

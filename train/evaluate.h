@@ -22,6 +22,11 @@ void move_batch(Batch& batch, Device device);
 // Mean loss (Reduction::Mean) or one value per example ([B], Reduction::None).
 Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduction reduction = Reduction::Mean);
 
+// The loss the trainer minimises on a batch: the mean of the per-example
+// losses, except for tagging, where it is the mean over every valid token of
+// the batch (a long sentence weighs more than a short one).
+Tensor training_loss(TaskKind task, const Tensor& logits, const Batch& batch);
+
 struct EvalResult {
   std::map<std::string, double> metrics;  // includes "loss"
   std::string primary;                    // the metric that picks the best checkpoint (higher is better)

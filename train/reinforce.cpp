@@ -1,6 +1,7 @@
 #include "train/reinforce.h"
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "engine/error.h"
@@ -10,12 +11,24 @@
 
 namespace attn {
 
+RewardKind reward_kind_from_name(const std::string& name) {
+  if (name == "probability") return RewardKind::Probability;
+  if (name == "neg-loss") return RewardKind::NegLoss;
+  ATTN_CHECK(false, "reinforce", "unknown reward '", name, "' (known: probability, neg-loss)");
+  return RewardKind::Probability;
+}
+
+const char* reward_kind_name(RewardKind kind) { return kind == RewardKind::Probability ? "probability" : "neg-loss"; }
+
 std::vector<double> reinforce_rewards(const std::vector<double>& per_example_loss,
-                                      const std::vector<double>& selected_fraction, double lambda) {
+                                      const std::vector<double>& selected_fraction, double lambda, RewardKind kind) {
   ATTN_CHECK(per_example_loss.size() == selected_fraction.size(), "reinforce_rewards", "got ",
              per_example_loss.size(), " losses but ", selected_fraction.size(), " selected fractions");
   std::vector<double> r(per_example_loss.size());
-  for (size_t i = 0; i < r.size(); ++i) r[i] = -(per_example_loss[i] + lambda * selected_fraction[i]);
+  for (size_t i = 0; i < r.size(); ++i) {
+    const double paid = kind == RewardKind::Probability ? std::exp(-per_example_loss[i]) : -per_example_loss[i];
+    r[i] = paid - lambda * selected_fraction[i];
+  }
   return r;
 }
 
@@ -30,7 +43,8 @@ void MovingBaseline::update(const std::vector<double>& rewards) {
 }
 
 Tensor reinforce_surrogate(const Tensor& log_pi, const std::vector<double>& per_example_loss,
-                           const std::vector<double>& selected_fraction, double lambda, MovingBaseline* baseline) {
+                           const std::vector<double>& selected_fraction, double lambda, MovingBaseline* baseline,
+                           RewardKind kind) {
   const char* op = "reinforce_surrogate";
   ATTN_CHECK(log_pi.defined() && log_pi.dim() == 1, op, "log_pi must be [B], got ",
              log_pi.defined() ? shape_str(log_pi.shape()) : std::string("undefined"));
@@ -39,7 +53,7 @@ Tensor reinforce_surrogate(const Tensor& log_pi, const std::vector<double>& per_
   ATTN_CHECK(static_cast<int64_t>(per_example_loss.size()) == B, op, "log_pi is ", shape_str(log_pi.shape()),
              " but got ", per_example_loss.size(), " losses");
   ATTN_CHECK(B > 0, op, "empty batch");
-  const std::vector<double> rewards = reinforce_rewards(per_example_loss, selected_fraction, lambda);
+  const std::vector<double> rewards = reinforce_rewards(per_example_loss, selected_fraction, lambda, kind);
   for (size_t i = 0; i < rewards.size(); ++i)
     ATTN_CHECK(std::isfinite(rewards[i]), op, "reward ", i, " is not finite (loss ", per_example_loss[i],
                ", fraction ", selected_fraction[i], ")");
@@ -70,9 +84,14 @@ ReinforceSchedule::ReinforceSchedule(int64_t warmup_steps, int64_t rl_only_steps
 
 ReinforcePhase ReinforceSchedule::phase(int64_t step) const {
   ATTN_CHECK(step >= 0, "ReinforceSchedule", "step must be >= 0, got ", step);
-  if (step < warmup_steps_) return ReinforcePhase::Warmup;
+  if (step < warmup_steps_) return ReinforcePhase::Warmup;  // also every step of an open-ended warm-up
   if (step - warmup_steps_ < rl_only_steps_) return ReinforcePhase::RlOnly;
   return ReinforcePhase::Joint;
+}
+
+void ReinforceSchedule::end_warmup_at(int64_t step) {
+  ATTN_CHECK(step >= 0, "ReinforceSchedule", "step must be >= 0, got ", step);
+  warmup_steps_ = step;
 }
 
 ReinforceStepPlan ReinforceSchedule::plan(int64_t step) const {
@@ -82,6 +101,20 @@ ReinforceStepPlan ReinforceSchedule::plan(int64_t step) const {
   p.supervised_update = p.phase != ReinforcePhase::RlOnly;
   p.rl_update = p.phase != ReinforcePhase::Warmup;
   return p;
+}
+
+DevLossWarmup::DevLossWarmup(double min_relative_decrease)
+    : min_relative_decrease_(min_relative_decrease), previous_(std::numeric_limits<double>::infinity()) {
+  ATTN_CHECK(min_relative_decrease >= 0 && min_relative_decrease < 1, "DevLossWarmup",
+             "the minimum relative decrease must be in [0, 1), got ", min_relative_decrease);
+}
+
+bool DevLossWarmup::observe(double dev_loss) {
+  ATTN_CHECK(std::isfinite(dev_loss), "DevLossWarmup", "the dev loss is not finite: ", dev_loss);
+  const double before = previous_;
+  previous_ = dev_loss;
+  if (!std::isfinite(before)) return false;  // the first evaluation has nothing to compare with
+  return before - dev_loss < min_relative_decrease_ * std::fabs(before);
 }
 
 }  // namespace attn

@@ -6,6 +6,7 @@
 #include "engine/util/atomic_file.h"
 #include "train/checkpoint.h"
 #include "train/run_folder.h"
+#include "train/selection_policy.h"
 
 namespace attn {
 
@@ -28,9 +29,11 @@ SavedRun load_saved_run(const std::string& dir, const std::string& weights_file)
   r.model = std::make_unique<TaskModel>(r.model_config, r.task, r.vocab.size(), classes, DType::F32, *r.init, *r.noise);
   const std::string weights = run.file(weights_file);
   ATTN_CHECK(file_exists(weights), "run", "no weights at '", weights, "' (has the run finished an evaluation?)");
-  const std::map<std::string, Tensor> state = load_model_weights(weights);
+  std::map<std::string, std::string> metadata;
+  const std::map<std::string, Tensor> state = load_model_weights(weights, &metadata);
   require_finite(state, "'" + weights + "'");  // a NaN model would answer class 0 for everything
   load_into_module(*r.model, state, true);
+  apply_selection_policy(r.model->encoder(), metadata, weights);
   r.model->set_training(false);
   return r;
 }

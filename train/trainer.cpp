@@ -26,6 +26,7 @@
 #include "train/progress.h"
 #include "train/reinforce.h"
 #include "train/run_settings.h"
+#include "train/selection_policy.h"
 #include "train/optim/sgd.h"
 #include "train/optim/weight_decay.h"
 
@@ -49,6 +50,18 @@ std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<T
   return nullptr;
 }
 
+WeightDecayOptions weight_decay_options(const TrainOptions& o) {
+  WeightDecayOptions w;
+  w.factor = o.weight_decay_factor;
+  if (o.weight_decay_scope == "all") {
+    w.all_parameters = true;
+  } else {
+    ATTN_CHECK(o.weight_decay_scope == "matrices", "train", "unknown weight decay scope '", o.weight_decay_scope,
+               "' (known: all, matrices)");
+  }
+  return w;
+}
+
 int64_t classes_for(const Dataset& data, const Config& model) {
   if (data.task == TaskKind::Relatedness) return model.get_int("relatedness_classes", 5);
   return static_cast<int64_t>(data.label_names.size());
@@ -67,6 +80,18 @@ void write_run_files(const TrainOptions& o, const Dataset& data, const Vocabular
   write_file_atomically(run.run_config(), run_settings(o).to_text());
   vocab.save(run.vocab());
   write_labels(run, data.label_names);
+}
+
+std::string indent(const std::string& lines) {
+  std::string out;
+  size_t start = 0;
+  while (start < lines.size()) {
+    size_t end = lines.find('\n', start);
+    if (end == std::string::npos) end = lines.size();
+    out += "  " + lines.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
 }
 
 class Clock {
@@ -128,6 +153,9 @@ TrainResult train_model(const TrainOptions& o) {
     log("GloVe: " + std::to_string(found) + " of " + std::to_string(vocab.size()) + " words found");
   }
   if (!o.resume) write_run_files(o, data, vocab);  // nothing is written before the configuration is valid
+  // The whole resolved configuration, as run.cfg and model.cfg record it.
+  log("configuration" + (o.preset.empty() ? std::string() : " (preset " + o.preset + ")") + ":\n" +
+      indent(run_settings(o).to_text()) + indent(model_config.to_text()));
   log("model: " + model_config.get("encoder", "mtsa") + ", " + std::to_string(model.parameter_count()) +
       " parameters");
   model.to(o.device);  // before the optimisers, whose state follows each parameter's device
@@ -151,7 +179,7 @@ TrainResult train_model(const TrainOptions& o) {
     check_disjoint({main_opt.get(), rss_opt.get()});
   }
   std::unique_ptr<WeightDecay> decay;
-  if (o.weight_decay > 0) decay = std::make_unique<WeightDecay>(split.rest, o.weight_decay);
+  if (o.weight_decay > 0) decay = std::make_unique<WeightDecay>(split.rest, o.weight_decay, weight_decay_options(o));
 
   TrainProgress progress;
   if (o.resume) {
@@ -176,7 +204,13 @@ TrainResult train_model(const TrainOptions& o) {
   }
   int64_t total_steps = per_epoch * o.epochs;
   if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
-  ReinforceSchedule schedule(o.rl_warmup_steps >= 0 ? o.rl_warmup_steps : per_epoch, o.rl_only_steps);
+  const bool warmup_by_dev_loss = o.rl_warmup_steps == TrainOptions::kWarmupByDevLoss;
+  ReinforceSchedule schedule(warmup_by_dev_loss ? ReinforceSchedule::kOpenEnded
+                                                : (o.rl_warmup_steps >= 0 ? o.rl_warmup_steps : per_epoch),
+                             o.rl_only_steps);
+  if (warmup_by_dev_loss && progress.warmup_end_step >= 0) schedule.end_warmup_at(progress.warmup_end_step);
+  DevLossWarmup warmup(o.rl_warmup_min_decrease);
+  warmup.set_previous(progress.warmup_dev_loss);
   MovingBaseline baseline(0.9, progress.baseline);
 
   auto save_last = [&] {
@@ -192,6 +226,7 @@ TrainResult train_model(const TrainOptions& o) {
     line["step"] = static_cast<double>(progress.step);
     line["epoch"] = static_cast<double>(progress.epoch + 1);
     line["train_loss"] = train_loss;
+    if (has_policy) line["select_all"] = encoder.select_all() ? 1 : 0;
     append_line(run.metrics(), metrics_json(line));
     bool better = dev.primary_value() > progress.best_dev;
     if (better) {
@@ -199,7 +234,21 @@ TrainResult train_model(const TrainOptions& o) {
       progress.best_step = progress.step;
       const auto state = model.named_state();
       require_finite(state, "train: saving '" + best_path + "'");
-      save_model_weights(best_path, state, {{"step", std::to_string(progress.step)}});
+      std::map<std::string, std::string> meta = selection_policy_metadata(encoder);
+      meta["step"] = std::to_string(progress.step);
+      save_model_weights(best_path, state, meta);
+    }
+    // The paper's warm-up ends once the dev loss stops falling significantly.
+    if (has_policy && warmup_by_dev_loss && schedule.warmup_open()) {
+      const double before = warmup.previous();
+      if (warmup.observe(dev.metrics.at("loss"))) {
+        schedule.end_warmup_at(progress.step);
+        progress.warmup_end_step = progress.step;
+        log("warm-up over after step " + std::to_string(progress.step) + ": the dev loss went from " +
+            std::to_string(before) + " to " + std::to_string(dev.metrics.at("loss")) + " (less than " +
+            std::to_string(100 * o.rl_warmup_min_decrease) + "% lower); REINFORCE starts");
+      }
+      progress.warmup_dev_loss = warmup.previous();
     }
     if (o.verbose) std::fprintf(stderr, "dev %s %.4f%s\n", dev.primary.c_str(), dev.primary_value(), better ? " (best)" : "");
   };
@@ -208,8 +257,8 @@ TrainResult train_model(const TrainOptions& o) {
   // are left on the parameters for clipping and the optimiser steps.
   auto compute_gradients = [&](const Batch& batch, const ReinforceStepPlan& plan, bool backward_when_nonfinite) {
     for (Optimizer* opt : optimizers) opt->zero_grad();
-    Tensor per_example = task_loss(data.task, model.logits(inputs_of(batch)), batch, Reduction::None);
-    Tensor loss = mean(per_example);
+    Tensor logits = model.logits(inputs_of(batch));
+    Tensor loss = training_loss(data.task, logits, batch);
     if (decay) loss = loss + decay->penalty();
     const double loss_value = loss.item();
     if (!std::isfinite(loss_value) && !backward_when_nonfinite) return loss_value;
@@ -217,10 +266,10 @@ TrainResult train_model(const TrainOptions& o) {
       // The policy gradient reaches the RSS parameters only: take their
       // gradients from the surrogate, then the supervised ones for the rest.
       const PolicySelection sel = encoder.policy_selection();
-      std::vector<double> losses = per_example.detach().to_vector();
+      std::vector<double> losses = task_loss(data.task, logits, batch, Reduction::None).detach().to_vector();
       std::vector<double> fraction = sel.fraction.to_vector();
       Tensor surrogate = reinforce_surrogate(sel.log_pi, losses, fraction, o.rl_lambda,
-                                             o.rl_baseline ? &baseline : nullptr);
+                                             o.rl_baseline ? &baseline : nullptr, o.rl_reward);
       surrogate.backward(Tensor(), /*retain_graph=*/plan.supervised_update);
       std::vector<Tensor> rss_grads;
       for (const Tensor& p : rss_opt->params()) rss_grads.push_back(p.grad());
@@ -357,9 +406,13 @@ TrainResult train_model(const TrainOptions& o) {
   result.examples_per_second = result.train_seconds > 0 ? examples / result.train_seconds : 0;
   result.steps = progress.step;
 
-  // Test metrics of the best dev checkpoint.
-  if (file_exists(best_path)) load_into_module(model, load_safetensors(best_path), true);
+  // Test metrics of the best dev checkpoint, evaluated as it was on dev.
   if (has_policy) encoder.set_select_all(false);
+  if (file_exists(best_path)) {
+    std::map<std::string, std::string> meta;
+    load_into_module(model, load_model_weights(best_path, &meta), true);
+    apply_selection_policy(encoder, meta, best_path);
+  }
   result.test = evaluate(model, data.test, vocab, data.label_names, eo);
   result.primary = result.test.primary;  // set even when a finished run is resumed and trains no step
   result.best_dev = progress.best_dev;

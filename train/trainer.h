@@ -14,6 +14,7 @@
 
 #include "models/config.h"
 #include "train/evaluate.h"
+#include "train/reinforce.h"
 #include "train/data/task_data.h"
 
 namespace attn {
@@ -22,6 +23,7 @@ struct TrainOptions {
   DataSpec data;
   Config model;             // encoder and model keys (models/task_model.h)
   std::string run_dir;      // created when missing
+  std::string preset;       // the preset these settings came from (train/presets.h), recorded in run.cfg
   bool resume = false;      // continue from run_dir/last.safetensors
   bool overwrite = false;   // replace an existing run in run_dir (without it or resume, an existing run is an error)
   std::string optimizer = "adam";  // adam, adadelta, sgd
@@ -30,19 +32,29 @@ struct TrainOptions {
   int64_t batch_size = 32;
   int64_t max_len = 200;    // longer sequences are truncated
   int64_t max_steps = 0;    // stop after this many steps (0 = no cap)
-  int64_t min_count = 2;    // vocabulary
+  int64_t min_count = 1;    // vocabulary: every training word (the papers fine-tune them all)
   int64_t max_vocab = 50000;
   uint64_t seed = 1;
-  double weight_decay = 0;  // gamma of the L2 penalty on weight matrices
-  double clip_norm = 5.0;   // gradient clipping by global norm (0 = off)
+  double weight_decay = 0;  // gamma of the L2 penalty factor * gamma * ||theta||^2
+  // What the penalty covers: "all" parameters (seeds 001 and 004: "L2
+  // regularization ... to all the model") or weight "matrices" only.
+  std::string weight_decay_scope = "all";
+  double weight_decay_factor = 1.0;  // 1: gamma ||theta||^2 (the papers); 0.5: TensorFlow's l2_loss
+  double clip_norm = 5.0;   // gradient clipping by global norm (0 = off; no paper clips)
   int64_t eval_every = 0;   // steps between dev evaluations (0 = at the end of each epoch)
   int64_t checkpoint_every = 50;  // steps between resumable checkpoints
   std::string glove;        // GloVe text file for the embeddings (optional)
-  // ReSAN (REINFORCE): supervised warm-up with every token selected, then
-  // RL-only steps, then both each step; reward -(loss + lambda * fraction).
-  int64_t rl_warmup_steps = -1;  // -1: one epoch
-  int64_t rl_only_steps = 20;
-  double rl_lambda = 0.05;
+  // ReSAN (REINFORCE, seed 004 Sec. 4): a supervised warm-up with every token
+  // selected, optionally RL-only steps, then theta_r and theta_s together.
+  // The warm-up lasts until the dev loss falls by less than
+  // rl_warmup_min_decrease between evaluations (rl_warmup_steps = -2), or a
+  // fixed number of steps (>= 0; -1: one epoch).
+  static constexpr int64_t kWarmupByDevLoss = -2;
+  int64_t rl_warmup_steps = kWarmupByDevLoss;
+  double rl_warmup_min_decrease = 0.01;
+  int64_t rl_only_steps = 0;
+  double rl_lambda = 0.01;       // within the paper's {0.005, 0.01, 0.02}
+  RewardKind rl_reward = RewardKind::Probability;
   double rl_lr = 0;              // 0: as lr
   bool rl_baseline = false;      // moving-average baseline (off = the paper)
   bool verbose = true;           // progress bar and log lines on stderr

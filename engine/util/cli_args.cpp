@@ -53,6 +53,18 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
   return true;
 }
 
+void ArgParser::set_default(const std::string& name, const std::string& value) {
+  auto e = entries_.find(name);
+  if (e == entries_.end()) throw std::logic_error("ArgParser: option '" + name + "' was never declared");
+  if (e->second.is_flag && value != "0" && value != "1")
+    throw std::logic_error("ArgParser: flag '" + name + "' takes 0 or 1, got '" + value + "'");
+  if (e->second.is_flag) {
+    if (value == "1" && !values_.count(name)) values_[name] = "1";
+    return;
+  }
+  e->second.default_value = value;
+}
+
 std::string ArgParser::get(const std::string& name) const {
   auto v = values_.find(name);
   if (v != values_.end()) return v->second;

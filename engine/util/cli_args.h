@@ -42,6 +42,10 @@ class ArgParser {
   // ... and within [min, max].
   double get_double(const std::string& name, double min, double max = std::numeric_limits<double>::max()) const;
   bool is_set(const std::string& name) const;  // flag given, or option given explicitly
+  // Replaces an option's default (a preset's value) without marking it set:
+  // a value given on the command line still wins. Unknown names throw.
+  void set_default(const std::string& name, const std::string& value);
+  bool has_option(const std::string& name) const { return entries_.count(name) > 0; }
   std::string help() const;
   const std::string& command() const { return command_; }
 

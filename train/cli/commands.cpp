@@ -12,6 +12,8 @@ namespace attn {
 const std::vector<Command>& all_commands() {
   static const std::vector<Command> commands = {
       {"train", "train a model on a task (default: MTSA on the SpamAssassin corpus)", run_train_command},
+      {"presets", "list the papers' experiments that `attn train --preset NAME` runs, with their sources",
+       run_presets_command},
       {"eval", "evaluate a trained run on a data split", run_eval_command},
       {"predict", "predict labels for sentences read from stdin", run_predict_command},
       {"params", "list an encoder's parameters (from a model config)", run_params_command},

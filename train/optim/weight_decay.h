@@ -1,10 +1,12 @@
 // L2 weight decay as a differentiable penalty added to the loss:
-//   penalty = gamma * sum over covered W of 0.5 * ||W||^2   (gradient gamma * W)
-// Covered by default: weight matrices only, i.e. parameters whose name is
-// "weight" or ends in ".weight" and whose rank is >= 2, except embeddings
-// (names containing "embedding"). Biases, gains and vectors are never
-// covered. Any parameter can opt out by name (e.g. DiSAN's ".w1.weight" and
-// ".w2.weight", which the original code leaves undecayed).
+//   penalty = factor * gamma * sum over covered W of ||W||^2
+// factor 1 is the papers' "gamma ||theta||^2" (gradient 2 gamma W); 0.5 is
+// TensorFlow's l2_loss, which the released code used (gradient gamma W).
+// Covered: every parameter (all_parameters, the papers' "to all the model"),
+// or weight matrices only, i.e. parameters whose name is "weight" or ends in
+// ".weight" and whose rank is >= 2, except embeddings (names containing
+// "embedding"). Any parameter can opt out by name (e.g. DiSAN's ".w1.weight"
+// and ".w2.weight", which the original code leaves undecayed).
 #pragma once
 #include <functional>
 #include <string>
@@ -15,6 +17,8 @@
 namespace attn {
 
 struct WeightDecayOptions {
+  bool all_parameters = false;  // true: every parameter (opt-outs still apply)
+  double factor = 0.5;          // penalty = factor * gamma * ||W||^2
   std::string weight_suffix = ".weight";  // a bare "weight" (no dot) also matches
   int64_t min_rank = 2;
   // A name containing any of these is excluded.
@@ -29,7 +33,7 @@ class WeightDecay {
  public:
   WeightDecay(const NamedTensors& named_params, double gamma, const WeightDecayOptions& options = {});
 
-  // gamma * 0.5 * sum ||W||^2 over the covered parameters: a differentiable
+  // factor * gamma * sum ||W||^2 over the covered parameters: a differentiable
   // scalar (dtype of the first covered parameter; a zero float32 scalar when
   // none is covered or gamma is 0).
   Tensor penalty() const;
@@ -37,7 +41,7 @@ class WeightDecay {
   double gamma() const { return gamma_; }
 
  private:
-  double gamma_;
+  double gamma_, factor_;
   std::vector<std::string> names_;
   std::vector<Tensor> params_;
 };

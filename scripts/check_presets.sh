@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs every preset of `attn presets` for a few steps on the fixture data in
+# its official format (data/fixtures/) and checks each run: exit status 0,
+# a complete run folder, the preset recorded in run.cfg, and no NaN or Inf in
+# the metrics (nor a null, which is how a non-finite metric is written). Only the batch size and the number of steps are overridden
+# (explicit flags win over a preset), so every other preset value is the
+# one exercised.
+#   scripts/check_presets.sh ATTN_BINARY WORK_DIR
+set -euo pipefail
+attn=${1:?usage: check_presets.sh ATTN_BINARY WORK_DIR}
+work=${2:?usage: check_presets.sh ATTN_BINARY WORK_DIR}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+fixtures="$root/data/fixtures"
+rm -rf "$work"
+mkdir -p "$work"
+
+listing=$("$attn" presets)
+names=$(printf '%s\n' "$listing" | sed -n 's/^\([a-z0-9-]*\): .*/\1/p')
+[ -n "$names" ] || { echo "check_presets: 'attn presets' listed no preset" >&2; exit 1; }
+
+failed=0
+count=0
+for name in $names; do
+  count=$((count + 1))
+  format=$(printf '%s\n' "$listing" | awk -v p="$name:" '$1 == p {on = 1; next} /^[a-z0-9-]*: / {on = 0} on && $1 == "--format" {print $2; exit}')
+  case "$format" in
+    sst5|sst2) dir="$fixtures/sst" ;;
+    *) dir="$fixtures/$format" ;;
+  esac
+  run="$work/$name"
+  if ! "$attn" train --preset "$name" --data "$dir" --run "$run" --batch 4 --max-steps 2 --eval-every 1 --quiet \
+      > "$work/$name.out" 2> "$work/$name.err"; then
+    echo "FAIL $name: attn train exited non-zero:"; sed 's/^/    /' "$work/$name.err" | tail -5
+    failed=$((failed + 1))
+    continue
+  fi
+  missing=""
+  for f in model.cfg run.cfg vocab.txt labels.txt best.safetensors last.safetensors metrics.jsonl test_metrics.json; do
+    [ -s "$run/$f" ] || missing="$missing $f"
+  done
+  if [ -n "$missing" ]; then
+    echo "FAIL $name: the run folder lacks$missing"; failed=$((failed + 1)); continue
+  fi
+  if ! grep -qx "preset = $name" "$run/run.cfg"; then
+    echo "FAIL $name: run.cfg does not record the preset"; failed=$((failed + 1)); continue
+  fi
+  if grep -qiE '(nan|inf|null)' "$run/metrics.jsonl" "$run/test_metrics.json"; then
+    echo "FAIL $name: a metric is not finite:"; cat "$run/test_metrics.json"; failed=$((failed + 1)); continue
+  fi
+  echo "ok   $name ($format): $(cat "$run/test_metrics.json")"
+done
+echo "check_presets: $((count - failed)) of $count presets ran on their fixture data"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,99 @@
+// The papers' presets (train/cli/presets.h): every preset names its source
+// and paper figure, sets only real `attn train` options, leaves explicit
+// flags alone, and an unknown name is a usage error. The end-to-end runs of
+// every preset on fixture data are the CTest presets.fixture_runs.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "test_util.h"
+#include "train/cli/presets.h"
+
+namespace attn {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The options of `attn train` that presets may set (train_command.cpp).
+ArgParser train_like_parser() {
+  ArgParser p("train", "test");
+  for (const char* name : {"task", "format", "model", "optimizer", "lr", "batch", "epochs", "max-steps", "max-len",
+                           "min-count", "weight-decay", "weight-decay-scope", "weight-decay-factor", "clip",
+                           "keep-prob", "hidden", "heads", "head-hidden", "rl-reward", "rl-lambda", "rl-warmup",
+                           "rl-only"})
+    p.option(name, "default", "");
+  return p;
+}
+
+TEST(Presets, EveryPaperExperimentTheIssueNamesExists) {
+  for (const char* name : {"mtsa-snli", "mtsa-sst5", "mtsa-trec", "mtsa-cr", "mtsa-mpqa", "mtsa-subj", "biblosan-snli",
+                           "biblosan-sick", "biblosan-sst5", "biblosan-trec", "mstrans-sst5", "mstrans-snli",
+                           "resan-snli", "resan-sick", "disan-snli"})
+    EXPECT_NE(find_preset(name), nullptr) << name;
+}
+
+TEST(Presets, EachHasASourceAFigureAndDistinctKnownSettings) {
+  for (const Preset& p : all_presets()) {
+    SCOPED_TRACE(p.name);
+    EXPECT_THAT(p.source, HasSubstr("seed 00"));
+    EXPECT_FALSE(p.result.empty());
+    std::set<std::string> keys;
+    for (const PresetSetting& s : p.settings) {
+      EXPECT_TRUE(keys.insert(s.key).second) << "set twice: " << s.key;
+      EXPECT_FALSE(s.value.empty()) << s.key;
+    }
+    for (const char* needed : {"task", "format", "model", "optimizer", "lr", "batch", "keep-prob", "weight-decay"})
+      EXPECT_EQ(keys.count(needed), 1u) << needed;
+    EXPECT_EQ(keys.count("clip"), 1u);  // no paper clips: every preset turns it off
+    ArgParser parser = train_like_parser();
+    ASSERT_TRUE(parser.parse({}));
+    EXPECT_NO_THROW(apply_preset(p.name, parser));  // an unknown option would throw
+    EXPECT_EQ(parser.get("clip"), "0");
+  }
+}
+
+TEST(Presets, ExplicitFlagsWinAndModelKeysComeBack) {
+  ArgParser parser = train_like_parser();
+  ASSERT_TRUE(parser.parse({"--batch", "16"}));
+  Config model = apply_preset("mtsa-snli", parser);
+  EXPECT_EQ(parser.get("batch"), "16");          // given on the command line
+  EXPECT_EQ(parser.get("keep-prob"), "0.65");    // the preset's p_kp
+  EXPECT_EQ(parser.get("optimizer"), "adadelta");
+  EXPECT_FALSE(parser.is_set("keep-prob"));      // a default, not a given flag
+  EXPECT_EQ(model.get("activation", ""), "elu");  // App. B: elu for SNLI
+  EXPECT_EQ(model.get("attn_keep_prob", ""), "1");
+}
+
+TEST(Presets, UnknownNameIsAUsageErrorListingTheKnownOnes) {
+  ArgParser parser = train_like_parser();
+  ASSERT_TRUE(parser.parse({}));
+  try {
+    apply_preset("mtsa-imdb", parser);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("unknown --preset 'mtsa-imdb'"));
+    EXPECT_THAT(e.what(), HasSubstr("resan-sick"));
+  }
+}
+
+TEST(Presets, ListingNamesEveryPresetWithItsSourceAndUnstatedValues) {
+  const std::string listing = presets_listing();
+  for (const Preset& p : all_presets()) {
+    EXPECT_THAT(listing, HasSubstr(p.name + ": " + p.title));
+    EXPECT_THAT(listing, HasSubstr("source: " + p.source));
+  }
+  EXPECT_THAT(listing, HasSubstr("unstated"));
+}
+
+TEST(ArgParser, SetDefaultNeverOverridesAGivenValueAndRejectsUnknownNames) {
+  ArgParser p("x", "test");
+  p.option("lr", "0", "");
+  ASSERT_TRUE(p.parse({"--lr", "0.1"}));
+  p.set_default("lr", "0.5");
+  EXPECT_EQ(p.get("lr"), "0.1");
+  EXPECT_THROW(p.set_default("no-such", "1"), std::logic_error);
+}
+
+}  // namespace
+}  // namespace attn

@@ -1,0 +1,238 @@
+#include "train/cli/presets.h"
+
+#include <sstream>
+
+namespace attn {
+
+namespace {
+
+using Settings = std::vector<PresetSetting>;
+
+Settings operator+(Settings a, const Settings& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// What every preset shares: the papers' training loop had no tricks.
+const Settings kCommon = {
+    {"clip", "0", "no paper clips gradients (seed 001 App. B: \"without any other trick\")"},
+    {"min-count", "1", "every training word gets a row: \"The embedding for a word in the training set but not in "
+                       "GloVe is randomly initialized\" (001 App. B; 002 Sec. 4.1; 004 Sec. 5)"},
+    {"max-len", "0", "unstated: no length cap"},
+    {"weight-decay-scope", "all", "\"L2 regularization ... to all the model\" (001 App. B); gamma ||theta_s||^2 (004 Eq. 16)"},
+    {"weight-decay-factor", "1", "gamma ||theta||^2 as written (004 Eq. 16)"},
+};
+
+const Settings kAdadeltaLr = {
+    {"optimizer", "adadelta", ""},
+    {"lr", "0.5", "unstated: 0.5, the Adadelta rate of the authors' released code"},
+};
+const Settings kAdamLr = {
+    {"optimizer", "adam", ""},
+    {"lr", "0.001", "unstated: Adam's usual 1e-3"},
+};
+
+// MTSA (seed 001, App. B). Width and heads are unstated: hidden 600 with 2
+// heads (one forward, one backward mask, Sec. 3.2) gives the parameter count
+// closest to Table 1's 2.9m.
+Settings mtsa(const std::string& task, const std::string& format, const std::string& keep, const std::string& gamma,
+              const std::string& steps, const std::string& batch, const std::string& attn_keep,
+              const std::string& activation) {
+  Settings s = {
+      {"task", task, ""},
+      {"format", format, ""},
+      {"model", "mtsa", ""},
+      {"hidden", "600", "unstated: 600 (2 heads) matches Table 1's 2.9m parameters best"},
+      {"heads", "2", "\"forward mask to half of the heads and ... backward mask to the other half\" (Sec. 3.2)"},
+      {"keep-prob", keep, "p_kp (App. B)"},
+      {"weight-decay", gamma, "gamma (App. B)"},
+      {"max-steps", steps, "\"completed within\" this many steps (App. B)"},
+      {"epochs", "100000", "bounded by --max-steps"},
+      {"batch", batch, batch == "128" ? "\"mini batch size of 128\" (App. B)" : "unstated: 32, the prior work's (seed 002 Sec. 4.4)"},
+      {"model:attn_keep_prob", attn_keep, attn_keep == "1" ? "\"do not apply the attention dropout\"" : "\"attention dropout with keep probability of 0.8\""},
+      {"model:sigma_t", "logsigmoid", "\"set to log(sigmoid(.)) unless otherwise specified\" (App. B)"},
+      {"model:activation", activation, activation == "elu" ? "SNLI: \"the activation function for fully-connected layer is set to elu\"" : "\"unspecified activation functions ... relu\" (App. B)"},
+      {"model:head_activation", activation, "as the encoder's"},
+  };
+  return s + kCommon;
+}
+
+// Bi-BloSAN (seed 002): one setup per section.
+Settings biblosan(const std::string& task, const std::string& format, const Settings& section) {
+  Settings s = {
+      {"task", task, ""},
+      {"format", format, ""},
+      {"model", "biblosan", ""},
+      {"model:activation", "relu", "\"The unspecified activation functions in all models are set to Relu\" (Sec. 4.1)"},
+      {"model:head_activation", "relu", "as above"},
+      {"head-hidden", "300", "\"a 300D fully connected layer\" (Sec. 4.1, 4.3)"},
+  };
+  return s + section + kCommon;
+}
+
+const Settings kBiblosanSnli = Settings{
+    {"batch", "64", "\"The batch size is set to 64 for all methods\" (Sec. 4.1)"},
+    {"epochs", "50", "\"The training phase takes 50 epochs to converge\" (Sec. 4.1)"},
+    {"keep-prob", "0.75", "Sec. 4.1"},
+    {"weight-decay", "5e-5", "Sec. 4.1"},
+} + kAdadeltaLr;
+
+const Settings kBiblosanClassify = Settings{
+    {"batch", "32", "\"Adam with training batch size of 32\" (Sec. 4.4)"},
+    {"epochs", "10", "unstated: 10"},
+    {"keep-prob", "0.6", "\"decrease the dropout keep probability ... to 0.6\" (Sec. 4.4)"},
+    {"weight-decay", "1e-4", "Sec. 4.4"},
+    {"hidden", "300", "unstated for Sec. 4.4: 300, as in Sec. 4.1"},
+} + kAdamLr;
+
+// ReSAN (seed 004 Sec. 5, "Training Setup"; RL: Sec. 4).
+Settings resan(const std::string& task, const std::string& format) {
+  Settings s = {
+      {"task", task, ""},
+      {"format", format, ""},
+      {"model", "resan", ""},
+      {"hidden", "300", "\"The number of hidden units is 300\""},
+      {"keep-prob", "0.75", "chosen from {0.65, 0.70, 0.75, 0.8}; the paper does not say which won"},
+      {"weight-decay", "5e-5", "\"The weight decay factor gamma for L2 regularization is set to 5e-5\""},
+      {"batch", "64", "unstated: 64, the authors' batch for SNLI in seed 002"},
+      {"epochs", "50", "unstated: 50, as seed 002's SNLI setup"},
+      {"model:activation", "relu", "\"We use ReLU for all unspecified activation functions\""},
+      {"model:head_activation", "relu", "as above"},
+      {"rl-reward", "probability", "Eq. 17: R = p(y = y* | x) with the selected-fraction penalty"},
+      {"rl-lambda", "0.01", "\"fine-tuned with values from {0.005, 0.01, 0.02}\"; the middle one"},
+      {"rl-warmup", "dev-loss", "\"until the loss over development set does not decrease significantly\""},
+      {"rl-only", "0", "\"theta_r and theta_s are then optimized simultaneously\""},
+  };
+  return s + kAdadeltaLr + kCommon;
+}
+
+// The Multi-Scale Transformer (seed 003). Its appendix with the learning
+// rate and dropout is not in the seed text.
+Settings mstrans(const std::string& task, const std::string& format, const std::string& hidden,
+                 const std::string& heads, const std::string& heads_note) {
+  Settings s = {
+      {"task", task, ""},
+      {"format", format, ""},
+      {"model", "mstrans", ""},
+      {"hidden", hidden, "H DIM (Table 1)"},
+      {"heads", heads, heads_note},
+      {"model:alpha", "0.5", "alpha (Table 1)"},
+      {"model:layers", "3", "L = 3 (Table 6)"},
+      {"model:scales", "1,3,n/16,n/8,n/4", "\"The candidate scales are 1, 3, N/16, N/8, N/4\" (Table 1)"},
+      {"keep-prob", "0.75", "unstated: \"listed in the Appendix\", which the seed lacks; 0.75"},
+      {"batch", "32", "unstated: 32"},
+      {"epochs", "10", "unstated: 10"},
+      {"weight-decay", "0", "unstated: none"},
+      {"model:head_activation", "relu", "unstated: relu, as the encoder's Eq. 10"},
+  };
+  return s + kAdamLr + kCommon;
+}
+
+std::vector<Preset> make_presets() {
+  std::vector<Preset> p;
+  p.push_back({"mtsa-snli", "MTSA on SNLI", "seed 001, App. B (SNLI paragraph); Table 1", "test accuracy 86.3",
+               mtsa("pair", "snli", "0.65", "5e-5", "600000", "128", "1", "elu") + kAdadeltaLr});
+  p.push_back({"mtsa-sst5", "MTSA on SST-5", "seed 001, App. B (SST-5 paragraph); Table 5",
+               "test accuracy 51.3 (mean of 5 runs)",
+               mtsa("classify", "sst5", "0.7", "1e-4", "120000", "32", "1", "relu") + kAdadeltaLr});
+  p.push_back({"mtsa-trec", "MTSA on TREC", "seed 001, App. B (TREC paragraph); Table 5",
+               "accuracy 95.3 on TREC_10 (mean of 5 runs)",
+               mtsa("classify", "trec", "0.5", "1e-4", "80000", "32", "1", "relu") + kAdadeltaLr});
+  for (const char* name : {"cr", "mpqa", "subj"}) {
+    const std::string n = name;
+    const std::string result = n == "cr" ? "84.9" : n == "mpqa" ? "90.5" : "94.5";
+    Settings s = mtsa("classify", n, "0.5", "1e-4", "1000", "32", n == "subj" ? "1" : "0.8", "relu");
+    s.push_back({"optimizer", "adam", "\"we here use Adam as the optimizer\" (App. B)"});
+    s.push_back({"lr", "0.001", "unstated: Adam's usual 1e-3 (\"do not use any learning rate decay trick\")"});
+    p.push_back({"mtsa-" + n, "MTSA on " + std::string(n == "cr" ? "CR" : n == "mpqa" ? "MPQA" : "SUBJ"),
+                 "seed 001, App. B (CR, MPQA and SUBJ paragraph); Table 5",
+                 "accuracy " + result + " (mean of 10-fold cross validation; --fold picks one)", s});
+  }
+  p.push_back({"biblosan-snli", "Bi-BloSAN on SNLI", "seed 002, Sec. 4.1; Table 1", "test accuracy 85.7",
+               biblosan("pair", "snli",
+                        Settings{{"hidden", "240", "\"480D Bi-BloSAN\": 240 per direction, 2.7m parameters against "
+                                                   "the paper's 2.8m (Sec. 4.1 also says 300 hidden units)"}} +
+                            kBiblosanSnli)});
+  p.push_back({"biblosan-sick", "Bi-BloSAN on SICK", "seed 002, Sec. 4.3; Table 5",
+               "Pearson 0.8616, Spearman 0.8038, MSE 0.3008 (mean of 5 runs)",
+               biblosan("relatedness", "sick",
+                        Settings{{"batch", "64", "\"Adadelta with batch size of 64\" (Sec. 4.3)"},
+                                 {"keep-prob", "0.7", "Sec. 4.3"},
+                                 {"weight-decay", "1e-4", "Sec. 4.3"},
+                                 {"hidden", "300", "unstated for SICK: 300, as Sec. 4.1"},
+                                 {"epochs", "50", "unstated: 50, as Sec. 4.1"}} +
+                            kAdadeltaLr)});
+  p.push_back({"biblosan-sst5", "Bi-BloSAN on SST-5", "seed 002, Sec. 4.4; Table 6", "test accuracy 50.6 (mean of 5 runs)",
+               biblosan("classify", "sst5", kBiblosanClassify)});
+  p.push_back({"biblosan-trec", "Bi-BloSAN on TREC", "seed 002, Sec. 4.4; Table 6",
+               "accuracy 94.8 on TREC_10 (mean of 5 runs)", biblosan("classify", "trec", kBiblosanClassify)});
+  p.push_back({"mstrans-sst5", "Multi-Scale Transformer on SST-5", "seed 003, Experiments; Tables 1 and 2",
+               "test accuracy 51.9", mstrans("classify", "sst5", "300", "10", "head DIM 30 (Table 1): 300 / 30")});
+  p.push_back({"mstrans-snli", "Multi-Scale Transformer on SNLI", "seed 003, Experiments; Tables 1, 5 and 6",
+               "test accuracy 85.9",
+               mstrans("pair", "snli", "600", "5",
+                       "N' = 5 (Table 6); Table 1's head DIM 64 does not divide 600, so 120 per head")});
+  p.push_back({"resan-snli", "ReSAN on SNLI", "seed 004, Sec. 4 and 5.1; Table 1", "test accuracy 86.3",
+               resan("pair", "snli")});
+  p.push_back({"resan-sick", "ReSAN on SICK", "seed 004, Sec. 4 and 5.2; Table 3",
+               "Pearson 0.8720, Spearman 0.8163, MSE 0.2623 (mean of 5 runs)", resan("relatedness", "sick")});
+  p.push_back({"disan-snli", "DiSAN on SNLI", "the DiSAN baseline of seed 002, Sec. 4.1 (DiSAN's paper is not a seed); Table 1",
+               "test accuracy 85.6",
+               Settings{{"task", "pair", ""},
+                        {"format", "snli", ""},
+                        {"model", "disan", ""},
+                        {"hidden", "300", "\"600D ... (300D forward ... + 300D backward ...)\" (seed 002 Sec. 4)"},
+                        {"batch", "64", "\"The batch size is set to 64 for all methods\" (seed 002 Sec. 4.1)"},
+                        {"epochs", "50", "seed 002 Sec. 4.1"},
+                        {"keep-prob", "0.75", "seed 002 Sec. 4.1"},
+                        {"weight-decay", "5e-5", "seed 002 Sec. 4.1"},
+                        {"model:activation", "relu", "\"in all models ... Relu\" (seed 002 Sec. 4.1)"},
+                        {"model:head_activation", "relu", "as above"}} +
+                   kAdadeltaLr + kCommon});
+  return p;
+}
+
+}  // namespace
+
+const std::vector<Preset>& all_presets() {
+  static const std::vector<Preset> presets = make_presets();
+  return presets;
+}
+
+const Preset* find_preset(const std::string& name) {
+  for (const Preset& p : all_presets())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::string presets_listing() {
+  std::ostringstream os;
+  os << "Presets: attn train --preset NAME --data DIR [--glove FILE]; explicit flags override.\n"
+     << "\"unstated\" marks a value the paper does not give (and what is used instead).\n";
+  for (const Preset& p : all_presets()) {
+    os << "\n" << p.name << ": " << p.title << "\n  source: " << p.source << "\n  paper: " << p.result << "\n";
+    for (const PresetSetting& s : p.settings) {
+      os << "  " << (s.key.rfind("model:", 0) == 0 ? s.key : "--" + s.key) << " " << s.value;
+      if (!s.note.empty()) os << "  (" << s.note << ")";
+      os << "\n";
+    }
+  }
+  return os.str();
+}
+
+Config apply_preset(const std::string& name, ArgParser& parser) {
+  const Preset* preset = find_preset(name);
+  if (!preset) {
+    std::string known;
+    for (const Preset& p : all_presets()) known += (known.empty() ? "" : ", ") + p.name;
+    throw UsageError("attn train: unknown --preset '" + name + "' (known: " + known + "; `attn presets` lists them)");
+  }
+  Config model;
+  for (const PresetSetting& s : preset->settings) {
+    if (s.key.rfind("model:", 0) == 0) model.set(s.key.substr(6), s.value);
+    else parser.set_default(s.key, s.value);
+  }
+  return model;
+}
+
+}  // namespace attn
