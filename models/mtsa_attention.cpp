@@ -116,13 +116,12 @@ Tensor masked_exp(const Tensor& x, const Tensor& blocked) {
 // GEMMs' backward then multiplies by the zeros of E_R and E_S: NaN.
 constexpr double kMinDenominator = 0x1p-64;
 
-// Eq. 11's p_ji[l] built in full ([B, h, n, n, d_h], one stable softmax per
-// query and feature) and averaged over the features: each query's
-// alignment, for the attention trace only.
-Tensor feature_mean_probabilities(const Tensor& r_allowed, const Tensor& s, const Tensor& allowed, SigmaT sigma_t) {
+// Eq. 11's p_ji[l] built in full, [B, h, query j, key i, feature l], one
+// stable softmax per query and feature: for the attention trace only.
+Tensor tensorized_probabilities(const Tensor& r_allowed, const Tensor& s, const Tensor& allowed, SigmaT sigma_t) {
   Tensor t2t = sigma_t == SigmaT::LogSigmoid ? log_sigmoid(r_allowed) : r_allowed;
-  Tensor scores = unsqueeze(t2t, -1) + unsqueeze(s, 2);  // [B, h, query, key, d_h]
-  return mean(softmax(scores, 3, unsqueeze(allowed, -1)), {4});
+  Tensor scores = unsqueeze(t2t, -1) + unsqueeze(s, 2);
+  return softmax(scores, 3, unsqueeze(allowed, -1));
 }
 
 // Whether every query with an allowed key has den >= kMinDenominator in every
@@ -179,7 +178,7 @@ Tensor tensorized_self_attention(const Tensor& q, const Tensor& k, const Tensor&
                                                      : masked_exp(minus_allowed_max(r_allowed, blocked, 3), blocked);
   trace_attention("token2token", [&] { return e_r; });
   trace_attention("mask", [&] { return allowed; });
-  trace_attention("alignment", [&] { return feature_mean_probabilities(r_allowed, ss, allowed, options.sigma_t); });
+  trace_attention("alignment", [&] { return tensorized_probabilities(r_allowed, ss, allowed, options.sigma_t); });
   // Step 6: source2token weights E_S [B, h, n_key, d_h], sigma_s = identity.
   Tensor e_s = masked_exp(minus_allowed_max(ss, padded, 2), padded);
 

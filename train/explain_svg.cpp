@@ -49,6 +49,11 @@ struct Heatmap {
   std::vector<double> value;   // rows x cols
   std::vector<char> allowed;   // rows x cols; 0 = masked (grey)
   std::vector<char> row_marked, col_marked;  // highlighted labels (may be empty)
+  // How values become shades: each row scaled to its own largest weight
+  // (alignments: where each query looks), or all by one fixed top value
+  // (> 0; e.g. 1 for weights in [0, 1]).
+  bool per_row = true;
+  double top = 0;
 };
 
 struct Strip {
@@ -77,18 +82,30 @@ double label_width(const std::vector<std::string>& labels) {
 
 std::string label_style(bool marked) { return marked ? " font-weight=\"bold\" fill=\"#b2182b\"" : ""; }
 
+// A bold title and a note in smaller type, and the width they take.
+std::string title_svg(const std::string& title, const std::string& note, double& width) {
+  width = std::max(width, 7.8 * static_cast<double>(title.size()) + 6.0 * static_cast<double>(note.size()) + 10);
+  return "<text x=\"0\" y=\"14\" font-size=\"13\" font-weight=\"bold\">" + xml_escape(title) +
+         " <tspan font-weight=\"normal\" font-size=\"11\">" + xml_escape(note) + "</tspan></text>\n";
+}
+
 Block draw_heatmap(const Heatmap& m) {
   const size_t nr = m.rows.size(), nc = m.cols.size();
   const double left = label_width(m.rows), top = 22 + label_width(m.cols) * 0.87;
-  double peak = 0;
-  for (size_t k = 0; k < m.value.size(); ++k)
-    if (m.allowed[k] && std::isfinite(m.value[k])) peak = std::max(peak, m.value[k]);
+  // The value drawn darkest in each row.
+  std::vector<double> peak(nr, m.top);
+  if (m.top <= 0)
+    for (size_t k = 0; k < m.value.size(); ++k)
+      if (m.allowed[k] && std::isfinite(m.value[k])) {
+        double& p = peak[m.per_row ? k / nc : 0];
+        p = std::max(p, m.value[k]);
+      }
+  if (!m.per_row) std::fill(peak.begin(), peak.end(), peak.empty() ? 0.0 : peak[0]);
   Block b;
-  b.width = std::max(left + kCell * static_cast<double>(nc) + 10, 8.0 * static_cast<double>(m.title.size()));
+  b.width = left + kCell * static_cast<double>(nc) + 10;
   b.height = top + kCell * static_cast<double>(nr) + 12;
   std::string& s = b.svg;
-  s += "<text x=\"0\" y=\"14\" font-size=\"13\" font-weight=\"bold\">" + xml_escape(m.title) +
-       " <tspan font-weight=\"normal\" font-size=\"11\">(darkest = " + fixed(peak, 3) + ")</tspan></text>\n";
+  s += title_svg(m.title, m.per_row ? "(darkest = each row's largest weight)" : "(darkest = " + fixed(peak.empty() ? 0.0 : peak[0], 3) + ")", b.width);
   s += "<rect x=\"" + num(left) + "\" y=\"" + num(top) + "\" width=\"" + num(kCell * static_cast<double>(nc)) +
        "\" height=\"" + num(kCell * static_cast<double>(nr)) + "\" fill=\"#d0d0d0\"/>\n";
   for (size_t i = 0; i < nr; ++i)
@@ -97,7 +114,7 @@ Block draw_heatmap(const Heatmap& m) {
       if (!m.allowed[k]) continue;
       s += "<rect x=\"" + num(left + kCell * static_cast<double>(j)) + "\" y=\"" +
            num(top + kCell * static_cast<double>(i)) + "\" width=\"" + num(kCell) + "\" height=\"" + num(kCell) +
-           "\" fill=\"" + shade(peak > 0 ? m.value[k] / peak : 0) + "\"/>\n";
+           "\" fill=\"" + shade(peak[i] > 0 ? m.value[k] / peak[i] : 0) + "\"/>\n";
     }
   for (size_t i = 0; i < nr; ++i)
     s += "<text x=\"" + num(left - 4) + "\" y=\"" + num(top + kCell * (static_cast<double>(i) + 0.75)) +
@@ -112,23 +129,27 @@ Block draw_heatmap(const Heatmap& m) {
   return b;
 }
 
+// One bar per token, its height and shade the weight's share of the largest.
 Block draw_strip(const Strip& st) {
-  const double top = 22 + label_width(st.labels) * 0.87, left = 4;
+  constexpr double kBar = 60;
+  const double top = 22, left = 4, base = top + kBar;
   double peak = 0;
   for (double v : st.value)
     if (std::isfinite(v)) peak = std::max(peak, v);
   Block b;
-  b.width = std::max(left + kCell * static_cast<double>(st.labels.size()) + 10, 8.0 * static_cast<double>(st.title.size()));
-  b.height = top + 2 * kCell + 12;
+  b.width = left + kCell * static_cast<double>(st.labels.size()) + 10;
+  b.height = base + label_width(st.labels) * 0.87 + 12;
   std::string& s = b.svg;
-  s += "<text x=\"0\" y=\"14\" font-size=\"13\" font-weight=\"bold\">" + xml_escape(st.title) +
-       " <tspan font-weight=\"normal\" font-size=\"11\">(darkest = " + fixed(peak, 3) + ")</tspan></text>\n";
+  s += title_svg(st.title, "(tallest = " + fixed(peak, 3) + ")", b.width);
+  s += "<line x1=\"" + num(left) + "\" y1=\"" + num(base) + "\" x2=\"" +
+       num(left + kCell * static_cast<double>(st.labels.size())) + "\" y2=\"" + num(base) + "\" stroke=\"#888\"/>\n";
   for (size_t j = 0; j < st.labels.size(); ++j) {
     const double x = left + kCell * static_cast<double>(j);
-    s += "<rect x=\"" + num(x) + "\" y=\"" + num(top) + "\" width=\"" + num(kCell) + "\" height=\"" + num(2 * kCell) +
-         "\" fill=\"" + shade(peak > 0 ? st.value[j] / peak : 0) + "\" stroke=\"#e0e0e0\" stroke-width=\"0.5\"/>\n";
-    const double tx = x + kCell * 0.7, ty = top - 4;
-    s += "<text x=\"" + num(tx) + "\" y=\"" + num(ty) + "\" font-size=\"10\" transform=\"rotate(-60 " + num(tx) + " " +
+    const double share = peak > 0 && std::isfinite(st.value[j]) ? std::clamp(st.value[j] / peak, 0.0, 1.0) : 0.0;
+    s += "<rect x=\"" + num(x + 1) + "\" y=\"" + num(base - kBar * share) + "\" width=\"" + num(kCell - 2) +
+         "\" height=\"" + num(kBar * share) + "\" fill=\"" + shade(0.25 + 0.75 * share) + "\"/>\n";
+    const double tx = x + kCell * 0.3, ty = base + 8;
+    s += "<text x=\"" + num(tx) + "\" y=\"" + num(ty) + "\" font-size=\"10\" transform=\"rotate(60 " + num(tx) + " " +
          num(ty) + ")\">" + xml_escape(short_label(st.labels[j])) + "</text>\n";
   }
   return b;
@@ -188,15 +209,18 @@ void add_mtsa(const Explanation& e, int64_t feature, std::vector<Section>& out) 
   const std::vector<double> weights = t2t.to_vector(), allowed = mask.to_vector();
   const std::vector<double> align = features_reduced(e.trace.get("alignment"), feature, "alignment");
   Section s{"MTSA: per head, the token2token weights sigmoid(R) and the alignment p (Eq. 11, " +
-                feature_note(feature) + "); grey = masked by the head's mask", {}, {}};
+                feature_note(feature) + "); rows = queries, columns = keys; grey = masked by the head's mask", {}, {}};
   for (int64_t c = 0; c < heads; ++c) {
     const size_t at = static_cast<size_t>(c) * nn;
     std::vector<char> ok(allowed.begin() + static_cast<std::ptrdiff_t>(at),
                          allowed.begin() + static_cast<std::ptrdiff_t>(at + nn));
     const std::string head = "head " + std::to_string(c + 1) + " (" + mask_name(ok, n) + " mask)";
-    s.maps.push_back({head + ": token2token", e.tokens, e.tokens,
-                      {weights.begin() + static_cast<std::ptrdiff_t>(at), weights.begin() + static_cast<std::ptrdiff_t>(at + nn)},
-                      ok, {}, {}});
+    Heatmap t2t{head + ": token2token", e.tokens, e.tokens,
+                {weights.begin() + static_cast<std::ptrdiff_t>(at), weights.begin() + static_cast<std::ptrdiff_t>(at + nn)},
+                ok, {}, {}};
+    t2t.per_row = false;
+    t2t.top = 1;  // E_R lies in [0, 1]: sigmoid(R), or exp(R - the row's maximum) for identity sigma_t
+    s.maps.push_back(std::move(t2t));
     s.maps.push_back({head + ": alignment", e.tokens, e.tokens,
                       {align.begin() + static_cast<std::ptrdiff_t>(at), align.begin() + static_cast<std::ptrdiff_t>(at + nn)},
                       ok, {}, {}});
@@ -233,6 +257,9 @@ void add_resan(const Explanation& e, int64_t feature, std::vector<Section>& out)
   for (const char* dir : {"forward", "backward", "none"}) {
     if (!e.trace.has(std::string(dir) + ".alignment")) continue;
     Heatmap m = direction_map(e, dir, feature, [&](size_t i, size_t j) { return e.heads[i] && e.dependents[j]; });
+    const auto count = [](const std::vector<int>& z) { return std::to_string(std::count(z.begin(), z.end(), 1)); };
+    m.title += " (heads " + count(e.heads) + ", dependents " + count(e.dependents) + " of " +
+               std::to_string(e.tokens.size()) + " tokens)";
     m.row_marked.assign(e.heads.begin(), e.heads.end());
     m.col_marked.assign(e.dependents.begin(), e.dependents.end());
     s.maps.push_back(std::move(m));
@@ -358,7 +385,7 @@ std::string render_explanation_svg(const Explanation& e, const ExplainPictureOpt
                      std::to_string(e.original_length) + " tokens were given to the model and are shown)");
   std::string classes;
   for (size_t k = 0; k < e.labels.size(); ++k)
-    classes += (k ? ", " : "") + e.labels[k] + " " + fixed(e.probabilities.at(k), 4);
+    classes += (k ? ", " : "") + std::string("p(") + e.labels[k] + ") = " + fixed(e.probabilities.at(k), 4);
   header.push_back("prediction: " + e.labels.at(static_cast<size_t>(e.predicted)) + " with probability " +
                    fixed(e.probabilities.at(static_cast<size_t>(e.predicted)), 4) + "   (" + classes + ")");
   if (sections.empty()) header.push_back("the " + e.encoder + " encoder records no attention weights to show");
@@ -370,11 +397,13 @@ std::string render_explanation_svg(const Explanation& e, const ExplainPictureOpt
   for (const std::string& h : header) {
     y += 20;
     body += "<text x=\"20\" y=\"" + num(y) + "\" font-size=\"13\" xml:space=\"preserve\">" + xml_escape(h) + "</text>\n";
+    width = std::max(width, 40 + 7.2 * static_cast<double>(h.size()));
   }
   for (const Section& s : sections) {
     y += 40;
     body += "<text x=\"20\" y=\"" + num(y) + "\" font-size=\"14\" font-weight=\"bold\" fill=\"#333\">" +
             xml_escape(s.title) + "</text>\n";
+    width = std::max(width, 40 + 8.4 * static_cast<double>(s.title.size()));
     std::vector<Block> blocks;
     for (const Heatmap& m : s.maps) blocks.push_back(draw_heatmap(m));
     y = place(blocks, y + 16, body, width);
