@@ -355,6 +355,13 @@ TEST(Plot, ReadsRunsAndRefusesBadLogs) {
   EXPECT_THAT(svg, HasSubstr("data-series=\"run a\""));
   EXPECT_THAT(svg, HasSubstr("data-series=\"run b\""));
   EXPECT_THAT(render_training_curves({read_metrics_log(good, "a")}, "loss"), HasSubstr("dev loss"));
+  // A diverged run's null loss is left out of the line, not an error.
+  const std::string diverged = test_data::write(dir, "d/metrics.jsonl",
+                                                "{\"accuracy\": 0.5, \"step\": 1, \"train_loss\": 0.7}\n"
+                                                "{\"accuracy\": 0.5, \"step\": 2, \"train_loss\": null}\n");
+  EXPECT_TRUE(std::isnan(read_metrics_log(diverged, "d").evaluations.at(1).at("train_loss")));
+  EXPECT_THAT(render_training_curves({read_metrics_log(diverged, "d")}), HasSubstr("dev accuracy"));
+  EXPECT_EQ(metrics_json({{"loss", std::nan("")}, {"step", 3}}), "{\"loss\": null, \"step\": 3}");
 
   EXPECT_THAT(error_of([&] { read_metrics_log(dir + "/none/metrics.jsonl", "x"); }), HasSubstr("cannot read"));
   const std::string empty = test_data::write(dir, "e/metrics.jsonl", "");

@@ -1,6 +1,7 @@
 #include "train/training_curves.h"
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "engine/error.h"
@@ -30,8 +31,10 @@ MetricsLog read_metrics_log(const std::string& path, const std::string& name) {
     ATTN_CHECK(j.is_object(), "plot", path, " line ", line_no, " is not a JSON object");
     std::map<std::string, double> values;
     for (const auto& [key, value] : j.as_object()) {
-      ATTN_CHECK(value.is_number(), "plot", path, " line ", line_no, ": \"", key, "\" is not a number");
-      values[key] = value.as_number();
+      ATTN_CHECK(value.is_number() || value.is_null(), "plot", path, " line ", line_no, ": \"", key,
+                 "\" is not a number");
+      // null: a non-finite value (a diverged loss); the chart leaves the point out.
+      values[key] = value.is_null() ? std::numeric_limits<double>::quiet_NaN() : value.as_number();
     }
     ATTN_CHECK(values.count("step"), "plot", path, " line ", line_no, " has no \"step\"");
     log.evaluations.push_back(std::move(values));

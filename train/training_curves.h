@@ -16,7 +16,8 @@ struct MetricsLog {
 };
 
 // Throws naming the file for a missing or empty file, and the line for one
-// that is not a JSON object of numbers with a "step".
+// that is not a JSON object of numbers with a "step" (null, a non-finite
+// value, reads as NaN and is not drawn).
 MetricsLog read_metrics_log(const std::string& path, const std::string& name);
 
 // The dev metric a log's runs were selected on: chunk_f1, accuracy, pearson
