@@ -1,6 +1,7 @@
 #include "models/blosa_mblosa.h"
 
 #include "engine/error.h"
+#include "models/attention_trace.h"
 #include "models/disa.h"
 #include "ops/binary.h"
 #include "engine/copy.h"
@@ -45,6 +46,7 @@ MBlosaStages MBlosa::stages(const Tensor& x, const Tensor& valid, int64_t block_
   ATTN_CHECK(block_len >= 1, "MBlosa", "block length must be positive, got ", block_len);
   const int64_t b = x.size(0), n = x.size(1), d = features_, r = block_len;
   const int64_t m = (n + r - 1) / r;
+  AttentionTraceScope trace_scope(direction_name(options_.direction));
   MBlosaStages st;
   st.block_len = r;
   st.blocks = m;
@@ -59,7 +61,7 @@ MBlosaStages MBlosa::stages(const Tensor& x, const Tensor& valid, int64_t block_
   // Intra-block masked self-attention with parameters shared by all blocks.
   Tensor intra_mask = pair_mask(vb, direction_mask(r, options_.direction));
   Tensor hb = multi_dim_masked_attention(xb, intra_w1_(xb), intra_w2_(xb), intra_bias_, intra_mask, options_.scale_c,
-                                         options_.materialize_scores);
+                                         options_.materialize_scores, "intra");
   st.h = reshape(hb, {b, m * r, d});
 
   // One vector per block; a block without a valid token gives zeros.
@@ -70,7 +72,7 @@ MBlosaStages MBlosa::stages(const Tensor& x, const Tensor& valid, int64_t block_
   // Inter-block masked self-attention and the block gate.
   Tensor inter_mask = pair_mask(st.block_valid, direction_mask(m, options_.direction));
   st.o = multi_dim_masked_attention(st.v, inter_w1_(st.v), inter_w2_(st.v), inter_bias_, inter_mask, options_.scale_c,
-                                          options_.materialize_scores);
+                                          options_.materialize_scores, "inter");
   st.e = block_gate_.forward(st.v, st.o);
 
   // Context fusion: e_l copied to every token of block l.

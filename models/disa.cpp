@@ -1,6 +1,7 @@
 #include "models/disa.h"
 
 #include "engine/error.h"
+#include "models/attention_trace.h"
 #include "ops/binary.h"
 #include "ops/multi_dim_attention.h"
 #include "ops/reduce.h"
@@ -10,14 +11,20 @@
 
 namespace attn {
 
-Tensor multi_dim_masked_attention(const Tensor& h, const Tensor& query_term, const Tensor& key_term,
-                                  const Tensor& bias, const Tensor& pair_mask, double scale_c,
-                                  bool materialize_scores) {
-  if (!materialize_scores) return multi_dim_attention(query_term + bias, key_term, h, pair_mask, scale_c);
+Tensor multi_dim_probabilities(const Tensor& query_term, const Tensor& key_term, const Tensor& bias,
+                               const Tensor& pair_mask, double scale_c) {
   // scores[b, i, j, :] = c * tanh((W1 h_i + W2 h_j + b) / c)
   Tensor pre = unsqueeze(query_term, 2) + unsqueeze(key_term, 1) + bias;
   Tensor scores = mul_scalar(tanh(mul_scalar(pre, 1.0 / scale_c)), scale_c);
-  Tensor p = softmax(scores, 2, unsqueeze(pair_mask, -1));  // over keys j, per feature
+  return softmax(scores, 2, unsqueeze(pair_mask, -1));  // over keys j, per feature
+}
+
+Tensor multi_dim_masked_attention(const Tensor& h, const Tensor& query_term, const Tensor& key_term,
+                                  const Tensor& bias, const Tensor& pair_mask, double scale_c,
+                                  bool materialize_scores, const char* trace_name) {
+  trace_attention(trace_name, [&] { return multi_dim_probabilities(query_term, key_term, bias, pair_mask, scale_c); });
+  if (!materialize_scores) return multi_dim_attention(query_term + bias, key_term, h, pair_mask, scale_c);
+  Tensor p = multi_dim_probabilities(query_term, key_term, bias, pair_mask, scale_c);
   return sum(p * unsqueeze(h, 1), {2});
 }
 
@@ -38,6 +45,7 @@ Disa::Disa(int64_t input_dim, int64_t features, const DisaOptions& options, Gene
 
 Tensor Disa::forward(const Tensor& x, const Tensor& valid, const Tensor& extra_mask) const {
   ATTN_CHECK(x.dim() == 3, "Disa", "expects x of shape [B, n, d], got ", shape_str(x.shape()));
+  AttentionTraceScope trace_scope(direction_name(options_.direction));
   const int64_t n = x.size(1);
   Tensor mask = pair_mask(valid, direction_mask(n, options_.direction));
   if (extra_mask.defined()) {

@@ -53,6 +53,10 @@ class Disa : public Module {
 // reference the fused kernel is tested against).
 Tensor multi_dim_masked_attention(const Tensor& h, const Tensor& query_term, const Tensor& key_term,
                                   const Tensor& bias, const Tensor& pair_mask, double scale_c,
-                                  bool materialize_scores = false);
+                                  bool materialize_scores = false, const char* trace_name = "alignment");
+// Its probabilities P [B, nq, nk, d] (softmax over keys per feature; 0 at
+// masked pairs), materialised: the reference path and the attention trace.
+Tensor multi_dim_probabilities(const Tensor& query_term, const Tensor& key_term, const Tensor& bias,
+                               const Tensor& pair_mask, double scale_c);
 
 }  // namespace attn

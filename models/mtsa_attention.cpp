@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "engine/error.h"
+#include "models/attention_trace.h"
 #include "models/masks.h"
 #include "engine/autograd.h"
 #include "ops/binary.h"
@@ -14,6 +15,7 @@
 #include "ops/matmul.h"
 #include "ops/reduce.h"
 #include "ops/separable_attention.h"
+#include "ops/softmax.h"
 #include "ops/unary.h"
 #include "ops/view.h"
 
@@ -114,6 +116,14 @@ Tensor masked_exp(const Tensor& x, const Tensor& blocked) {
 // GEMMs' backward then multiplies by the zeros of E_R and E_S: NaN.
 constexpr double kMinDenominator = 0x1p-64;
 
+// Eq. 11's p_ji[l] built in full, [B, h, query j, key i, feature l], one
+// stable softmax per query and feature: for the attention trace only.
+Tensor tensorized_probabilities(const Tensor& r_allowed, const Tensor& s, const Tensor& allowed, SigmaT sigma_t) {
+  Tensor t2t = sigma_t == SigmaT::LogSigmoid ? log_sigmoid(r_allowed) : r_allowed;
+  Tensor scores = unsqueeze(t2t, -1) + unsqueeze(s, 2);
+  return softmax(scores, 3, unsqueeze(allowed, -1));
+}
+
 // Whether every query with an allowed key has den >= kMinDenominator in every
 // feature (one host read of a flag).
 bool factorized_is_exact(const Tensor& den, const Tensor& allowed) {
@@ -166,6 +176,12 @@ Tensor tensorized_self_attention(const Tensor& q, const Tensor& k, const Tensor&
   Tensor r_allowed = masked_fill(r, blocked, 0.0);
   Tensor e_r = options.sigma_t == SigmaT::LogSigmoid ? masked_fill(sigmoid(r_allowed), blocked, 0.0)
                                                      : masked_exp(minus_allowed_max(r_allowed, blocked, 3), blocked);
+  trace_attention("token2token", [&] { return e_r; });
+  trace_attention("mask", [&] { return allowed; });
+  trace_attention("alignment", [&] {
+    return tensorized_probabilities(r_allowed, options.sigma_s == SigmaT::LogSigmoid ? log_sigmoid(ss) : ss, allowed,
+                                    options.sigma_t);
+  });
   // Step 6: source2token weights E_S = exp(sigma_s(S)) [B, h, n_key, d_h].
   Tensor e_s = options.sigma_s == SigmaT::LogSigmoid ? masked_fill(sigmoid(ss), padded, 0.0)
                                                      : masked_exp(minus_allowed_max(ss, padded, 2), padded);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/error.h"
+#include "models/attention_trace.h"
 #include "engine/util/text.h"
 #include "models/masks.h"
 #include "models/multi_head.h"
@@ -156,6 +157,8 @@ Tensor window_attention(const Tensor& q, const Tensor& k, const Tensor& v, const
   Tensor scores = squeeze(matmul(unsqueeze(q, 3), transpose(kw, -1, -2)), 3);  // [B, h, n, 2R+1]
   scores = mul_scalar(scores, 1.0 / std::sqrt(static_cast<double>(q.size(3))));
   Tensor p = softmax(scores, -1, allowed);
+  trace_attention("window", [&] { return p; });  // [B, h, n, 2R+1]: query j, key j - R + t
+  trace_attention("window_mask", [&] { return allowed; });
   return squeeze(matmul(unsqueeze(p, 3), vw), 3);
 }
 
@@ -200,6 +203,7 @@ Tensor MultiScaleAttention::forward(const Tensor& x, const Tensor& mask, const s
     if (c == 0) continue;
     std::vector<int64_t> radii;
     for (int64_t len : n_of) radii.push_back(scales_[s].radius(len));
+    AttentionTraceScope trace_scope("scale=" + scales_[s].name());
     groups.push_back(window_attention(narrow(q, 1, first, c), narrow(k, 1, first, c), narrow(v, 1, first, c), mask,
                                       radii));
     first += c;
@@ -269,7 +273,10 @@ EncoderOutput MultiScaleTransformer::encode_tokens(const Tensor& x, const Tensor
   h = concat({expand(reshape(cls, {1, 1, hidden_}), {b, 1, hidden_}), h}, 1);
   Tensor valid = concat({ones({b, 1}, DType::U8, mask.device()), mask}, 1);
   h = zero_padded(h, valid);
-  for (const auto& layer : layers_) h = layer->forward(h, valid, lengths);
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    AttentionTraceScope trace_scope("layer" + std::to_string(l));
+    h = layers_[l]->forward(h, valid, lengths);
+  }
 
   Tensor tokens = narrow(h, 1, 1, n);
   Tensor first = squeeze(narrow(h, 1, 0, 1), 1);

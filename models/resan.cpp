@@ -2,6 +2,7 @@
 
 
 #include "engine/error.h"
+#include "models/attention_trace.h"
 #include "models/disa.h"
 #include "ops/binary.h"
 #include "engine/copy.h"
@@ -98,6 +99,7 @@ Tensor Resa::forward(const Tensor& x, const Tensor& valid, const Tensor& z_head,
              fc_.weight.size(1), "], got ", shape_str(x.shape()));
   const int64_t b = x.size(0), n = x.size(1);
   check_selection(valid, "valid", b, n);
+  AttentionTraceScope trace_scope(direction_name(options_.direction));
   Tensor mask = resa_attention_mask(valid, options_.direction, z_head, z_dep);
   // Zeroing padded h keeps every product with a masked weight finite.
   Tensor h = zero_padded(activate(options_.activation, fc_(x)), valid);

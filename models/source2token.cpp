@@ -1,6 +1,7 @@
 #include "models/source2token.h"
 
 #include "engine/error.h"
+#include "models/attention_trace.h"
 #include "ops/binary.h"
 #include "ops/reduce.h"
 #include "ops/softmax.h"
@@ -29,7 +30,9 @@ Tensor Source2Token::probabilities(const Tensor& x, const Tensor& mask) const {
 }
 
 Tensor Source2Token::forward(const Tensor& x, const Tensor& mask) const {
-  return sum(probabilities(x, mask) * x, {1});
+  Tensor p = probabilities(x, mask);
+  trace_attention("source2token", [&] { return p; });
+  return sum(p * x, {1});
 }
 
 }  // namespace attn

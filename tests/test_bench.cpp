@@ -21,7 +21,7 @@
 #include "train/bench/bench_report.h"
 #include "engine/util/cli_args.h"
 #include "train/bench/op_profiler.h"
-#include "train/bench/svg_chart.h"
+#include "engine/util/svg_chart.h"
 
 namespace attn {
 namespace {

@@ -1,5 +1,6 @@
 #include "train/evaluate.h"
 
+#include <cmath>
 #include <cstdio>
 
 #include "engine/autograd.h"
@@ -212,7 +213,9 @@ std::string metrics_json(const std::map<std::string, double>& metrics) {
   std::string out = "{";
   char buf[64];
   for (const auto& [k, v] : metrics) {
-    std::snprintf(buf, sizeof(buf), "%.6g", v);
+    // JSON has no NaN or infinity: a non-finite value (a diverged loss) is null.
+    if (std::isfinite(v)) std::snprintf(buf, sizeof(buf), "%.6g", v);
+    else std::snprintf(buf, sizeof(buf), "null");
     out += (out.size() > 1 ? ", \"" : "\"") + k + "\": " + buf;
   }
   return out + "}";

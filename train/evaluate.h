@@ -52,7 +52,7 @@ struct Prediction {
 std::vector<Prediction> predict(TaskModel& model, const std::vector<Example>& examples, const Vocabulary& vocab,
                                 const EvalOptions& options);
 
-// {"a": 1.0, ...} with keys in order.
+// {"a": 1.0, ...} with keys in order; a non-finite value is written null.
 std::string metrics_json(const std::map<std::string, double>& metrics);
 
 }  // namespace attn

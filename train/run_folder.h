@@ -20,6 +20,7 @@ struct RunFiles {
   std::string last() const { return dir + "/last.safetensors"; }    // resumable checkpoint
   std::string metrics() const { return dir + "/metrics.jsonl"; }    // one line per dev evaluation
   std::string test_metrics() const { return dir + "/test_metrics.json"; }
+  std::string curves() const { return dir + "/curves.svg"; }       // metrics.jsonl drawn, after every evaluation
   std::string file(const std::string& name) const { return dir + "/" + name; }
 };
 

@@ -27,6 +27,7 @@
 #include "train/reinforce.h"
 #include "train/run_settings.h"
 #include "train/selection_policy.h"
+#include "train/training_curves.h"
 #include "train/optim/sgd.h"
 #include "train/optim/weight_decay.h"
 
@@ -74,7 +75,7 @@ void write_run_files(const TrainOptions& o, const Dataset& data, const Vocabular
   const RunFiles run{o.run_dir};
   make_directories(o.run_dir);
   if (o.overwrite)  // what the old run produced; the files below are replaced
-    for (const std::string& path : {run.metrics(), run.best(), run.last(), run.test_metrics()})
+    for (const std::string& path : {run.metrics(), run.curves(), run.best(), run.last(), run.test_metrics()})
       std::remove(path.c_str());
   write_file_atomically(run.model_config(), o.model.to_text());
   write_file_atomically(run.run_config(), run_settings(o).to_text());
@@ -228,6 +229,7 @@ TrainResult train_model(const TrainOptions& o) {
     line["train_loss"] = train_loss;
     if (has_policy) line["select_all"] = encoder.select_all() ? 1 : 0;
     append_line(run.metrics(), metrics_json(line));
+    write_run_curves(run.dir);
     bool better = dev.primary_value() > progress.best_dev;
     if (better) {
       progress.best_dev = dev.primary_value();

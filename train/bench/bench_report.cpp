@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <map>
 
-#include "train/bench/svg_chart.h"
+#include "engine/util/svg_chart.h"
 
 namespace attn {
 

@@ -6,6 +6,7 @@
 #include "train/bench/bench_matmul.h"
 #include "train/cli/bench_command.h"
 #include "train/cli/model_commands.h"
+#include "train/cli/picture_commands.h"
 
 namespace attn {
 
@@ -16,6 +17,8 @@ const std::vector<Command>& all_commands() {
        run_presets_command},
       {"eval", "evaluate a trained run on a data split", run_eval_command},
       {"predict", "predict labels for sentences read from stdin", run_predict_command},
+      {"explain", "draw what a trained model attends to for sentences (one SVG each)", run_explain_command},
+      {"plot", "draw training loss and the dev metric of runs against step (SVG)", run_plot_command},
       {"params", "list an encoder's parameters (from a model config)", run_params_command},
       {"forward", "run an encoder on inputs from a safetensors file", run_forward_command},
       {"gradcheck", "check every op's gradient against central differences", run_gradcheck_command},

@@ -1,4 +1,4 @@
-#include "train/bench/svg_chart.h"
+#include "engine/util/svg_chart.h"
 
 #include <algorithm>
 #include <cmath>
@@ -171,16 +171,42 @@ std::vector<double> log_ticks(double lo, double hi) {
   return ticks;
 }
 
+namespace {
+// Length of the well-formed UTF-8 sequence starting at text[i] (1-4), or 0.
+size_t utf8_sequence_length(const std::string& text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  size_t len = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+  if (len == 0 || i + len > text.size()) return 0;
+  for (size_t k = 1; k < len; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  // Overlong forms, surrogates and code points past U+10FFFF are not characters either.
+  if (len == 2 && lead < 0xC2) return 0;
+  if (len == 3 && ((lead == 0xE0 && byte(i + 1) < 0xA0) || (lead == 0xED && byte(i + 1) >= 0xA0))) return 0;
+  if (len == 4 && ((lead == 0xF0 && byte(i + 1) < 0x90) || lead > 0xF4 || (lead == 0xF4 && byte(i + 1) >= 0x90)))
+    return 0;
+  return len;
+}
+}  // namespace
+
 std::string xml_escape(const std::string& text) {
   std::string out;
-  for (char c : text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t len = utf8_sequence_length(text, i);
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (len == 0 || (c < 0x20 && c != '\t' && c != '\n' && c != '\r')) {
+      out += '?';  // not a character XML 1.0 allows
+      i += std::max<size_t>(len, 1);
+      continue;
+    }
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
-      default: out += c;
+      default: out.append(text, i, len);
     }
+    i += len;
   }
   return out;
 }

@@ -32,7 +32,9 @@ std::vector<double> linear_ticks(double lo, double hi, int target = 6);
 // 2 and 5 times them when the range spans few decades.
 std::vector<double> log_ticks(double lo, double hi);
 
-// Text with &, <, >, " escaped for XML.
+// Text with &, <, >, " escaped for XML; bytes that are not well-formed
+// UTF-8 and control characters XML forbids become '?', so any input (a
+// token from a spam e-mail) gives well-formed XML.
 std::string xml_escape(const std::string& text);
 
 }  // namespace attn

@@ -1,0 +1,43 @@
+// `attn plot`: training loss and the dev metric of one or more runs against
+// step, from their metrics.jsonl, as one SVG.
+#include <cstdio>
+#include <iostream>
+
+#include "engine/util/atomic_file.h"
+#include "engine/util/cli_args.h"
+#include "train/cli/picture_commands.h"
+#include "train/run_folder.h"
+#include "train/training_curves.h"
+
+namespace attn {
+
+int run_plot_command(const std::vector<std::string>& args) {
+  ArgParser p("plot",
+              "attn plot RUN [RUN...]: draws the training loss and the dev metric against step from each run\n"
+              "folder's metrics.jsonl, the runs overlaid with a legend, as one SVG. (attn train keeps\n"
+              "curves.svg in its run folder up to date the same way.)");
+  p.option("out", "curves.svg", "the SVG to write")
+      .option("metric", "", "dev metric to draw (default: the one the runs were selected on, e.g. accuracy)");
+  std::vector<std::string> options, runs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].rfind("--", 0) == 0) {
+      options.push_back(args[i]);
+      // --out and --metric take a value unless written --name=value.
+      if ((args[i] == "--out" || args[i] == "--metric") && i + 1 < args.size()) options.push_back(args[++i]);
+    } else {
+      runs.push_back(args[i]);
+    }
+  }
+  if (!p.parse(options)) {
+    std::cout << p.help();
+    return 0;
+  }
+  if (runs.empty()) throw UsageError("attn plot: name at least one run folder");
+  std::vector<MetricsLog> logs;
+  for (const std::string& dir : runs) logs.push_back(read_metrics_log(RunFiles{dir}.metrics(), dir));
+  write_file_atomically(p.get("out"), render_training_curves(logs, p.get("metric")));
+  std::printf("%s: %zu run%s\n", p.get("out").c_str(), runs.size(), runs.size() == 1 ? "" : "s");
+  return 0;
+}
+
+}  // namespace attn

@@ -1,0 +1,34 @@
+// Training curves from run folders' metrics.jsonl (one JSON object per dev
+// evaluation: step, epoch, train_loss, the dev metrics): an SVG with two
+// panels, training loss and a dev metric against step, one line per run.
+// `attn plot` draws several runs; the trainer redraws curves.svg in the run
+// folder after every dev evaluation.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct MetricsLog {
+  std::string name;                                // the legend entry
+  std::vector<std::map<std::string, double>> evaluations;  // one per line, in order
+};
+
+// Throws naming the file for a missing or empty file, and the line for one
+// that is not a JSON object of numbers with a "step" (null, a non-finite
+// value, reads as NaN and is not drawn).
+MetricsLog read_metrics_log(const std::string& path, const std::string& name);
+
+// The dev metric a log's runs were selected on: chunk_f1, accuracy, pearson
+// or token_accuracy, the first one its first evaluation has.
+std::string default_dev_metric(const MetricsLog& log);
+
+// metric "" = each run's default_dev_metric (they must agree). Throws when a
+// run lacks the metric.
+std::string render_training_curves(const std::vector<MetricsLog>& runs, const std::string& metric = "");
+
+// Rewrites <run_dir>/curves.svg (atomically) from <run_dir>/metrics.jsonl.
+void write_run_curves(const std::string& run_dir);
+
+}  // namespace attn
