@@ -8,7 +8,9 @@
 #      -DCMAKE_PREFIX_PATH=WORK/prefix, builds it and runs every example (each
 #      checks its own result and exits non-zero when it fails);
 #   4. compiles one file that includes every installed header and runs it,
-#      with nothing but `pkg-config --cflags --libs attn`.
+#      with nothing but `pkg-config --cflags --libs attn`, next to a user's own
+#      engine/, ops/, nn/, models/ and train/ folders whose headers must never
+#      be picked up in place of ours.
 # Usage: scripts/check_install.sh BUILD_DIR [WORK_DIR]   (CXX picks the compiler)
 # CTest runs it as install.examples_build_and_run in a build without sanitizers.
 set -euo pipefail
@@ -53,6 +55,11 @@ export PKG_CONFIG_PATH=$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH
 cflags=$(pkg-config --cflags attn) || fail "pkg-config does not find attn.pc"
 libs=$(pkg-config --libs attn)
 check=$work/pkgconfig/check.cpp
+# The user's folders: a decoy engine/tensor.h, ... for every installed header.
+(cd "$prefix/include/attn" && find . -name '*.h') | while read -r header; do
+  mkdir -p "$work/pkgconfig/$(dirname "$header")"
+  echo "#error \"the user's own $header was included instead of attn's\"" >"$work/pkgconfig/$header"
+done
 {
   # Every installed header (those that need the CUDA headers only when the
   # package was built with CUDA), then a gradient to check.
@@ -75,6 +82,7 @@ int main() {
 CPP
 } >"$check"
 # shellcheck disable=SC2086  # the flags are meant to split
-"${CXX:-c++}" -std=c++17 "$check" $cflags $libs -o "$work/pkgconfig/check" || fail "compiling with pkg-config's flags failed"
+"${CXX:-c++}" -std=c++17 -I"$work/pkgconfig" "$check" $cflags $libs -o "$work/pkgconfig/check" ||
+  fail "compiling with pkg-config's flags failed"
 "$work/pkgconfig/check" || fail "the pkg-config program failed"
 say "ok: installed, $examples examples built with find_package(attn) and run, pkg-config build run"
