@@ -177,6 +177,16 @@ Tensor from_indices(const std::vector<int64_t>& values, const Shape& shape) {
   return t;
 }
 
+std::vector<int64_t> to_indices(const Tensor& t) {
+  ATTN_CHECK(t.defined() && t.dtype() == DType::I64, "to_indices", "expects an int64 tensor, got ",
+             t.defined() ? dtype_name(t.dtype()) : "an undefined tensor");
+  if (t.device() != Device::CPU) return to_indices(t.to(Device::CPU));
+  const int64_t* base = static_cast<const int64_t*>(t.storage()->data());
+  std::vector<int64_t> out(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) out[i] = base[element_offset(t, i)];
+  return out;
+}
+
 Tensor scalar(double value, DType dtype, Device device) { return full({}, value, dtype, device); }
 
 Tensor arange(int64_t n, DType dtype) {

@@ -88,6 +88,9 @@ Tensor full(const Shape& shape, double value, DType dtype = DType::F32, Device d
 Tensor ones(const Shape& shape, DType dtype = DType::F32, Device device = Device::CPU);
 Tensor from_vector(const std::vector<double>& values, const Shape& shape, DType dtype = DType::F32);
 Tensor from_indices(const std::vector<int64_t>& values, const Shape& shape);
+// The elements of an int64 tensor (labels, argmax results) in row-major
+// order, from any layout and device: the inverse of from_indices.
+std::vector<int64_t> to_indices(const Tensor& t);
 Tensor scalar(double value, DType dtype = DType::F32, Device device = Device::CPU);
 Tensor arange(int64_t n, DType dtype = DType::F32);
 

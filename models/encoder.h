@@ -41,11 +41,11 @@ class Encoder : public Module {
   // optimiser and reward. The defaults describe an encoder without one.
   virtual bool has_selection_policy() const { return false; }
   // Whether a tensor of parameters() belongs to the policy (theta_r).
-  virtual bool is_policy_parameter(const Tensor& p) const { return false; }
+  virtual bool is_policy_parameter(const Tensor& /*p*/) const { return false; }
   // The selection of the last forward pass.
   virtual PolicySelection policy_selection() const { return {}; }
   // Warm-up: the policy selects every valid token while on.
-  virtual void set_select_all(bool on) {}
+  virtual void set_select_all(bool /*on*/) {}
   virtual bool select_all() const { return false; }
 };
 

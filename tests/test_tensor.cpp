@@ -56,6 +56,16 @@ TEST(Tensor, ReshapeOfNonContiguousCopies) {
   EXPECT_EQ(v.shape(), (Shape{3, 2}));
 }
 
+TEST(Tensor, ToIndicesReadsInt64InRowMajorOrderFromAnyLayout) {
+  // 2^53 + 1 has no double: the values are read as int64, never through a double.
+  const int64_t big = (int64_t{1} << 53) + 1;
+  Tensor t = from_indices({0, 1, 2, big, -4, 5}, {2, 3});
+  EXPECT_EQ(to_indices(t), (std::vector<int64_t>{0, 1, 2, big, -4, 5}));
+  EXPECT_EQ(to_indices(transpose(t, 0, 1)), (std::vector<int64_t>{0, big, 1, -4, 2, 5}));
+  EXPECT_EQ(to_indices(from_indices(to_indices(t), {6})), to_indices(t));
+  EXPECT_THROW(to_indices(from_vector({1, 2}, {2})), Error);
+}
+
 TEST(Tensor, BroadcastingAddsAlongStrideZero) {
   Tensor a = from_vector({1, 2, 3}, {3, 1}, DType::F32);
   Tensor b = from_vector({10, 20}, {2}, DType::F32);
