@@ -341,17 +341,21 @@ TEST(Resa, SelectAllEqualsDisaWithCopiedWeights) {
   }
 }
 
-TEST(Resa, UnselectedHeadFallbackOnHandExample) {
-  // Example 0: head 0 selected (row 0 stays 0); heads 1 and 2 unselected;
-  // token 3 padded. Dependents: 0, 1 and the padded 3 (ignored).
-  // Example 1: no dependent but the head itself, so its row falls back to 0.
+// Example 0: head 0 selected (row 0 stays 0); heads 1 and 2 unselected;
+// token 3 padded; dependents 0, 1 and the padded 3. Example 1: two valid
+// tokens, neither a selected head; only token 0 is a selected dependent.
+struct HandSelection {
   Tensor h = from_vector({1, 2, 3, 4, 5, 6, 70, 80,  //
                           9, 8, 7, 6, 5, 4, 3, 2},
                          {2, 4, 2}, DType::F64);
   Tensor valid = u8({1, 1, 1, 0, 1, 1, 0, 0}, {2, 4});
   Tensor zh = u8({1, 0, 0, 0, 0, 0, 0, 0}, {2, 4});
   Tensor zd = u8({1, 1, 0, 1, 1, 0, 0, 0}, {2, 4});
-  Tensor c = unselected_head_context(h, valid, zh, zd, UnselectedHeadPool::SelectedDependents);
+};
+
+TEST(Resa, UnselectedHeadFallbackOnHandExample) {
+  const HandSelection e;
+  Tensor c = unselected_head_context(e.h, e.valid, e.zh, e.zd, UnselectedHeadPool::SelectedDependents);
   std::vector<double> expected = {0, 0,    // selected head
                                   1, 2,    // head 1: dependent 0 only (1 is itself, 3 is padding)
                                   2, 3,    // head 2: mean of dependents 0 and 1
@@ -366,12 +370,7 @@ TEST(Resa, UnselectedHeadPoolsOverEveryValidTokenByDefault) {
   // Seed 004 Sec. 3.2: an unselected head's scores are all -inf, "which leads
   // to the equal probabilities ... mean-pooling over all dependent tokens":
   // every valid token j != i, whatever the dependent RSS chose.
-  Tensor h = from_vector({1, 2, 3, 4, 5, 6, 70, 80,  //
-                          9, 8, 7, 6, 5, 4, 3, 2},
-                         {2, 4, 2}, DType::F64);
-  Tensor valid = u8({1, 1, 1, 0, 1, 1, 0, 0}, {2, 4});
-  Tensor zh = u8({1, 0, 0, 0, 0, 0, 0, 0}, {2, 4});
-  Tensor zd = u8({1, 1, 0, 1, 1, 0, 0, 0}, {2, 4});
+  const HandSelection e;
   std::vector<double> expected = {0, 0,    // selected head
                                   3, 4,    // head 1: tokens 0 and 2 (3 is padding)
                                   2, 3,    // head 2: tokens 0 and 1
@@ -379,8 +378,8 @@ TEST(Resa, UnselectedHeadPoolsOverEveryValidTokenByDefault) {
                                   7, 6,    // head 0: token 1 (not a selected dependent)
                                   9, 8,    // head 1: token 0
                                   0, 0, 0, 0};
-  EXPECT_EQ(unselected_head_context(h, valid, zh, zd).to_vector(), expected);
-  EXPECT_EQ(unselected_head_context(h, valid, zh, zd, UnselectedHeadPool::AllTokens).to_vector(), expected);
+  EXPECT_EQ(unselected_head_context(e.h, e.valid, e.zh, e.zd).to_vector(), expected);
+  EXPECT_EQ(unselected_head_context(e.h, e.valid, e.zh, e.zd, UnselectedHeadPool::AllTokens).to_vector(), expected);
   EXPECT_EQ(unselected_head_pool_from_name("all_tokens"), UnselectedHeadPool::AllTokens);
   EXPECT_EQ(unselected_head_pool_from_name("selected_dependents"), UnselectedHeadPool::SelectedDependents);
   EXPECT_THROW(unselected_head_pool_from_name("mean"), Error);
