@@ -44,6 +44,16 @@ for name in $names; do
   if ! grep -qx "preset = $name" "$run/run.cfg"; then
     echo "FAIL $name: run.cfg does not record the preset"; failed=$((failed + 1)); continue
   fi
+  # Every model value of the preset reached model.cfg: "model:KEY VALUE" lines
+  # and the flags that are model keys (--hidden, --heads, --keep-prob, --head-hidden).
+  wrong=$(printf '%s\n' "$listing" | awk -v p="$name:" '$1 == p {on = 1; next} /^[a-z0-9-]*: / {on = 0}
+      on && $1 ~ /^model:/ {sub(/^model:/, "", $1); print $1, $2}
+      on && $1 == "--hidden" {print "hidden", $2} on && $1 == "--heads" {print "heads", $2}
+      on && $1 == "--keep-prob" {print "keep_prob", $2} on && $1 == "--head-hidden" {print "head_hidden", $2}' |
+    while read -r key value; do grep -qx "$key = $value" "$run/model.cfg" || echo "$key = $value"; done)
+  if [ -n "$wrong" ]; then
+    echo "FAIL $name: model.cfg lacks the preset's" $wrong; failed=$((failed + 1)); continue
+  fi
   if grep -qiE '(nan|inf|null)' "$run/metrics.jsonl" "$run/test_metrics.json"; then
     echo "FAIL $name: a metric is not finite:"; cat "$run/test_metrics.json"; failed=$((failed + 1)); continue
   fi

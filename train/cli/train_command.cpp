@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <set>
 
 #include "attn/engine/cuda/cuda_backend.h"
 #include "attn/engine/error.h"
@@ -172,8 +173,13 @@ int run_train_command(const std::vector<std::string>& args) {
   if (find_encoder(model_name)) o.model.set("encoder", model_name);
   else
     throw UsageError("attn train: unknown --model '" + model_name + "'");
+  // Model flags given on the command line or by the preset (a preset's
+  // values are the parser's defaults, not "set" flags).
+  std::set<std::string> preset_options;
+  if (const Preset* preset = find_preset(o.preset))
+    for (const PresetSetting& setting : preset->settings) preset_options.insert(setting.key);
   for (const auto& [flag, key] : kModelFlags)
-    if (p.is_set(flag)) o.model.set(key, p.get(flag));
+    if (p.is_set(flag) || preset_options.count(flag)) o.model.set(key, p.get(flag));
   if (o.run_dir.empty()) o.run_dir = "runs/" + model_name + "-" + p.get("task");
   // Settings not given again on --resume are the run's own.
   if (o.resume && is_regular_file(RunFiles{o.run_dir}.run_config()))
