@@ -11,6 +11,7 @@
 
 #include "engine/cuda/cuda_check.h"
 #include "engine/cuda/cuda_kernel.h"
+#include "engine/error.h"
 #include "engine/tensor.h"
 
 namespace attn {
