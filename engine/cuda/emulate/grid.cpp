@@ -82,7 +82,9 @@ struct Block {
 };
 
 std::mutex g_launch_mutex;
-Block* g_block = nullptr;
+// Per OS thread: a fiber runs on its launcher's thread, and a launch from
+// another thread waits for the mutex instead of looking nested.
+thread_local Block* g_block = nullptr;
 std::vector<std::unique_ptr<Fiber>> g_fibers;  // grown on demand, stacks kept
 bool g_stacks_dirty = false;                    // a block was abandoned mid-run
 
