@@ -1,10 +1,10 @@
-#include "engine/allocator.h"
+#include "attn/engine/allocator.h"
 
 #include <cstdlib>
 #include <new>
 
-#include "engine/cuda/cuda_backend.h"
-#include "engine/error.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

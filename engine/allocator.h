@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "engine/device.h"
+#include "attn/engine/device.h"
 
 namespace attn {
 

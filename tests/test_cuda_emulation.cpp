@@ -9,10 +9,10 @@
 #include <cmath>
 #include <string>
 
-#include "engine/cuda/cuda_check.h"
-#include "engine/cuda/cuda_kernel.h"
-#include "engine/error.h"
-#include "engine/tensor.h"
+#include "attn/engine/cuda/cuda_check.h"
+#include "attn/engine/cuda/cuda_kernel.h"
+#include "attn/engine/error.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 namespace {

@@ -11,15 +11,15 @@
 #include <sstream>
 #include <string>
 
-#include "engine/autograd.h"
-#include "engine/cuda/cuda_backend.h"
-#include "engine/random.h"
-#include "engine/copy.h"
-#include "ops/layer_norm.h"
-#include "ops/loss.h"
-#include "ops/reduce.h"
-#include "ops/registry.h"
-#include "ops/softmax.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/engine/random.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/layer_norm.h"
+#include "attn/ops/loss.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/registry.h"
+#include "attn/ops/softmax.h"
 
 namespace attn {
 namespace {

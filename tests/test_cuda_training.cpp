@@ -10,10 +10,10 @@
 #include <map>
 #include <sstream>
 
-#include "engine/cuda/cuda_backend.h"
-#include "nn/safetensors.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/nn/safetensors.h"
 #include "test_data_util.h"
-#include "train/cli/commands.h"
+#include "attn/train/cli/commands.h"
 
 namespace attn {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "train/data/formats/loaders.h"
+#include "attn/train/data/formats/loaders.h"
 #include "test_data_util.h"
 
 namespace attn {

@@ -2,12 +2,12 @@
 // shapes, parameter names, unknown config keys, and that it learns.
 #include <gtest/gtest.h>
 
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "models/masks.h"
-#include "models/task_model.h"
-#include "ops/loss.h"
-#include "train/optim/sgd.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/models/masks.h"
+#include "attn/models/task_model.h"
+#include "attn/ops/loss.h"
+#include "attn/train/optim/sgd.h"
 
 namespace attn {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -12,9 +12,9 @@
 #include <functional>
 #include <string>
 
-#include "models/config.h"
-#include "train/evaluate.h"
-#include "train/data/task_data.h"
+#include "attn/models/config.h"
+#include "attn/train/evaluate.h"
+#include "attn/train/data/task_data.h"
 
 namespace attn {
 

@@ -14,7 +14,7 @@
 #include <cuda_runtime.h>
 
 #ifdef ATTN_CUDA_EMULATED
-#include "engine/cuda/emulate/launch.h"
+#include "attn/engine/cuda/emulate/launch.h"
 
 #define ATTN_CUDA_LAUNCH(grid, block, shared, stream, ...) \
   ::attn::emu::launch(#__VA_ARGS__, (grid), (block), (shared), (stream), __VA_ARGS__)

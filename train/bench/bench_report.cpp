@@ -1,9 +1,9 @@
-#include "train/bench/bench_report.h"
+#include "attn/train/bench/bench_report.h"
 
 #include <cstdio>
 #include <map>
 
-#include "train/bench/svg_chart.h"
+#include "attn/train/bench/svg_chart.h"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "train/bench/svg_chart.h"
+#include "attn/train/bench/svg_chart.h"
 
 #include <algorithm>
 #include <cmath>

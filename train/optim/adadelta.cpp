@@ -1,8 +1,8 @@
-#include "train/optim/adadelta.h"
+#include "attn/train/optim/adadelta.h"
 
-#include "engine/error.h"
-#include "ops/binary.h"
-#include "ops/unary.h"
+#include "attn/engine/error.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/unary.h"
 
 namespace attn {
 

@@ -10,8 +10,8 @@
 #include <set>
 #include <string>
 
-#include "engine/cuda/emulate/cublas_api.h"
-#include "engine/error.h"
+#include "attn/engine/cuda/emulate/cublas_api.h"
+#include "attn/engine/error.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>

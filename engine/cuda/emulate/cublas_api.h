@@ -5,7 +5,7 @@
 // operation would touch must lie inside one live device allocation (and,
 // under AddressSanitizer, outside poisoned bytes), else attn::Error.
 #pragma once
-#include "engine/cuda/emulate/runtime_api.h"
+#include "attn/engine/cuda/emulate/runtime_api.h"
 
 enum cublasStatus_t {
   CUBLAS_STATUS_SUCCESS = 0,

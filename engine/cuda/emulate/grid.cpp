@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/cuda/emulate/launch.h"
-#include "engine/error.h"
+#include "attn/engine/cuda/emulate/launch.h"
+#include "attn/engine/error.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <dlfcn.h>

@@ -8,8 +8,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "engine/cuda/emulate/builtins.h"
-#include "engine/cuda/emulate/runtime_api.h"
+#include "attn/engine/cuda/emulate/builtins.h"
+#include "attn/engine/cuda/emulate/runtime_api.h"
 
 namespace attn {
 namespace emu {

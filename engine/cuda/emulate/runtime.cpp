@@ -7,7 +7,7 @@
 #include <map>
 #include <mutex>
 
-#include "engine/cuda/emulate/runtime_api.h"
+#include "attn/engine/cuda/emulate/runtime_api.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>

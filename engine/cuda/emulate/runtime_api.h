@@ -7,7 +7,7 @@
 #pragma once
 #include <cstddef>
 
-#include "engine/cuda/emulate/builtins.h"
+#include "attn/engine/cuda/emulate/builtins.h"
 
 enum cudaError_t {
   cudaSuccess = 0,

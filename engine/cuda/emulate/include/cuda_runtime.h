@@ -2,5 +2,5 @@
 // the backend's .cu sources compile unchanged as host C++ and their kernels
 // run on the CPU (engine/cuda/emulate/, docs/gpu.md "Emulated build").
 #pragma once
-#include "engine/cuda/emulate/builtins.h"
-#include "engine/cuda/emulate/runtime_api.h"
+#include "attn/engine/cuda/emulate/builtins.h"
+#include "attn/engine/cuda/emulate/runtime_api.h"
