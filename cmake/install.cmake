@@ -6,6 +6,11 @@
 #   lib/pkgconfig/attn.pc                the same for pkg-config
 # attn::attn links every layer and carries the include path, OpenBLAS, OpenMP,
 # threads and, in a CUDA build, ATTN_WITH_CUDA and the CUDA libraries.
+# The emulated CUDA build (ATTN_CUDA=EMULATE) is a test harness, not a
+# product: it installs nothing.
+if(ATTN_CUDA_EMULATED)
+  return()
+endif()
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

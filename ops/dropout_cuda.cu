@@ -58,7 +58,7 @@ void dropout_cuda(const Tensor& x, double p, uint64_t seed, const Tensor& out, c
     const T scale = static_cast<T>(1.0 / (1.0 - p));
     // r < threshold (probability p) drops the element.
     const uint64_t threshold = static_cast<uint64_t>(std::llround(p * kTwoTo32));
-    dropout_kernel<T><<<cuda::blocks_for(n), cuda::kThreads, 0, cuda::stream()>>>(
+    ATTN_CUDA_LAUNCH(cuda::blocks_for(n), cuda::kThreads, 0, cuda::stream(), dropout_kernel<T>)(
         x.data<T>(), n, stream_key(seed), threshold, scale, out.data<T>(), mask.data<uint8_t>());
     ATTN_CUDA_CHECK_LAUNCH("dropout");
   });
@@ -69,7 +69,7 @@ void bernoulli_cuda(const Tensor& probs, uint64_t seed, const Tensor& out) {
     using T = typename decltype(tag)::type;
     const int64_t n = probs.numel();
     if (n == 0) return;
-    bernoulli_kernel<T><<<cuda::blocks_for(n), cuda::kThreads, 0, cuda::stream()>>>(probs.data<T>(), n,
+    ATTN_CUDA_LAUNCH(cuda::blocks_for(n), cuda::kThreads, 0, cuda::stream(), bernoulli_kernel<T>)(probs.data<T>(), n,
                                                                                     stream_key(seed), out.data<T>());
     ATTN_CUDA_CHECK_LAUNCH("bernoulli");
   });

@@ -48,7 +48,7 @@ void copy_rows(const char* op, const T* x, int64_t outer, int64_t n, int64_t inn
                T* out) {
   const int64_t total = outer * k * inner;
   if (total == 0) return;
-  copy_rows_kernel<T><<<cuda::blocks_for(total), cuda::kThreads, 0, cuda::stream()>>>(x, n, inner, idx, k, total,
+  ATTN_CUDA_LAUNCH(cuda::blocks_for(total), cuda::kThreads, 0, cuda::stream(), copy_rows_kernel<T>)(x, n, inner, idx, k, total,
                                                                                        out);
   ATTN_CUDA_CHECK_LAUNCH(op);
 }
@@ -58,7 +58,7 @@ void add_rows(const char* op, const T* src, int64_t outer, int64_t k, int64_t in
               T* dst) {
   const int64_t total = outer * k * inner;
   if (total == 0) return;
-  add_rows_kernel<T><<<cuda::blocks_for(total), cuda::kThreads, 0, cuda::stream()>>>(src, k, inner, idx, n, total,
+  ATTN_CUDA_LAUNCH(cuda::blocks_for(total), cuda::kThreads, 0, cuda::stream(), add_rows_kernel<T>)(src, k, inner, idx, n, total,
                                                                                       dst);
   ATTN_CUDA_CHECK_LAUNCH(op);
 }
@@ -105,7 +105,7 @@ bool index_in_range_cuda(const Tensor& index, int64_t limit, int64_t* bad) {
   unsigned long long* pf = reinterpret_cast<unsigned long long*>(first.data<int64_t>());
   // All bits set: larger than any position.
   ATTN_CUDA_CHECK("index_in_range", cudaMemsetAsync(pf, 0xFF, sizeof(unsigned long long), cuda::stream()));
-  first_out_of_range_kernel<<<cuda::blocks_for(n), cuda::kThreads, 0, cuda::stream()>>>(idx, n, limit, pf);
+  ATTN_CUDA_LAUNCH(cuda::blocks_for(n), cuda::kThreads, 0, cuda::stream(), first_out_of_range_kernel)(idx, n, limit, pf);
   ATTN_CUDA_CHECK_LAUNCH("index_in_range");
   unsigned long long pos = 0;
   ATTN_CUDA_CHECK("index_in_range",
@@ -178,7 +178,7 @@ void one_hot_cuda(const Tensor& index, const Tensor& out) {
     const int64_t n = index.numel();
     if (n == 0) return;
     const int64_t classes = out.shape().back();
-    one_hot_kernel<T><<<cuda::blocks_for(n), cuda::kThreads, 0, cuda::stream()>>>(index.data<int64_t>(), n,
+    ATTN_CUDA_LAUNCH(cuda::blocks_for(n), cuda::kThreads, 0, cuda::stream(), one_hot_kernel<T>)(index.data<int64_t>(), n,
                                                                                   classes, out.data<T>());
     ATTN_CUDA_CHECK_LAUNCH("one_hot");
   });

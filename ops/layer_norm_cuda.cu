@@ -16,7 +16,7 @@ template <class T, bool kBlock>
 __global__ void layer_norm_forward_kernel(const T* x, const T* gamma, const T* beta, double eps, int64_t rows,
                                           int64_t D, T* y, T* mean, T* rstd) {
   using G = cuda::RowGroup<kBlock>;
-  __shared__ double smem[32];
+  ATTN_SHARED(double, smem, [32]);
   const double inv_d = 1.0 / static_cast<double>(D);
   for (int64_t r = G::first_row(); r < rows; r += G::row_step()) {
     const T* xr = x + r * D;
@@ -51,7 +51,7 @@ template <class T, bool kBlock>
 __global__ void layer_norm_grad_x_kernel(const T* grad, const T* x, const T* gamma, const T* mean, const T* rstd,
                                          int64_t rows, int64_t D, T* dx) {
   using G = cuda::RowGroup<kBlock>;
-  __shared__ double smem[32];
+  ATTN_SHARED(double, smem, [32]);
   const double inv_d = 1.0 / static_cast<double>(D);
   for (int64_t r = G::first_row(); r < rows; r += G::row_step()) {
     const T* gr = grad + r * D;
@@ -109,10 +109,10 @@ void layer_norm_forward_cuda(const Tensor& x, const Tensor& gamma, const Tensor&
     const T* pb = beta.defined() ? beta.data<T>() : nullptr;
     const cuda::RowLaunch l = cuda::row_launch(rows, D);
     if (l.block)
-      layer_norm_forward_kernel<T, true><<<l.grid, l.threads, 0, cuda::stream()>>>(
+      ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), layer_norm_forward_kernel<T, true>)(
           x.data<T>(), pg, pb, eps, rows, D, y.data<T>(), mean.data<T>(), rstd.data<T>());
     else
-      layer_norm_forward_kernel<T, false><<<l.grid, l.threads, 0, cuda::stream()>>>(
+      ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), layer_norm_forward_kernel<T, false>)(
           x.data<T>(), pg, pb, eps, rows, D, y.data<T>(), mean.data<T>(), rstd.data<T>());
     ATTN_CUDA_CHECK_LAUNCH("layer_norm");
   });
@@ -134,10 +134,10 @@ void layer_norm_backward_cuda(const Tensor& grad, const Tensor& x, const Tensor&
       T* pdx = grad_x.data<T>();
       const cuda::RowLaunch l = cuda::row_launch(rows, D);
       if (l.block)
-        layer_norm_grad_x_kernel<T, true><<<l.grid, l.threads, 0, cuda::stream()>>>(pgrad, px, pg, pm, pr, rows, D,
+        ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), layer_norm_grad_x_kernel<T, true>)(pgrad, px, pg, pm, pr, rows, D,
                                                                                     pdx);
       else
-        layer_norm_grad_x_kernel<T, false><<<l.grid, l.threads, 0, cuda::stream()>>>(pgrad, px, pg, pm, pr, rows,
+        ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), layer_norm_grad_x_kernel<T, false>)(pgrad, px, pg, pm, pr, rows,
                                                                                      D, pdx);
       ATTN_CUDA_CHECK_LAUNCH("layer_norm_backward");
     }

@@ -16,8 +16,8 @@ __global__ void cross_entropy_forward_kernel(const T* logits, const int64_t* tar
                                              int64_t ignore_index, int64_t n, int64_t c, T* loss, T* row_max,
                                              T* row_log_sum, T* example_weight) {
   using G = cuda::RowGroup<kBlock>;
-  __shared__ T smem_t[32];
-  __shared__ double smem_d[32];
+  ATTN_SHARED(T, smem_t, [32]);
+  ATTN_SHARED(double, smem_d, [32]);
   for (int64_t i = G::first_row(); i < n; i += G::row_step()) {
     const T* row = logits + i * c;
     T m = cuda::neg_inf<T>();
@@ -79,11 +79,11 @@ void cross_entropy_forward_cuda(const Tensor& logits, const Tensor& target, cons
     const T* pw = weights.defined() ? weights.data<T>() : nullptr;
     const cuda::RowLaunch l = cuda::row_launch(n, c);
     if (l.block)
-      cross_entropy_forward_kernel<T, true><<<l.grid, l.threads, 0, cuda::stream()>>>(
+      ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), cross_entropy_forward_kernel<T, true>)(
           px, pt, pw, ignore_index, n, c, loss.data<T>(), row_max.data<T>(), row_log_sum.data<T>(),
           example_weight.data<T>());
     else
-      cross_entropy_forward_kernel<T, false><<<l.grid, l.threads, 0, cuda::stream()>>>(
+      ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), cross_entropy_forward_kernel<T, false>)(
           px, pt, pw, ignore_index, n, c, loss.data<T>(), row_max.data<T>(), row_log_sum.data<T>(),
           example_weight.data<T>());
     ATTN_CUDA_CHECK_LAUNCH("cross_entropy");
@@ -98,7 +98,7 @@ void cross_entropy_backward_cuda(const Tensor& logits, const Tensor& target, int
     const int64_t n = logits.shape()[0], c = logits.shape()[1];
     const int64_t total = n * c;
     if (total == 0) return;
-    cross_entropy_backward_kernel<T><<<cuda::blocks_for(total), cuda::kThreads, 0, cuda::stream()>>>(
+    ATTN_CUDA_LAUNCH(cuda::blocks_for(total), cuda::kThreads, 0, cuda::stream(), cross_entropy_backward_kernel<T>)(
         logits.data<T>(), target.data<int64_t>(), ignore_index, row_max.data<T>(), row_log_sum.data<T>(),
         example_weight.data<T>(), grad.data<T>(), grad.numel() == 1, scale, c, total, grad_in.data<T>());
     ATTN_CUDA_CHECK_LAUNCH("cross_entropy_backward");

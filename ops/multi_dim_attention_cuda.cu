@@ -99,7 +99,7 @@ void multi_dim_attention_forward_cuda(const Tensor& query, const Tensor& key, co
     const Sizes s = sizes_of(query, key);
     const int64_t n = s.B * s.nq * s.d;
     if (n == 0) return;
-    forward_kernel<T><<<cuda::blocks_for(n), cuda::kThreads, 0, cuda::stream()>>>(
+    ATTN_CUDA_LAUNCH(cuda::blocks_for(n), cuda::kThreads, 0, cuda::stream(), forward_kernel<T>)(
         query.data<T>(), key.data<T>(), values.data<T>(), mask.data<uint8_t>(), static_cast<T>(scale_c),
         static_cast<T>(1.0 / scale_c), s, out.data<T>(), log_norm.data<T>());
     ATTN_CUDA_CHECK_LAUNCH("multi_dim_attention");
@@ -116,13 +116,13 @@ void multi_dim_attention_backward_cuda(const Tensor& grad, const Tensor& query, 
     const T c = static_cast<T>(scale_c), inv_c = static_cast<T>(1.0 / scale_c);
     const int64_t nq_elems = s.B * s.nq * s.d, nk_elems = s.B * s.nk * s.d;
     if (nq_elems > 0) {
-      grad_query_kernel<T><<<cuda::blocks_for(nq_elems), cuda::kThreads, 0, cuda::stream()>>>(
+      ATTN_CUDA_LAUNCH(cuda::blocks_for(nq_elems), cuda::kThreads, 0, cuda::stream(), grad_query_kernel<T>)(
           grad.data<T>(), query.data<T>(), key.data<T>(), values.data<T>(), mask.data<uint8_t>(), out.data<T>(),
           log_norm.data<T>(), c, inv_c, s, grad_query.data<T>());
       ATTN_CUDA_CHECK_LAUNCH("multi_dim_attention_backward");
     }
     if (nk_elems > 0) {
-      grad_key_kernel<T><<<cuda::blocks_for(nk_elems), cuda::kThreads, 0, cuda::stream()>>>(
+      ATTN_CUDA_LAUNCH(cuda::blocks_for(nk_elems), cuda::kThreads, 0, cuda::stream(), grad_key_kernel<T>)(
           grad.data<T>(), query.data<T>(), key.data<T>(), values.data<T>(), mask.data<uint8_t>(), out.data<T>(),
           log_norm.data<T>(), c, inv_c, s, grad_key.data<T>(), grad_values.data<T>());
       ATTN_CUDA_CHECK_LAUNCH("multi_dim_attention_backward");

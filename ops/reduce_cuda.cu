@@ -13,7 +13,7 @@ namespace {
 template <class T, bool kBlock>
 __global__ void sum_rows_kernel(const T* x, int64_t outer, int64_t n, T* out) {
   using G = cuda::RowGroup<kBlock>;
-  __shared__ double smem[32];
+  ATTN_SHARED(double, smem, [32]);
   for (int64_t r = G::first_row(); r < outer; r += G::row_step()) {
     const T* row = x + r * n;
     double acc = 0;
@@ -27,7 +27,7 @@ template <class T, bool kBlock>
 __global__ void max_rows_kernel(const T* x, int64_t outer, int64_t n, T* out, int64_t* argmax) {
   using G = cuda::RowGroup<kBlock>;
   using VI = cuda::ValIdx<T>;
-  __shared__ VI smem[32];
+  ATTN_SHARED(VI, smem, [32]);
   for (int64_t r = G::first_row(); r < outer; r += G::row_step()) {
     const T* row = x + r * n;
     VI best{cuda::neg_inf<T>(), cuda::kNoIndex};
@@ -90,11 +90,11 @@ void reduce_rows_cuda(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, co
     int64_t* pi = argmax.defined() ? argmax.data<int64_t>() : nullptr;
     const cuda::RowLaunch l = cuda::row_launch(outer, n);
     if (op == ReduceOp::Sum) {
-      if (l.block) sum_rows_kernel<T, true><<<l.grid, l.threads, 0, cuda::stream()>>>(px, outer, n, po);
-      else sum_rows_kernel<T, false><<<l.grid, l.threads, 0, cuda::stream()>>>(px, outer, n, po);
+      if (l.block) ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), sum_rows_kernel<T, true>)(px, outer, n, po);
+      else ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), sum_rows_kernel<T, false>)(px, outer, n, po);
     } else {
-      if (l.block) max_rows_kernel<T, true><<<l.grid, l.threads, 0, cuda::stream()>>>(px, outer, n, po, pi);
-      else max_rows_kernel<T, false><<<l.grid, l.threads, 0, cuda::stream()>>>(px, outer, n, po, pi);
+      if (l.block) ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), max_rows_kernel<T, true>)(px, outer, n, po, pi);
+      else ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), max_rows_kernel<T, false>)(px, outer, n, po, pi);
     }
     ATTN_CUDA_CHECK_LAUNCH(name);
   });
@@ -114,7 +114,7 @@ void max_backward_cuda(const Tensor& grad, const Tensor& argmax, int64_t outer, 
     if (outer * n == 0) return;
     ATTN_CUDA_CHECK("max_backward",
                     cudaMemsetAsync(pd, 0, static_cast<size_t>(outer * n) * sizeof(T), cuda::stream()));
-    max_backward_kernel<T><<<cuda::blocks_for(outer), cuda::kThreads, 0, cuda::stream()>>>(
+    ATTN_CUDA_LAUNCH(cuda::blocks_for(outer), cuda::kThreads, 0, cuda::stream(), max_backward_kernel<T>)(
         grad.data<T>(), argmax.data<int64_t>(), outer, n, pd);
     ATTN_CUDA_CHECK_LAUNCH("max_backward");
   });

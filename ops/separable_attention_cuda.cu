@@ -103,7 +103,7 @@ void separable_attention_forward_cuda(const Tensor& a, const Tensor& s, const Te
     const Sizes z = sizes_of(a, s);
     const int64_t n = z.G * z.nq * z.d;
     if (n == 0) return;
-    forward_kernel<T><<<cuda::blocks_for(n), cuda::kThreads, 0, cuda::stream()>>>(
+    ATTN_CUDA_LAUNCH(cuda::blocks_for(n), cuda::kThreads, 0, cuda::stream(), forward_kernel<T>)(
         a.data<T>(), s.data<T>(), v.data<T>(), allowed.data<uint8_t>(), data_or_null<T>(keep_pairs),
         data_or_null<T>(keep_features), z, out.data<T>(), log_norm.data<T>());
     ATTN_CUDA_CHECK_LAUNCH("separable_attention");
@@ -120,13 +120,13 @@ void separable_attention_backward_cuda(const Tensor& grad, const Tensor& a, cons
     const T *kp = data_or_null<T>(keep_pairs), *kf = data_or_null<T>(keep_features);
     const int64_t keys = z.G * z.nk * z.d, pairs = z.G * z.nq * z.nk;
     if (keys > 0) {
-      grad_keys_kernel<T><<<cuda::blocks_for(keys), cuda::kThreads, 0, cuda::stream()>>>(
+      ATTN_CUDA_LAUNCH(cuda::blocks_for(keys), cuda::kThreads, 0, cuda::stream(), grad_keys_kernel<T>)(
           grad.data<T>(), a.data<T>(), s.data<T>(), v.data<T>(), allowed.data<uint8_t>(), kp, kf, out.data<T>(),
           log_norm.data<T>(), z, grad_s.data<T>(), grad_v.data<T>());
       ATTN_CUDA_CHECK_LAUNCH("separable_attention_backward");
     }
     if (pairs > 0) {
-      grad_pairs_kernel<T><<<cuda::blocks_for(pairs), cuda::kThreads, 0, cuda::stream()>>>(
+      ATTN_CUDA_LAUNCH(cuda::blocks_for(pairs), cuda::kThreads, 0, cuda::stream(), grad_pairs_kernel<T>)(
           grad.data<T>(), a.data<T>(), s.data<T>(), v.data<T>(), allowed.data<uint8_t>(), kp, kf, out.data<T>(),
           log_norm.data<T>(), z, grad_a.data<T>());
       ATTN_CUDA_CHECK_LAUNCH("separable_attention_backward");

@@ -16,8 +16,8 @@ template <class T, bool kBlock>
 __global__ void softmax_forward_kernel(bool log, const T* x, const uint8_t* mask, int64_t rows, int64_t n, T* out,
                                        uint8_t* row_empty) {
   using G = cuda::RowGroup<kBlock>;
-  __shared__ T smem_t[32];
-  __shared__ double smem_d[32];
+  ATTN_SHARED(T, smem_t, [32]);
+  ATTN_SHARED(double, smem_d, [32]);
   for (int64_t r = G::first_row(); r < rows; r += G::row_step()) {
     const T* xr = x + r * n;
     const uint8_t* mr = mask ? mask + r * n : nullptr;
@@ -56,7 +56,7 @@ template <class T, bool kBlock>
 __global__ void softmax_backward_kernel(bool log, const T* y, const T* grad, const uint8_t* mask,
                                         const uint8_t* row_empty, int64_t rows, int64_t n, T* grad_in) {
   using G = cuda::RowGroup<kBlock>;
-  __shared__ double smem[32];
+  ATTN_SHARED(double, smem, [32]);
   for (int64_t r = G::first_row(); r < rows; r += G::row_step()) {
     const T* yr = y + r * n;
     const T* gr = grad + r * n;
@@ -98,9 +98,9 @@ void softmax_forward_cuda(bool log, const Tensor& x, const Tensor& mask, const T
     uint8_t* pe = row_empty.defined() ? row_empty.data<uint8_t>() : nullptr;
     const cuda::RowLaunch l = cuda::row_launch(rows, n);
     if (l.block)
-      softmax_forward_kernel<T, true><<<l.grid, l.threads, 0, cuda::stream()>>>(log, px, pm, rows, n, po, pe);
+      ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), softmax_forward_kernel<T, true>)(log, px, pm, rows, n, po, pe);
     else
-      softmax_forward_kernel<T, false><<<l.grid, l.threads, 0, cuda::stream()>>>(log, px, pm, rows, n, po, pe);
+      ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), softmax_forward_kernel<T, false>)(log, px, pm, rows, n, po, pe);
     ATTN_CUDA_CHECK_LAUNCH(name);
   });
 }
@@ -120,9 +120,9 @@ void softmax_backward_cuda(bool log, const Tensor& y, const Tensor& grad, const 
     T* pd = grad_in.data<T>();
     const cuda::RowLaunch l = cuda::row_launch(rows, n);
     if (l.block)
-      softmax_backward_kernel<T, true><<<l.grid, l.threads, 0, cuda::stream()>>>(log, py, pg, pm, pe, rows, n, pd);
+      ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), softmax_backward_kernel<T, true>)(log, py, pg, pm, pe, rows, n, pd);
     else
-      softmax_backward_kernel<T, false><<<l.grid, l.threads, 0, cuda::stream()>>>(log, py, pg, pm, pe, rows, n, pd);
+      ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), softmax_backward_kernel<T, false>)(log, py, pg, pm, pe, rows, n, pd);
     ATTN_CUDA_CHECK_LAUNCH(name);
   });
 }

@@ -5,9 +5,13 @@
 #
 # The Release build has the CUDA backend whenever nvcc is found (CMake's
 # ATTN_CUDA=AUTO); without a GPU its CUDA tests report themselves skipped.
-# The sanitizer build is always CPU-only (-DATTN_CUDA=OFF): ASan and the CUDA
-# runtime do not mix well, and it halves CI time. ATTN_CUDA=OFF in the
-# environment makes the Release build CPU-only too.
+# ATTN_CUDA=OFF in the environment makes the Release build CPU-only.
+#
+# The sanitizer build is the emulated CUDA build (-DATTN_CUDA=EMULATE,
+# docs/gpu.md): every CUDA kernel runs on the CPU under ASan and UBSan, so no
+# CUDA test may skip there. The whole suite runs with the natural thread
+# order (seed 0), the CUDA-vs-CPU tests again under a shuffled schedule; the
+# script prints how many CUDA tests ran and fails if one was skipped.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 attn_install_dependencies
@@ -20,12 +24,35 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 release_cuda=$(grep -q '^ATTN_WITH_CUDA_BUILD:INTERNAL=ON' build/CMakeCache.txt && echo "with CUDA" || echo "CPU only")
 echo "== release build: $release_cuda"
 
+# The CUDA tests: suites named Cuda* (parameterised ones after a prefix/),
+# and the no-device checks the emulated build runs without its device.
+cuda_test_pattern='Test +#[0-9]+: (no_device\.)?([A-Za-z0-9_]+/)?Cuda'
+# The CUDA-vs-CPU comparisons, re-run under a second schedule.
+cuda_vs_cpu_tests='^(CudaRegistry/|CudaLaunchShapes|Encoders/CudaModels|CudaTraining|CudaCopies|CudaMatmul|CudaModule|CudaEmulation)'
+
 sanitizer_cuda="skipped"
 if [ "${ATTN_SKIP_SANITIZE:-0}" != "1" ]; then
-  sanitizer_cuda="CPU only"
-  echo "== address + undefined-behaviour sanitizer build and tests (build-asan/)"
-  attn_build build-asan -DCMAKE_BUILD_TYPE=Debug -DATTN_SANITIZE=ON -DATTN_CUDA=OFF
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs"
+  echo "== address + undefined-behaviour sanitizer build with the emulated CUDA backend, and tests (build-asan/)"
+  attn_build build-asan -DCMAKE_BUILD_TYPE=Debug -DATTN_SANITIZE=ON -DATTN_CUDA=EMULATE
+  export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  log=build-asan/ctest-seed0.log
+  ATTN_CUDA_EMULATE_SEED=0 ctest --test-dir build-asan --output-on-failure -j"$jobs" | tee "$log"
+  ran=$(grep -E "$cuda_test_pattern" "$log" | grep -c ' Passed ' || true)
+  skipped=$(grep -E "$cuda_test_pattern" "$log" | grep -vc ' Passed ' || true)
+  echo "== emulated CUDA, seed 0: $ran CUDA tests passed, $skipped not passed"
+  if [ "$skipped" != "0" ] || [ "$ran" = "0" ]; then
+    echo "error: in the emulated CUDA build every CUDA test must run and pass" >&2
+    exit 1
+  fi
+  log2=build-asan/ctest-seed2.log
+  ATTN_CUDA_EMULATE_SEED=2 ctest --test-dir build-asan --output-on-failure -j"$jobs" -R "$cuda_vs_cpu_tests" | tee "$log2"
+  ran2=$(grep -E "$cuda_test_pattern" "$log2" | grep -c ' Passed ' || true)
+  skipped2=$(grep -E "$cuda_test_pattern" "$log2" | grep -vc ' Passed ' || true)
+  echo "== emulated CUDA, seed 2 (shuffled schedule): $ran2 CUDA-vs-CPU tests passed, $skipped2 not passed"
+  if [ "$skipped2" != "0" ] || [ "$ran2" = "0" ]; then
+    echo "error: in the emulated CUDA build every CUDA test must run and pass" >&2
+    exit 1
+  fi
+  sanitizer_cuda="emulated CUDA, $ran CUDA tests (seed 0) + $ran2 (seed 2)"
 fi
 echo "== all tests passed (release build: $release_cuda; sanitizer build: $sanitizer_cuda)"

@@ -6,6 +6,7 @@
 // kernel never writes reads as NaN and fails. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -15,6 +16,10 @@
 #include "attn/engine/random.h"
 #include "attn/engine/copy.h"
 #include "attn/ops/registry.h"
+#include "attn/ops/layer_norm.h"
+#include "attn/ops/loss.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/softmax.h"
 
 namespace attn {
 namespace {
@@ -91,6 +96,21 @@ std::string compare(const std::vector<double>& got, const std::vector<double>& r
   return os.str();
 }
 
+// Output and every input gradient of a CUDA run against the CPU reference.
+std::string compare_runs(const CaseRun& got, const CaseRun& ref, Tol tol, const std::string& where) {
+  std::string failures = compare(got.out, ref.out, tol, where + " output");
+  for (size_t i = 0; i < ref.grads.size(); ++i) {
+    if (ref.has_grad[i] != got.has_grad[i]) {
+      failures += where + ": input " + std::to_string(i) +
+                  (ref.has_grad[i] ? " got no gradient on cuda\n" : " got a gradient only on cuda\n");
+      continue;
+    }
+    if (ref.has_grad[i])
+      failures += compare(got.grads[i], ref.grads[i], tol, where + " grad of input " + std::to_string(i));
+  }
+  return failures;
+}
+
 std::vector<std::string> registered_names() {
   std::vector<std::string> names;
   for (const OpSpec& s : op_registry().all()) names.push_back(s.name);
@@ -155,20 +175,64 @@ TEST_P(CudaMatchesCpu, ForwardAndInputGradients) {
         EXPECT_EQ(again.out, got.out) << where << ": the same seed drew a different mask";
         continue;
       }
-      const Tol tol = dt == DType::F64 ? kTolF64 : kTolF32;
-      std::string failures = compare(got.out, ref.out, tol, where + " output");
-      for (size_t i = 0; i < ref.grads.size(); ++i) {
-        if (ref.has_grad[i] != got.has_grad[i]) {
-          failures += where + ": input " + std::to_string(i) + (ref.has_grad[i] ? " got no gradient on cuda\n" : " got a gradient only on cuda\n");
-          continue;
-        }
-        if (ref.has_grad[i])
-          failures += compare(got.grads[i], ref.grads[i], tol, where + " grad of input " + std::to_string(i));
-      }
-      EXPECT_EQ(failures, "");
+      EXPECT_EQ(compare_runs(got, ref, dt == DType::F64 ? kTolF64 : kTolF32, where), "");
     }
   }
   EXPECT_GT(checked, 0) << s.name << " has no case";
+}
+
+// The registry's small cases never reach two launch shapes: rows longer than
+// 1024 (one block per row, block-wide reductions through shared memory) and
+// column sums over more than 128 rows (split into chunks whose partial sums a
+// second kernel adds). These cases do, forward and input gradients.
+std::vector<OpCase> launch_shape_cases() {
+  Generator g(5);
+  const int64_t n = 1500;
+  Tensor x = rand_uniform({3, n}, -2, 2, g, DType::F64).set_requires_grad(true);
+  std::vector<double> keep(static_cast<size_t>(3 * n));
+  for (size_t i = 0; i < keep.size(); ++i) keep[i] = i % 3 != 0;
+  Tensor mask = from_vector(keep, {3, n}, DType::U8);
+  Tensor gamma = rand_uniform({n}, 0.5, 1.5, g, DType::F64).set_requires_grad(true);
+  Tensor beta = rand_uniform({n}, -1, 1, g, DType::F64).set_requires_grad(true);
+  Tensor target = from_indices({3, n - 1, 700}, {3});
+  Tensor tall = rand_uniform({300, 7}, -2, 2, g, DType::F64).set_requires_grad(true);
+  Tensor tall_gamma = rand_uniform({7}, 0.5, 1.5, g, DType::F64).set_requires_grad(true);
+  Tensor tall_beta = rand_uniform({7}, -1, 1, g, DType::F64).set_requires_grad(true);
+  using V = const std::vector<Tensor>&;
+  return {
+      {"softmax, long rows", {x}, [](V v) { return softmax(v[0], 1); }},
+      {"log_softmax masked, long rows", {x, mask}, [](V v) { return log_softmax(v[0], 1, v[1]); }},
+      {"layer_norm, long rows", {x, gamma, beta}, [](V v) { return layer_norm(v[0], v[1], v[2]); }},
+      {"sum, long rows", {x}, [](V v) { return sum(v[0], {1}); }},
+      {"max, long rows", {x}, [](V v) { return max(v[0], {1}); }},
+      {"cross_entropy, long rows", {x, target}, [](V v) { return cross_entropy(v[0], v[1]); }},
+      {"sum over 300 rows", {tall}, [](V v) { return sum(v[0], {0}); }},
+      {"layer_norm parameter gradients over 300 rows", {tall, tall_gamma, tall_beta},
+       [](V v) { return layer_norm(v[0], v[1], v[2]); }},
+  };
+}
+
+TEST(CudaLaunchShapes, BlockPerRowAndChunkedColumnKernelsMatchTheCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU visible: CUDA tests skipped";
+  CudaSentinelScope sentinel;
+  for (const OpCase& c : launch_shape_cases()) {
+    Tensor y_ref;
+    {
+      NoGrad no_grad;
+      std::vector<Tensor> in;
+      for (const Tensor& x : c.inputs) in.push_back(x.detach());
+      y_ref = c.fn(in);
+    }
+    Generator gen(17);
+    Tensor seed = rand_uniform(y_ref.shape(), -1, 1, gen, DType::F64);
+    const CaseRun ref = run_case(c, DType::F64, Device::CPU, seed);
+    for (DType dt : {DType::F64, DType::F32}) {
+      const std::string where = c.label + " / " + dtype_name(dt);
+      const CaseRun got = run_case(c, dt, Device::CUDA, seed);
+      EXPECT_EQ(compare_runs(got, ref, dt == DType::F64 ? kTolF64 : kTolF32, where), "");
+      EXPECT_TRUE(std::any_of(got.has_grad.begin(), got.has_grad.end(), [](bool b) { return b; })) << where;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(CudaRegistry, CudaMatchesCpu, ::testing::ValuesIn(registered_names()),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attn/engine/cuda/cuda_check.h"
+#include "attn/engine/cuda/cuda_kernel.h"
 #include "attn/engine/error.h"
 #include "attn/engine/tensor.h"
 
@@ -134,9 +135,9 @@ void copy_cuda(const Tensor& dst, const Tensor& src) {
       D* d = static_cast<D*>(dst.raw_data());
       const S* s = static_cast<const S*>(src.raw_data());
       if (flat) {
-        copy_flat_kernel<D, S><<<blocks_for(n), kThreads>>>(d, s, n);
+        ATTN_CUDA_LAUNCH(blocks_for(n), kThreads, 0, 0, copy_flat_kernel<D, S>)(d, s, n);
       } else {
-        copy_strided_kernel<D, S><<<blocks_for(n), kThreads>>>(d, s, g, n);
+        ATTN_CUDA_LAUNCH(blocks_for(n), kThreads, 0, 0, copy_strided_kernel<D, S>)(d, s, g, n);
       }
     });
   });
@@ -150,7 +151,7 @@ void fill_cuda(const Tensor& t, double value) {
   const Geometry<1> g = coalesce<1>(t.shape(), strides, "fill");
   dispatch_dtype(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    fill_strided_kernel<T><<<blocks_for(n), kThreads>>>(static_cast<T*>(t.raw_data()), static_cast<T>(value), g, n);
+    ATTN_CUDA_LAUNCH(blocks_for(n), kThreads, 0, 0, fill_strided_kernel<T>)(static_cast<T*>(t.raw_data()), static_cast<T>(value), g, n);
   });
   ATTN_CUDA_CHECK_LAUNCH("fill");
 }

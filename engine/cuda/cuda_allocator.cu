@@ -63,7 +63,11 @@ class CudaCachingAllocator final : public Allocator {
         reserved_ += rounded;
       }
     }
-    if (cuda_sentinel_fill()) ATTN_CUDA_CHECK("cuda allocate", cudaMemset(p, 0xFF, rounded));
+#ifdef ATTN_CUDA_EMULATED
+    emu::mark_block_in_use(p, bytes, rounded);
+#endif
+    // The requested bytes only: in the emulated build the rest of the block is poisoned.
+    if (cuda_sentinel_fill()) ATTN_CUDA_CHECK("cuda allocate", cudaMemset(p, 0xFF, bytes));
     count_allocation(bytes);
     return p;
   }
@@ -73,6 +77,9 @@ class CudaCachingAllocator final : public Allocator {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = size_of_.find(ptr);
     if (it != size_of_.end()) {  // always found: only our blocks come back
+#ifdef ATTN_CUDA_EMULATED
+      emu::mark_block_cached(ptr, it->second);  // a use after free is reported
+#endif
       free_.emplace(it->second, ptr);
       cached_ += it->second;
     }

@@ -14,6 +14,7 @@
 
 #include "attn/engine/cpu_loops.h"
 #include "attn/engine/cuda/cuda_check.h"
+#include "attn/engine/cuda/cuda_kernel.h"
 #include "attn/engine/error.h"
 #include "attn/engine/shape.h"
 #include "attn/engine/tensor.h"
@@ -133,9 +134,9 @@ void launch_strided(const char* op, const Shape& shape, const std::array<std::ve
   bool contig = false;
   OffsetCalc<N> calc = make_offset_calc<N>(shape, strides, &contig, op);
   if (contig) {
-    contiguous_kernel<N, F><<<blocks_for(n), kThreads, 0, stream()>>>(n, f);
+    ATTN_CUDA_LAUNCH(blocks_for(n), kThreads, 0, stream(), contiguous_kernel<N, F>)(n, f);
   } else {
-    strided_kernel<N, F><<<blocks_for(n), kThreads, 0, stream()>>>(n, calc, f);
+    ATTN_CUDA_LAUNCH(blocks_for(n), kThreads, 0, stream(), strided_kernel<N, F>)(n, calc, f);
   }
   ATTN_CUDA_CHECK_LAUNCH(op);
 }
@@ -279,7 +280,7 @@ constexpr int kColLanes = 8;
 template <int K, class Term>
 __global__ void column_partials_kernel(int64_t n, int64_t inner, int64_t rows_per_chunk, Term term,
                                        double* partial) {
-  __shared__ double sm[K][kColLanes][kColTile + 1];
+  ATTN_SHARED(double, sm, [K][kColLanes][kColTile + 1]);
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int64_t chunk = blockIdx.y;
   const int64_t r0 = chunk * rows_per_chunk;
@@ -330,10 +331,10 @@ void launch_column_sums(const char* op, int64_t n, int64_t inner, const Term& te
   Tensor partial = empty({chunks * K * inner}, DType::F64, Device::CUDA);
   dim3 grid(static_cast<unsigned>(std::min<int64_t>(tiles, kMaxBlocks)), static_cast<unsigned>(chunks));
   dim3 block(kColTile, kColLanes);
-  column_partials_kernel<K, Term><<<grid, block, 0, stream()>>>(n, inner, rows_per_chunk, term,
+  ATTN_CUDA_LAUNCH(grid, block, 0, stream(), column_partials_kernel<K, Term>)(n, inner, rows_per_chunk, term,
                                                                  partial.data<double>());
   ATTN_CUDA_CHECK_LAUNCH(op);
-  column_finish_kernel<K, Store><<<blocks_for(K * inner), kThreads, 0, stream()>>>(inner, chunks,
+  ATTN_CUDA_LAUNCH(blocks_for(K * inner), kThreads, 0, stream(), column_finish_kernel<K, Store>)(inner, chunks,
                                                                                   partial.data<double>(), store);
   ATTN_CUDA_CHECK_LAUNCH(op);
 }

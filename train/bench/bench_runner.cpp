@@ -47,6 +47,10 @@ void check_bench_device(Device device) {
   ATTN_CHECK(built_with_cuda(), "bench", "the CUDA backend is not available in this build (rebuild with CUDA, or use "
                                          "--device cpu)");
   require_cuda("bench");  // says so when no GPU is visible
+#ifdef ATTN_CUDA_EMULATED
+  throw Error("bench: this is the emulated CUDA build, a test harness whose kernels run on the CPU; its timings say "
+              "nothing about a GPU (build with nvcc, -DATTN_CUDA=ON)");
+#endif
 }
 
 std::unique_ptr<Encoder> make_bench_encoder(const BenchPoint& point, Generator& init, Generator& noise) {

@@ -17,6 +17,10 @@ void print_usage() {
               "MTSA, Bi-BloSAN, the Multi-Scale Transformer and ReSAN.\n\ncommands:\n");
   for (const attn::Command& c : attn::all_commands()) std::printf("  %-14s %s\n", c.name, c.summary);
   std::printf("\n'attn COMMAND --help' describes a command's options.\n");
+#ifdef ATTN_CUDA_EMULATED
+  std::printf("\nThis is the emulated CUDA build (ATTN_CUDA=EMULATE): a test harness that runs the CUDA kernels\n"
+              "on the CPU, not a GPU backend. --device cuda is refused unless ATTN_CUDA_EMULATE=1 is set.\n");
+#endif
 }
 
 }  // namespace
