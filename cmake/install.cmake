@@ -27,10 +27,13 @@ add_library(attn::attn ALIAS attn_library)
 
 install(TARGETS ${ATTN_LIBRARIES} attn_library EXPORT attnTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS attn RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# The .h files only: sources and CUDA-only headers (.cuh) stay behind.
+# The .h files only: sources, CUDA-only headers (.cuh) and the CUDA
+# emulation's stand-in runtime headers (engine/cuda/emulate) stay behind.
 foreach(folder ${ATTN_LAYER_FOLDERS})
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/${folder}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attn/${folder}
-          FILES_MATCHING PATTERN "*.h")
+          FILES_MATCHING PATTERN "*.h"
+          # the emulated CUDA runtime is the test harness's, never a user's
+          PATTERN "emulate" EXCLUDE)
 endforeach()
 
 set(ATTN_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/attn)
