@@ -35,24 +35,25 @@ if [ "${ATTN_SKIP_SANITIZE:-0}" != "1" ]; then
   echo "== address + undefined-behaviour sanitizer build with the emulated CUDA backend, and tests (build-asan/)"
   attn_build build-asan -DCMAKE_BUILD_TYPE=Debug -DATTN_SANITIZE=ON -DATTN_CUDA=EMULATE
   export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  log=build-asan/ctest-seed0.log
-  ATTN_CUDA_EMULATE_SEED=0 ctest --test-dir build-asan --output-on-failure -j"$jobs" | tee "$log"
-  ran=$(grep -E "$cuda_test_pattern" "$log" | grep -c ' Passed ' || true)
-  skipped=$(grep -E "$cuda_test_pattern" "$log" | grep -vc ' Passed ' || true)
-  echo "== emulated CUDA, seed 0: $ran CUDA tests passed, $skipped not passed"
-  if [ "$skipped" != "0" ] || [ "$ran" = "0" ]; then
-    echo "error: in the emulated CUDA build every CUDA test must run and pass" >&2
-    exit 1
-  fi
-  log2=build-asan/ctest-seed2.log
-  ATTN_CUDA_EMULATE_SEED=2 ctest --test-dir build-asan --output-on-failure -j"$jobs" -R "$cuda_vs_cpu_tests" | tee "$log2"
-  ran2=$(grep -E "$cuda_test_pattern" "$log2" | grep -c ' Passed ' || true)
-  skipped2=$(grep -E "$cuda_test_pattern" "$log2" | grep -vc ' Passed ' || true)
-  echo "== emulated CUDA, seed 2 (shuffled schedule): $ran2 CUDA-vs-CPU tests passed, $skipped2 not passed"
-  if [ "$skipped2" != "0" ] || [ "$ran2" = "0" ]; then
-    echo "error: in the emulated CUDA build every CUDA test must run and pass" >&2
-    exit 1
-  fi
-  sanitizer_cuda="emulated CUDA, $ran CUDA tests (seed 0) + $ran2 (seed 2)"
+  # Runs ctest under one schedule seed and counts the CUDA tests: every one
+  # must have run and passed. Sets `ran`.
+  run_emulated() {
+    local seed=$1 what=$2
+    shift 2
+    local log=build-asan/ctest-seed$seed.log
+    ATTN_CUDA_EMULATE_SEED=$seed ctest --test-dir build-asan --output-on-failure -j"$jobs" "$@" | tee "$log"
+    ran=$(grep -E "$cuda_test_pattern" "$log" | grep -c ' Passed ' || true)
+    local not_passed
+    not_passed=$(grep -E "$cuda_test_pattern" "$log" | grep -vc ' Passed ' || true)
+    echo "== emulated CUDA, seed $seed: $ran $what passed, $not_passed not passed"
+    if [ "$not_passed" != "0" ] || [ "$ran" = "0" ]; then
+      echo "error: in the emulated CUDA build every CUDA test must run and pass" >&2
+      exit 1
+    fi
+  }
+  run_emulated 0 "CUDA tests"
+  ran0=$ran
+  run_emulated 2 "CUDA-vs-CPU tests (shuffled schedule)" -R "$cuda_vs_cpu_tests"
+  sanitizer_cuda="emulated CUDA, $ran0 CUDA tests (seed 0) + $ran (seed 2)"
 fi
 echo "== all tests passed (release build: $release_cuda; sanitizer build: $sanitizer_cuda)"

@@ -149,19 +149,21 @@ std::string check_random_op(const OpCase& c, const CaseRun& r, const Tensor& see
   return os.str();
 }
 
+// The case's output on its own (CPU, float64) inputs, without the tape.
+Tensor reference_output(const OpCase& c) {
+  NoGrad no_grad;
+  std::vector<Tensor> in;
+  for (const Tensor& x : c.inputs) in.push_back(x.detach());
+  return c.fn(in);
+}
+
 TEST_P(CudaMatchesCpu, ForwardAndInputGradients) {
   const OpSpec& s = spec();
   CudaSentinelScope sentinel;
   int checked = 0;
   for (const OpCase& c : s.cases()) {
     // The reference: float64 on the CPU, with a fixed random output gradient.
-    Tensor y_ref;
-    {
-      NoGrad no_grad;
-      std::vector<Tensor> in;
-      for (const Tensor& x : c.inputs) in.push_back(x.detach());
-      y_ref = c.fn(in);
-    }
+    const Tensor y_ref = reference_output(c);
     Generator gen(17);
     Tensor seed = is_floating(y_ref.dtype()) ? rand_uniform(y_ref.shape(), -1, 1, gen, DType::F64) : Tensor();
     const CaseRun ref = run_case(c, DType::F64, Device::CPU, seed);
@@ -216,13 +218,7 @@ TEST(CudaLaunchShapes, BlockPerRowAndChunkedColumnKernelsMatchTheCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU visible: CUDA tests skipped";
   CudaSentinelScope sentinel;
   for (const OpCase& c : launch_shape_cases()) {
-    Tensor y_ref;
-    {
-      NoGrad no_grad;
-      std::vector<Tensor> in;
-      for (const Tensor& x : c.inputs) in.push_back(x.detach());
-      y_ref = c.fn(in);
-    }
+    const Tensor y_ref = reference_output(c);
     Generator gen(17);
     Tensor seed = rand_uniform(y_ref.shape(), -1, 1, gen, DType::F64);
     const CaseRun ref = run_case(c, DType::F64, Device::CPU, seed);

@@ -78,7 +78,9 @@ void expect_rows_are_distributions(const std::vector<double>& p, int64_t rows, i
       double total = 0;
       for (int64_t k = 0; k < keys; ++k) {
         const double v = p[static_cast<size_t>((r * keys + k) * d + f)];
-        if (!allowed(r, k)) EXPECT_EQ(v, 0.0) << what << " row " << r << " key " << k << " is masked";
+        if (!allowed(r, k)) {
+          EXPECT_EQ(v, 0.0) << what << " row " << r << " key " << k << " is masked";
+        }
         total += v;
       }
       EXPECT_NEAR(total, any ? 1.0 : 0.0, kSumTol) << what << " row " << r << " feature " << f;
