@@ -144,13 +144,16 @@ TEST(CpuCachingAllocator, BlocksAreAlignedAndUsable) {
 
 TEST(CpuCachingAllocator, ImpossibleRequestThrowsAClearError) {
   CpuCachingAllocator a(64 * kMiB);
+  EXPECT_THROW(a.allocate(SIZE_MAX), Error);  // refused before asking the C library
+  if (cpu_cache_poisons_freed_blocks())
+    GTEST_SKIP() << "AddressSanitizer's allocator aborts on an impossible request instead of returning null; "
+                    "the Release pass of scripts/test.sh checks the error";
   try {
     a.allocate(size_t(1) << 62);
     FAIL() << "expected an out-of-memory error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(a.allocate(SIZE_MAX), Error);
   EXPECT_EQ(a.stats().current_bytes, 0);
 }
 
