@@ -1,8 +1,8 @@
-#include "engine/allocator.h"
+#include "attn/engine/allocator.h"
 
-#include "engine/cpu_caching_allocator.h"
-#include "engine/cuda/cuda_backend.h"
-#include "engine/error.h"
+#include "attn/engine/cpu_caching_allocator.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

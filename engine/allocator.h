@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "engine/device.h"
+#include "attn/engine/device.h"
 
 namespace attn {
 

@@ -1,10 +1,10 @@
-#include "engine/anomaly.h"
+#include "attn/engine/anomaly.h"
 
 #include <cmath>
 #include <sstream>
 
-#include "engine/autograd.h"
-#include "engine/tensor.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

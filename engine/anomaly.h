@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/kernel_table.h"
+#include "attn/engine/error.h"
+#include "attn/engine/kernel_table.h"
 
 namespace attn {
 

@@ -1,9 +1,9 @@
-#include "engine/autograd.h"
+#include "attn/engine/autograd.h"
 
 #include <unordered_map>
 
-#include "engine/error.h"
-#include "engine/copy.h"
+#include "attn/engine/error.h"
+#include "attn/engine/copy.h"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "engine/blas_threads.h"
+#include "attn/engine/blas_threads.h"
 
 #include <cblas.h>
 

@@ -1,9 +1,9 @@
-#include "engine/copy.h"
+#include "attn/engine/copy.h"
 
-#include "engine/autograd.h"
-#include "engine/cuda/cuda_backend.h"
-#include "engine/cpu_loops.h"
-#include "engine/kernel_table.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/engine/cpu_loops.h"
+#include "attn/engine/kernel_table.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
 // Copies between layouts, dtypes and devices. copy_into is the one kernel
 // every materialisation goes through (contiguous, concat, pad, slice backward).
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "engine/cpu_caching_allocator.h"
+#include "attn/engine/cpu_caching_allocator.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <iterator>
 #include <string>
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ATTN_ASAN 1

@@ -25,7 +25,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "engine/allocator.h"
+#include "attn/engine/allocator.h"
 
 namespace attn {
 

@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/dtype.h"
-#include "engine/error.h"
-#include "engine/parallel.h"
-#include "engine/shape.h"
+#include "attn/engine/dtype.h"
+#include "attn/engine/error.h"
+#include "attn/engine/parallel.h"
+#include "attn/engine/shape.h"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "engine/device.h"
+#include "attn/engine/device.h"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 #include <cstring>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/device.h"
+#include "attn/engine/device.h"
 
 namespace attn {
 

@@ -1,8 +1,8 @@
-#include "engine/kernel_table.h"
+#include "attn/engine/kernel_table.h"
 
 #include <atomic>
 
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/device.h"
-#include "engine/error.h"
+#include "attn/engine/device.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "engine/random.h"
+#include "attn/engine/random.h"
 
 #include <cmath>
 

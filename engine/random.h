@@ -5,7 +5,7 @@
 #include <array>
 #include <cstdint>
 
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

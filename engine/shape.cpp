@@ -1,6 +1,6 @@
-#include "engine/shape.h"
+#include "attn/engine/shape.h"
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

@@ -1,6 +1,6 @@
-#include "engine/storage.h"
+#include "attn/engine/storage.h"
 
-#include "engine/allocator.h"
+#include "attn/engine/allocator.h"
 
 namespace attn {
 

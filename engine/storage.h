@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "engine/device.h"
+#include "attn/engine/device.h"
 
 namespace attn {
 

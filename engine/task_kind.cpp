@@ -1,6 +1,6 @@
-#include "engine/task_kind.h"
+#include "attn/engine/task_kind.h"
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

@@ -1,12 +1,12 @@
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 #include <cmath>
 #include <cstring>
 #include <sstream>
 
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "engine/copy.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/engine/copy.h"
 
 namespace attn {
 

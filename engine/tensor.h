@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/device.h"
-#include "engine/dtype.h"
-#include "engine/shape.h"
-#include "engine/storage.h"
+#include "attn/engine/device.h"
+#include "attn/engine/dtype.h"
+#include "attn/engine/shape.h"
+#include "attn/engine/storage.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
-#include "models/attention_trace.h"
+#include "attn/models/attention_trace.h"
 
-#include "engine/autograd.h"
-#include "engine/error.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/autograd.h"
-#include "engine/tensor.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
-#include "models/biblosan.h"
+#include "attn/models/biblosan.h"
 
-#include "engine/error.h"
-#include "ops/join.h"
+#include "attn/engine/error.h"
+#include "attn/ops/join.h"
 
 namespace attn {
 

@@ -11,10 +11,10 @@
 // Children: "fw_fc", "fw" (MBlosa, forward), "bw_fc", "bw" (MBlosa, backward),
 // "s2t" (Source2Token over 2*hidden).
 #pragma once
-#include "models/blosa_block_len.h"
-#include "models/blosa_mblosa.h"
-#include "models/encoder.h"
-#include "models/source2token.h"
+#include "attn/models/blosa_block_len.h"
+#include "attn/models/blosa_mblosa.h"
+#include "attn/models/encoder.h"
+#include "attn/models/source2token.h"
 
 namespace attn {
 

@@ -1,8 +1,8 @@
-#include "models/blosa_block_len.h"
+#include "attn/models/blosa_block_len.h"
 
 #include <cmath>
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

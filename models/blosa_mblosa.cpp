@@ -1,13 +1,13 @@
-#include "models/blosa_mblosa.h"
+#include "attn/models/blosa_mblosa.h"
 
-#include "engine/error.h"
-#include "models/attention_trace.h"
-#include "models/disa.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/join.h"
-#include "ops/reduce.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/models/attention_trace.h"
+#include "attn/models/disa.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/join.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

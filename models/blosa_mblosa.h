@@ -22,12 +22,12 @@
 // "inter_w2" (no biases), "inter_bias", "block_gate" (GatedFusion),
 // "fusion" (FeatureFusionGate).
 #pragma once
-#include "engine/random.h"
-#include "models/masks.h"
-#include "models/source2token.h"
-#include "nn/activation.h"
-#include "nn/fusion_gate.h"
-#include "nn/linear.h"
+#include "attn/engine/random.h"
+#include "attn/models/masks.h"
+#include "attn/models/source2token.h"
+#include "attn/nn/activation.h"
+#include "attn/nn/fusion_gate.h"
+#include "attn/nn/linear.h"
 
 namespace attn {
 

@@ -1,10 +1,10 @@
-#include "models/bow.h"
+#include "attn/models/bow.h"
 
-#include "models/masks.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/reduce.h"
-#include "ops/view.h"
+#include "attn/models/masks.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
 // The floor every attention model should beat: per-token features are the
 // inputs themselves, the sentence is their mean over valid positions.
 #pragma once
-#include "models/encoder.h"
+#include "attn/models/encoder.h"
 
 namespace attn {
 

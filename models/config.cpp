@@ -1,11 +1,11 @@
-#include "models/config.h"
+#include "attn/models/config.h"
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
-#include "engine/error.h"
-#include "engine/util/text.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/text.h"
 
 namespace attn {
 

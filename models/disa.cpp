@@ -1,13 +1,13 @@
-#include "models/disa.h"
+#include "attn/models/disa.h"
 
-#include "engine/error.h"
-#include "models/attention_trace.h"
-#include "ops/binary.h"
-#include "ops/multi_dim_attention.h"
-#include "ops/reduce.h"
-#include "ops/softmax.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/models/attention_trace.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/multi_dim_attention.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/softmax.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -12,11 +12,11 @@
 // Children: "fc" (W_h, b_h), "w1", "w2" (no biases), parameter "bias" (b),
 // "fusion" (the gate).
 #pragma once
-#include "engine/random.h"
-#include "models/masks.h"
-#include "nn/activation.h"
-#include "nn/fusion_gate.h"
-#include "nn/linear.h"
+#include "attn/engine/random.h"
+#include "attn/models/masks.h"
+#include "attn/nn/activation.h"
+#include "attn/nn/fusion_gate.h"
+#include "attn/nn/linear.h"
 
 namespace attn {
 

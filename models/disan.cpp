@@ -1,6 +1,6 @@
-#include "models/disan.h"
+#include "attn/models/disan.h"
 
-#include "ops/join.h"
+#include "attn/ops/join.h"
 
 namespace attn {
 

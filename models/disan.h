@@ -4,9 +4,9 @@
 //   materialize_scores (false; true builds the [B, n, n, d] scores, models/disa.h).
 // Children: "fw", "bw" (Disa), "s2t" (Source2Token over 2*hidden).
 #pragma once
-#include "models/disa.h"
-#include "models/encoder.h"
-#include "models/source2token.h"
+#include "attn/models/disa.h"
+#include "attn/models/encoder.h"
+#include "attn/models/source2token.h"
 
 namespace attn {
 

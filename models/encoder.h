@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/random.h"
-#include "models/config.h"
-#include "nn/module.h"
+#include "attn/engine/random.h"
+#include "attn/models/config.h"
+#include "attn/nn/module.h"
 
 namespace attn {
 

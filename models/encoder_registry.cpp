@@ -2,16 +2,16 @@
 // mechanism adds one entry here.
 #include <algorithm>
 
-#include "engine/error.h"
-#include "models/biblosan.h"
-#include "models/bow.h"
-#include "models/disan.h"
-#include "models/encoder.h"
-#include "models/masks.h"
-#include "models/mtsa.h"
-#include "models/multiscale.h"
-#include "models/resan.h"
-#include "models/transformer.h"
+#include "attn/engine/error.h"
+#include "attn/models/biblosan.h"
+#include "attn/models/bow.h"
+#include "attn/models/disan.h"
+#include "attn/models/encoder.h"
+#include "attn/models/masks.h"
+#include "attn/models/mtsa.h"
+#include "attn/models/multiscale.h"
+#include "attn/models/resan.h"
+#include "attn/models/transformer.h"
 
 namespace attn {
 

@@ -1,13 +1,13 @@
-#include "models/heads.h"
+#include "attn/models/heads.h"
 
 #include <cmath>
 
-#include "engine/error.h"
-#include "ops/binary.h"
-#include "ops/join.h"
-#include "ops/reduce.h"
-#include "ops/softmax.h"
-#include "ops/unary.h"
+#include "attn/engine/error.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/join.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/softmax.h"
+#include "attn/ops/unary.h"
 
 namespace attn {
 

@@ -11,11 +11,11 @@
 #pragma once
 #include <memory>
 
-#include "engine/random.h"
-#include "nn/activation.h"
-#include "nn/dropout.h"
-#include "nn/highway.h"
-#include "nn/linear.h"
+#include "attn/engine/random.h"
+#include "attn/nn/activation.h"
+#include "attn/nn/dropout.h"
+#include "attn/nn/highway.h"
+#include "attn/nn/linear.h"
 
 namespace attn {
 

@@ -1,11 +1,11 @@
-#include "models/masks.h"
+#include "attn/models/masks.h"
 
 #include <cstdlib>
 #include <string>
 
-#include "engine/error.h"
-#include "ops/binary.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

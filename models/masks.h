@@ -4,7 +4,7 @@
 #pragma once
 #include <vector>
 
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -1,14 +1,14 @@
-#include "models/mtsa.h"
+#include "attn/models/mtsa.h"
 
 #include <cmath>
 
-#include "engine/error.h"
-#include "models/masks.h"
-#include "ops/binary.h"
-#include "ops/join.h"
-#include "ops/matmul.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/models/masks.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/join.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -25,12 +25,12 @@
 #include <memory>
 #include <vector>
 
-#include "engine/random.h"
-#include "models/encoder.h"
-#include "models/mtsa_attention.h"
-#include "models/source2token.h"
-#include "nn/activation.h"
-#include "nn/linear.h"
+#include "attn/engine/random.h"
+#include "attn/models/encoder.h"
+#include "attn/models/mtsa_attention.h"
+#include "attn/models/source2token.h"
+#include "attn/nn/activation.h"
+#include "attn/nn/linear.h"
 
 namespace attn {
 

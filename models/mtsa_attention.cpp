@@ -1,23 +1,23 @@
-#include "models/mtsa_attention.h"
+#include "attn/models/mtsa_attention.h"
 
 #include <cmath>
 #include <limits>
 #include <sstream>
 
-#include "engine/error.h"
-#include "models/attention_trace.h"
-#include "models/masks.h"
-#include "engine/autograd.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/dropout.h"
-#include "ops/join.h"
-#include "ops/matmul.h"
-#include "ops/reduce.h"
-#include "ops/separable_attention.h"
-#include "ops/softmax.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/models/attention_trace.h"
+#include "attn/models/masks.h"
+#include "attn/engine/autograd.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/dropout.h"
+#include "attn/ops/join.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/separable_attention.h"
+#include "attn/ops/softmax.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/random.h"
-#include "engine/tensor.h"
+#include "attn/engine/random.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

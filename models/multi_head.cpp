@@ -1,13 +1,13 @@
-#include "models/multi_head.h"
+#include "attn/models/multi_head.h"
 
 #include <cmath>
 
-#include "engine/error.h"
-#include "models/masks.h"
-#include "ops/matmul.h"
-#include "ops/softmax.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/models/masks.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/softmax.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -6,8 +6,8 @@
 // with d_h = D / h. Also the building blocks the Multi-Scale Transformer
 // shares: splitting features into heads and the full masked attention core.
 #pragma once
-#include "engine/random.h"
-#include "nn/linear.h"
+#include "attn/engine/random.h"
+#include "attn/nn/linear.h"
 
 namespace attn {
 

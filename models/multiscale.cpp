@@ -1,4 +1,4 @@
-#include "models/multiscale.h"
+#include "attn/models/multiscale.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,20 +6,20 @@
 #include <limits>
 #include <sstream>
 
-#include "engine/error.h"
-#include "models/attention_trace.h"
-#include "engine/util/text.h"
-#include "models/masks.h"
-#include "models/multi_head.h"
-#include "nn/init.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/join.h"
-#include "ops/matmul.h"
-#include "ops/reduce.h"
-#include "ops/softmax.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/models/attention_trace.h"
+#include "attn/engine/util/text.h"
+#include "attn/models/masks.h"
+#include "attn/models/multi_head.h"
+#include "attn/nn/init.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/join.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/softmax.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

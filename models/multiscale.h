@@ -31,10 +31,10 @@
 #include <string>
 #include <vector>
 
-#include "models/encoder.h"
-#include "nn/dropout.h"
-#include "nn/layer_norm.h"
-#include "nn/linear.h"
+#include "attn/models/encoder.h"
+#include "attn/nn/dropout.h"
+#include "attn/nn/layer_norm.h"
+#include "attn/nn/linear.h"
 
 namespace attn {
 

@@ -1,10 +1,10 @@
-#include "models/positional.h"
+#include "attn/models/positional.h"
 
 #include <cmath>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/copy.h"
+#include "attn/engine/error.h"
+#include "attn/engine/copy.h"
 
 namespace attn {
 

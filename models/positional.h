@@ -6,7 +6,7 @@
 // for pos = 0..n-1 and feature pairs i = 0..ceil(d/2)-1 (an odd d ends with a
 // sine). A constant: it carries no parameters and no gradient.
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

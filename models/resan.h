@@ -33,12 +33,12 @@
 #include <utility>
 #include <vector>
 
-#include "models/encoder.h"
-#include "models/masks.h"
-#include "models/rss.h"
-#include "models/source2token.h"
-#include "nn/dropout.h"
-#include "nn/fusion_gate.h"
+#include "attn/models/encoder.h"
+#include "attn/models/masks.h"
+#include "attn/models/rss.h"
+#include "attn/models/source2token.h"
+#include "attn/nn/dropout.h"
+#include "attn/nn/fusion_gate.h"
 
 namespace attn {
 

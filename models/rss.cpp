@@ -1,15 +1,15 @@
-#include "models/rss.h"
+#include "attn/models/rss.h"
 
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "models/masks.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/dropout.h"
-#include "ops/join.h"
-#include "ops/reduce.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/models/masks.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/dropout.h"
+#include "attn/ops/join.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

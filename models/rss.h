@@ -15,9 +15,9 @@
 #pragma once
 #include <string>
 
-#include "engine/random.h"
-#include "nn/activation.h"
-#include "nn/linear.h"
+#include "attn/engine/random.h"
+#include "attn/nn/activation.h"
+#include "attn/nn/linear.h"
 
 namespace attn {
 

@@ -1,11 +1,11 @@
-#include "models/source2token.h"
+#include "attn/models/source2token.h"
 
-#include "engine/error.h"
-#include "models/attention_trace.h"
-#include "ops/binary.h"
-#include "ops/reduce.h"
-#include "ops/softmax.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/models/attention_trace.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/softmax.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -1,6 +1,6 @@
-#include "models/task_model.h"
+#include "attn/models/task_model.h"
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

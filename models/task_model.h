@@ -6,10 +6,10 @@
 #pragma once
 #include <memory>
 
-#include "models/encoder.h"
-#include "models/heads.h"
-#include "engine/task_kind.h"
-#include "nn/embedding.h"
+#include "attn/models/encoder.h"
+#include "attn/models/heads.h"
+#include "attn/engine/task_kind.h"
+#include "attn/nn/embedding.h"
 
 namespace attn {
 

@@ -1,13 +1,13 @@
-#include "models/transformer.h"
+#include "attn/models/transformer.h"
 
 #include <string>
 
-#include "engine/error.h"
-#include "models/masks.h"
-#include "models/positional.h"
-#include "ops/binary.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/models/masks.h"
+#include "attn/models/positional.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

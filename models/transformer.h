@@ -17,11 +17,11 @@
 #include <memory>
 #include <vector>
 
-#include "models/encoder.h"
-#include "models/multi_head.h"
-#include "models/source2token.h"
-#include "nn/dropout.h"
-#include "nn/layer_norm.h"
+#include "attn/models/encoder.h"
+#include "attn/models/multi_head.h"
+#include "attn/models/source2token.h"
+#include "attn/nn/dropout.h"
+#include "attn/nn/layer_norm.h"
 
 namespace attn {
 

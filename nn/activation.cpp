@@ -1,7 +1,7 @@
-#include "nn/activation.h"
+#include "attn/nn/activation.h"
 
-#include "engine/error.h"
-#include "ops/unary.h"
+#include "attn/engine/error.h"
+#include "attn/ops/unary.h"
 
 namespace attn {
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
-#include "nn/dropout.h"
+#include "attn/nn/dropout.h"
 
-#include "engine/error.h"
-#include "ops/dropout.h"
+#include "attn/engine/error.h"
+#include "attn/ops/dropout.h"
 
 namespace attn {
 

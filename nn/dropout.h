@@ -1,8 +1,8 @@
 // Dropout parameterised, as in the papers, by the keep probability. Active
 // only in training mode; draws its masks from a generator the model owns.
 #pragma once
-#include "engine/random.h"
-#include "nn/module.h"
+#include "attn/engine/random.h"
+#include "attn/nn/module.h"
 
 namespace attn {
 

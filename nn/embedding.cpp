@@ -1,12 +1,12 @@
-#include "nn/embedding.h"
+#include "attn/nn/embedding.h"
 
 #include <unordered_set>
 
-#include "engine/error.h"
-#include "nn/glove.h"
-#include "ops/binary.h"
-#include "ops/index.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/nn/glove.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/index.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

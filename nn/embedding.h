@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/random.h"
-#include "nn/module.h"
+#include "attn/engine/random.h"
+#include "attn/nn/module.h"
 
 namespace attn {
 

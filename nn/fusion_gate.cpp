@@ -1,9 +1,9 @@
-#include "nn/fusion_gate.h"
+#include "attn/nn/fusion_gate.h"
 
-#include "ops/binary.h"
-#include "ops/join.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/join.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -1,8 +1,8 @@
 // The gates the papers use to merge two or three feature streams.
 #pragma once
-#include "engine/random.h"
-#include "nn/activation.h"
-#include "nn/linear.h"
+#include "attn/engine/random.h"
+#include "attn/nn/activation.h"
+#include "attn/nn/linear.h"
 
 namespace attn {
 

@@ -1,12 +1,12 @@
-#include "nn/glove.h"
+#include "attn/nn/glove.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
-#include "engine/error.h"
-#include "engine/util/text.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/text.h"
 
 namespace attn {
 

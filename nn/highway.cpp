@@ -1,7 +1,7 @@
-#include "nn/highway.h"
+#include "attn/nn/highway.h"
 
-#include "ops/binary.h"
-#include "ops/unary.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/unary.h"
 
 namespace attn {
 

@@ -1,9 +1,9 @@
 // Highway layer: t = sigmoid(W_t x + b_t), y = t * act(W_h x + b_h) + (1 - t) * x.
 // Children: "transform" (W_h), "gate" (W_t).
 #pragma once
-#include "engine/random.h"
-#include "nn/activation.h"
-#include "nn/linear.h"
+#include "attn/engine/random.h"
+#include "attn/nn/activation.h"
+#include "attn/nn/linear.h"
 
 namespace attn {
 

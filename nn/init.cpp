@@ -1,4 +1,4 @@
-#include "nn/init.h"
+#include "attn/nn/init.h"
 
 #include <cmath>
 

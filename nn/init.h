@@ -1,7 +1,7 @@
 // Parameter initialisers, all drawing from an explicit Generator.
 #pragma once
-#include "engine/random.h"
-#include "engine/tensor.h"
+#include "attn/engine/random.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

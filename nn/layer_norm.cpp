@@ -1,6 +1,6 @@
-#include "nn/layer_norm.h"
+#include "attn/nn/layer_norm.h"
 
-#include "ops/layer_norm.h"
+#include "attn/ops/layer_norm.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
 // Layer normalisation over the last axis with learned gain ("weight", ones)
 // and bias ("bias", zeros); eps 1e-6 as in the papers' code.
 #pragma once
-#include "nn/module.h"
+#include "attn/nn/module.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
-#include "nn/linear.h"
+#include "attn/nn/linear.h"
 
-#include "nn/init.h"
-#include "ops/matmul.h"
+#include "attn/nn/init.h"
+#include "attn/ops/matmul.h"
 
 namespace attn {
 

@@ -1,8 +1,8 @@
 // y = x W^T + b with Glorot-uniform W [out, in] and zero b [out].
 // Parameters: "weight", "bias".
 #pragma once
-#include "engine/random.h"
-#include "nn/module.h"
+#include "attn/engine/random.h"
+#include "attn/nn/module.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
-#include "nn/module.h"
+#include "attn/nn/module.h"
 
-#include "engine/error.h"
-#include "engine/copy.h"
+#include "attn/engine/error.h"
+#include "attn/engine/copy.h"
 
 namespace attn {
 

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

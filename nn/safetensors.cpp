@@ -1,4 +1,4 @@
-#include "nn/safetensors.h"
+#include "attn/nn/safetensors.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,10 +14,10 @@
 #include <limits>
 #include <set>
 
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "engine/util/json.h"
-#include "engine/copy.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/json.h"
+#include "attn/engine/copy.h"
 
 namespace attn {
 

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/tensor.h"
-#include "nn/module.h"
+#include "attn/engine/tensor.h"
+#include "attn/nn/module.h"
 
 namespace attn {
 

@@ -1,10 +1,10 @@
-#include "ops/binary.h"
+#include "attn/ops/binary.h"
 
-#include "engine/autograd.h"
-#include "engine/kernel_table.h"
-#include "ops/binary_kernels.h"
-#include "ops/reduce.h"
-#include "ops/unary.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/kernel_table.h"
+#include "attn/ops/binary_kernels.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/unary.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
 // Elementwise binary ops with NumPy broadcasting, comparisons (no gradient),
 // and selection by a mask (where, masked_fill).
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -1,9 +1,9 @@
 // CPU kernels of the binary family over broadcast strides; the unit-stride
 // and scalar-broadcast inner runs are the vectorised fast paths.
-#include "ops/binary_kernels.h"
+#include "attn/ops/binary_kernels.h"
 
-#include "engine/cpu_loops.h"
-#include "ops/binary_math.h"
+#include "attn/engine/cpu_loops.h"
+#include "attn/ops/binary_math.h"
 
 namespace attn {
 

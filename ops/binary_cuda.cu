@@ -1,9 +1,9 @@
 // CUDA kernels of the binary family over broadcast strides: each output
 // element is one thread of a grid-stride loop; operands read through the
 // offset calculator (a contiguous fast path when no operand broadcasts).
-#include "ops/binary_kernels.h"
-#include "ops/binary_math.h"
-#include "engine/cuda/cuda_loops.cuh"
+#include "attn/ops/binary_kernels.h"
+#include "attn/ops/binary_math.h"
+#include "attn/engine/cuda/cuda_loops.cuh"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
 // Kernel signatures of the binary family. Inputs are already checked:
 // same dtype and device, shapes broadcast to out's shape.
 #pragma once
-#include "ops/binary.h"
+#include "attn/ops/binary.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
 // Value formulas of the binary and comparison ops, shared by every device.
 #pragma once
-#include "ops/binary.h"
-#include "ops/unary_math.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/unary_math.h"
 
 namespace attn {
 namespace binary_math {

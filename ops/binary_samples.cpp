@@ -1,7 +1,7 @@
 // Gradcheck samples of the binary family: equal shapes, NumPy broadcasting in
 // both directions, and a transposed operand.
-#include "ops/binary.h"
-#include "ops/registry.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/registry.h"
 
 namespace attn {
 

@@ -1,14 +1,14 @@
-#include "ops/dropout.h"
+#include "attn/ops/dropout.h"
 
 #include <cmath>
 
-#include "engine/autograd.h"
-#include "engine/kernel_table.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/dropout_kernels.h"
-#include "ops/reduce.h"
-#include "ops/unary.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/kernel_table.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/dropout_kernels.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/unary.h"
 
 namespace attn {
 

@@ -3,8 +3,8 @@
 // seed into the random bits, so a run is reproducible from its seed and the
 // result does not depend on the thread count (or, later, the device).
 #pragma once
-#include "engine/random.h"
-#include "engine/tensor.h"
+#include "attn/engine/random.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

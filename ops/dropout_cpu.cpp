@@ -1,12 +1,12 @@
 // CPU kernels of the dropout family. The elements are cut into fixed blocks,
 // each with its own Generator seeded from (seed, block index): blocks can run
 // on any thread in any order and still draw exactly the same numbers.
-#include "ops/dropout_kernels.h"
+#include "attn/ops/dropout_kernels.h"
 
 #include <cmath>
 
-#include "engine/cpu_loops.h"
-#include "engine/random.h"
+#include "attn/engine/cpu_loops.h"
+#include "attn/engine/random.h"
 
 namespace attn {
 

@@ -6,8 +6,8 @@
 // which use per-block Generators; both are uniform with the same thresholds.)
 #include <cmath>
 
-#include "engine/cuda/cuda_loops.cuh"
-#include "ops/dropout_kernels.h"
+#include "attn/engine/cuda/cuda_loops.cuh"
+#include "attn/ops/dropout_kernels.h"
 
 namespace attn {
 

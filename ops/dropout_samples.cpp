@@ -1,8 +1,8 @@
 // Gradcheck samples of dropout. Each evaluation builds a fresh Generator with
 // the same seed, so every call of the case function draws the same mask and
 // the op is a fixed linear map the central differences can check.
-#include "ops/dropout.h"
-#include "ops/registry.h"
+#include "attn/ops/dropout.h"
+#include "attn/ops/registry.h"
 
 namespace attn {
 

@@ -1,10 +1,10 @@
-#include "ops/gradcheck.h"
+#include "attn/ops/gradcheck.h"
 
 #include <cmath>
 #include <sstream>
 
-#include "engine/autograd.h"
-#include "engine/error.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/registry.h"
+#include "attn/ops/registry.h"
 
 namespace attn {
 

@@ -1,11 +1,11 @@
-#include "ops/index.h"
+#include "attn/ops/index.h"
 
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "engine/kernel_table.h"
-#include "engine/copy.h"
-#include "ops/index_kernels.h"
-#include "ops/join.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/engine/kernel_table.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/index_kernels.h"
+#include "attn/ops/join.h"
 
 namespace attn {
 

@@ -2,7 +2,7 @@
 // Every index is bounds-checked; an out-of-range one throws attn::Error naming
 // the op, the bad value and the size it had to fit.
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

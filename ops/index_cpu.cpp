@@ -2,12 +2,12 @@
 // where the layout allows; scatters are parallelised only over work items
 // that own disjoint parts of the output, so they need no atomics and every
 // element sums its contributions in the same order on every run.
-#include "ops/index_kernels.h"
+#include "attn/ops/index_kernels.h"
 
 #include <algorithm>
 #include <array>
 
-#include "engine/cpu_loops.h"
+#include "attn/engine/cpu_loops.h"
 
 namespace attn {
 

@@ -3,8 +3,8 @@
 // map one thread to one source element and accumulate with atomicAdd, so
 // repeated indices are summed in an unspecified order (float rounding may
 // differ from run to run, unlike the CPU kernels' fixed order).
-#include "engine/cuda/cuda_loops.cuh"
-#include "ops/index_kernels.h"
+#include "attn/engine/cuda/cuda_loops.cuh"
+#include "attn/ops/index_kernels.h"
 
 namespace attn {
 

@@ -2,7 +2,7 @@
 // are contiguous int64 and already range-checked (index_range_check) when a
 // kernel runs, so kernels never fail halfway through.
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

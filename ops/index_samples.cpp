@@ -1,9 +1,9 @@
 // Gradcheck samples of the index family. Indices repeat on purpose, so the
 // accumulation of several gradient contributions into one element is checked;
 // outputs are multiplied by a fixed ramp so every contribution is distinct.
-#include "ops/binary.h"
-#include "ops/index.h"
-#include "ops/registry.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/index.h"
+#include "attn/ops/registry.h"
 
 namespace attn {
 

@@ -1,9 +1,9 @@
-#include "ops/join.h"
+#include "attn/ops/join.h"
 
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "engine/copy.h"
-#include "ops/view.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

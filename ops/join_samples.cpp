@@ -1,11 +1,11 @@
 // Gradcheck samples of the join family. Outputs are multiplied by a fixed
 // ramp so a gradient slice sent to the wrong input (or the wrong offset)
 // changes the Jacobian.
-#include "ops/binary.h"
-#include "ops/join.h"
-#include "ops/registry.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/join.h"
+#include "attn/ops/registry.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -1,11 +1,11 @@
-#include "ops/layer_norm.h"
+#include "attn/ops/layer_norm.h"
 
 #include <cmath>
 
-#include "engine/autograd.h"
-#include "engine/kernel_table.h"
-#include "engine/copy.h"
-#include "ops/layer_norm_kernels.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/kernel_table.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/layer_norm_kernels.h"
 
 namespace attn {
 

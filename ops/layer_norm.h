@@ -3,7 +3,7 @@
 // is read once per pass and the backward needs only the per-row mean and
 // 1/std saved by the forward.
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

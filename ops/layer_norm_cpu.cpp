@@ -1,13 +1,13 @@
 // CPU kernels of layer_norm. One row at a time: the row stays in cache while
 // its mean, variance and output (or, backward, its two reductions and dx) are
 // computed. Row statistics accumulate in double for both dtypes.
-#include "ops/layer_norm_kernels.h"
+#include "attn/ops/layer_norm_kernels.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "engine/cpu_loops.h"
+#include "attn/engine/cpu_loops.h"
 
 namespace attn {
 

@@ -5,8 +5,8 @@
 // column sums over rows, done by the shared deterministic column reduction.
 #include <cmath>
 
-#include "engine/cuda/cuda_loops.cuh"
-#include "ops/layer_norm_kernels.h"
+#include "attn/engine/cuda/cuda_loops.cuh"
+#include "attn/ops/layer_norm_kernels.h"
 
 namespace attn {
 

@@ -1,8 +1,8 @@
 // Gradcheck samples of layer_norm: rows drawn from [-2, 2) so each row's
 // variance is well away from 0, gamma away from 0 and non-uniform so every
 // output element has its own gradient, and a transposed (strided) input.
-#include "ops/layer_norm.h"
-#include "ops/registry.h"
+#include "attn/ops/layer_norm.h"
+#include "attn/ops/registry.h"
 
 namespace attn {
 

@@ -1,13 +1,13 @@
-#include "ops/loss.h"
+#include "attn/ops/loss.h"
 
-#include "engine/autograd.h"
-#include "engine/kernel_table.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/loss_kernels.h"
-#include "ops/reduce.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/kernel_table.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/loss_kernels.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -2,7 +2,7 @@
 // never materialises log-probabilities); mse_loss and kl_div are compositions
 // of registered ops.
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <limits>
 
-#include "engine/cpu_loops.h"
-#include "ops/loss_kernels.h"
+#include "attn/engine/cpu_loops.h"
+#include "attn/ops/loss_kernels.h"
 
 namespace attn {
 

@@ -4,8 +4,8 @@
 // one thread per logit, (softmax - onehot) * example_weight * grad * scale.
 #include <cmath>
 
-#include "engine/cuda/cuda_loops.cuh"
-#include "ops/loss_kernels.h"
+#include "attn/engine/cuda/cuda_loops.cuh"
+#include "attn/ops/loss_kernels.h"
 
 namespace attn {
 

@@ -2,7 +2,7 @@
 // are compositions), one slot per device. logits is contiguous [N, C]; every
 // per-example tensor is contiguous [N].
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
 // Gradcheck samples of the losses. Targets, class weights and KL target
 // distributions are data captured by the case, not checked inputs.
-#include "ops/loss.h"
-#include "ops/registry.h"
+#include "attn/ops/loss.h"
+#include "attn/ops/registry.h"
 
 namespace attn {
 

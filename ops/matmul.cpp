@@ -1,13 +1,13 @@
-#include "ops/matmul.h"
+#include "attn/ops/matmul.h"
 
 #include <climits>
 
-#include "engine/autograd.h"
-#include "engine/kernel_table.h"
-#include "engine/copy.h"
-#include "ops/matmul_kernels.h"
-#include "ops/reduce.h"
-#include "ops/view.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/kernel_table.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/matmul_kernels.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -2,7 +2,7 @@
 // and the fused linear layer. Transposed operands reach BLAS as trans flags,
 // so a transpose view costs no copy.
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
 // The batch-axis rules of ops/matmul_kernels.h, shared by the CPU (OpenBLAS)
 // and CUDA (cuBLAS) GEMM kernels: which batched products are one tall GEMM,
 // which are evenly strided, and where each batch entry starts.
-#include "ops/matmul_kernels.h"
+#include "attn/ops/matmul_kernels.h"
 
 namespace attn {
 

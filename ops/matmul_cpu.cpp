@@ -5,11 +5,11 @@
 #include <numeric>
 #include <vector>
 
-#include "engine/blas_threads.h"
-#include "engine/cpu_loops.h"
-#include "engine/parallel.h"
-#include "engine/copy.h"
-#include "ops/matmul_kernels.h"
+#include "attn/engine/blas_threads.h"
+#include "attn/engine/cpu_loops.h"
+#include "attn/engine/parallel.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/matmul_kernels.h"
 
 namespace attn {
 

@@ -13,11 +13,11 @@
 #include <climits>
 #include <vector>
 
-#include "engine/cuda/cuda_backend.h"
-#include "engine/cuda/cuda_check.h"
-#include "engine/error.h"
-#include "engine/copy.h"
-#include "ops/matmul_kernels.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/engine/cuda/cuda_check.h"
+#include "attn/engine/error.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/matmul_kernels.h"
 
 namespace attn {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ops/matmul.h"
+#include "attn/ops/matmul.h"
 
 namespace attn {
 

@@ -1,8 +1,8 @@
 // Gradcheck samples of the matmul family: plain, transposed operands (read by
 // BLAS through trans flags), batched, broadcast batches and vector operands;
 // linear with and without bias, over 3-D inputs and a transposed weight.
-#include "ops/matmul.h"
-#include "ops/registry.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/registry.h"
 
 namespace attn {
 

@@ -1,12 +1,12 @@
-#include "ops/multi_dim_attention.h"
+#include "attn/ops/multi_dim_attention.h"
 
 #include <cmath>
 
-#include "engine/autograd.h"
-#include "engine/kernel_table.h"
-#include "engine/copy.h"
-#include "ops/multi_dim_attention_kernels.h"
-#include "ops/view.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/kernel_table.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/multi_dim_attention_kernels.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -11,7 +11,7 @@
 // log-normaliser per output element, and the backward recomputes the scores
 // from query and key. Memory is O(B n d) instead of O(B n^2 d).
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

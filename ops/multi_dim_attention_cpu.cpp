@@ -9,9 +9,9 @@
 #include <limits>
 #include <vector>
 
-#include "engine/cpu_loops.h"
-#include "ops/multi_dim_attention_kernels.h"
-#include "ops/vector_math.h"
+#include "attn/engine/cpu_loops.h"
+#include "attn/ops/multi_dim_attention_kernels.h"
+#include "attn/ops/vector_math.h"
 
 namespace attn {
 

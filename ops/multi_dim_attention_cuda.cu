@@ -7,8 +7,8 @@
 // recomputing the scores: no atomics, so results are deterministic.
 #include <cmath>
 
-#include "engine/cuda/cuda_loops.cuh"
-#include "ops/multi_dim_attention_kernels.h"
+#include "attn/engine/cuda/cuda_loops.cuh"
+#include "attn/ops/multi_dim_attention_kernels.h"
 
 namespace attn {
 

@@ -3,7 +3,7 @@
 // grad_query are [B, nq, d]; key, values, grad_key and grad_values are
 // [B, nk, d]; mask is uint8 [B, nq, nk].
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -3,8 +3,8 @@
 // is not), a direction mask broadcast over the batch, fewer queries than
 // keys, transposed (strided) inputs, a small scale c (tanh near
 // saturation), and more features than one CPU feature block (64).
-#include "ops/multi_dim_attention.h"
-#include "ops/registry.h"
+#include "attn/ops/multi_dim_attention.h"
+#include "attn/ops/registry.h"
 
 namespace attn {
 

@@ -1,11 +1,11 @@
-#include "ops/optim_update.h"
+#include "attn/ops/optim_update.h"
 
 #include <cmath>
 
-#include "engine/copy.h"
-#include "engine/error.h"
-#include "engine/kernel_table.h"
-#include "ops/optim_update_kernels.h"
+#include "attn/engine/copy.h"
+#include "attn/engine/error.h"
+#include "attn/engine/kernel_table.h"
+#include "attn/ops/optim_update_kernels.h"
 
 namespace attn {
 

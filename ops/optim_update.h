@@ -6,7 +6,7 @@
 // contiguous, of the parameter's shape, dtype and device; a non-contiguous
 // gradient is copied to a contiguous one first.
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
 // CPU kernels of the fused optimiser updates: one parallel pass per parameter.
-#include "engine/cpu_loops.h"
-#include "engine/parallel.h"
-#include "ops/optim_update_kernels.h"
+#include "attn/engine/cpu_loops.h"
+#include "attn/engine/parallel.h"
+#include "attn/ops/optim_update_kernels.h"
 
 namespace attn {
 

@@ -1,6 +1,6 @@
 // CUDA kernels of the fused optimiser updates: one grid-stride pass per parameter.
-#include "engine/cuda/cuda_loops.cuh"
-#include "ops/optim_update_kernels.h"
+#include "attn/engine/cuda/cuda_loops.cuh"
+#include "attn/ops/optim_update_kernels.h"
 
 namespace attn {
 

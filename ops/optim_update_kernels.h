@@ -1,8 +1,8 @@
 // Kernel signatures of the fused optimiser updates, one slot per device. All
 // tensors are contiguous with the same number of elements and dtype.
 #pragma once
-#include "engine/tensor.h"
-#include "ops/optim_update_math.h"
+#include "attn/engine/tensor.h"
+#include "attn/ops/optim_update_math.h"
 
 namespace attn {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <cmath>
 
-#include "ops/unary_math.h"
+#include "attn/ops/unary_math.h"
 
 namespace attn {
 namespace optim_math {

@@ -1,6 +1,6 @@
 // Reductions along any set of axes, with keepdim.
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

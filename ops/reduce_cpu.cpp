@@ -1,5 +1,5 @@
-#include "engine/cpu_loops.h"
-#include "ops/reduce_kernels.h"
+#include "attn/engine/cpu_loops.h"
+#include "attn/ops/reduce_kernels.h"
 
 #include <cstring>
 #include <limits>

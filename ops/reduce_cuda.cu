@@ -3,8 +3,8 @@
 // Max keeps the first position of the largest value: a NaN in a row's first
 // element wins (the CPU scan starts from it), NaNs elsewhere never win.
 // sum_columns uses the shared column reduction (engine/cuda/cuda_loops.cuh).
-#include "engine/cuda/cuda_loops.cuh"
-#include "ops/reduce_kernels.h"
+#include "attn/engine/cuda/cuda_loops.cuh"
+#include "attn/ops/reduce_kernels.h"
 
 namespace attn {
 

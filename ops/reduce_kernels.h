@@ -2,7 +2,7 @@
 // rows (x is [outer, n], reduce each row) and columns (x is [n, inner],
 // reduce down each column). ops/reduce.cpp brings every request to one of them.
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
 // Gradcheck samples of the reductions: one axis, several axes with keepdim,
 // every axis, leading axes (the column kernel) and a transposed input.
-#include "ops/reduce.h"
-#include "ops/registry.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/registry.h"
 
 namespace attn {
 

@@ -1,8 +1,8 @@
-#include "ops/registry.h"
+#include "attn/ops/registry.h"
 
-#include "engine/error.h"
-#include "engine/copy.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

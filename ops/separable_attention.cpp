@@ -1,10 +1,10 @@
-#include "ops/separable_attention.h"
+#include "attn/ops/separable_attention.h"
 
-#include "engine/autograd.h"
-#include "engine/kernel_table.h"
-#include "engine/copy.h"
-#include "ops/separable_attention_kernels.h"
-#include "ops/view.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/kernel_table.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/separable_attention_kernels.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -14,7 +14,7 @@
 // exp range; models/mtsa_attention.cpp falls back to this op then.
 // Memory is O(G n d); time O(G nq nk d) exponentials.
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -7,8 +7,8 @@
 #include <limits>
 #include <vector>
 
-#include "engine/cpu_loops.h"
-#include "ops/separable_attention_kernels.h"
+#include "attn/engine/cpu_loops.h"
+#include "attn/ops/separable_attention_kernels.h"
 
 namespace attn {
 

@@ -6,8 +6,8 @@
 // results are deterministic.
 #include <cmath>
 
-#include "engine/cuda/cuda_loops.cuh"
-#include "ops/separable_attention_kernels.h"
+#include "attn/engine/cuda/cuda_loops.cuh"
+#include "attn/ops/separable_attention_kernels.h"
 
 namespace attn {
 

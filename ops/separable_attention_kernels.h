@@ -4,7 +4,7 @@
 // out, log_norm and grad [G, nq, d]. keep_pairs / keep_features may be
 // undefined (no dropout).
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -3,10 +3,10 @@
 // mask broadcast over the groups, fewer queries than keys, dropout keep
 // factors, and token2token and source2token scores wide enough that the
 // softmax is far from uniform.
-#include "engine/copy.h"
-#include "ops/registry.h"
-#include "ops/separable_attention.h"
-#include "ops/unary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/registry.h"
+#include "attn/ops/separable_attention.h"
+#include "attn/ops/unary.h"
 
 namespace attn {
 

@@ -1,10 +1,10 @@
-#include "ops/softmax.h"
+#include "attn/ops/softmax.h"
 
-#include "engine/autograd.h"
-#include "engine/kernel_table.h"
-#include "engine/copy.h"
-#include "ops/softmax_kernels.h"
-#include "ops/view.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/kernel_table.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/softmax_kernels.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -3,7 +3,7 @@
 // entries is subtracted) and safe with masks, so attention can mask with
 // -inf or huge values and never see a NaN in the forward or the backward.
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

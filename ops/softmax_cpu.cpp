@@ -5,8 +5,8 @@
 #include <cstring>
 #include <limits>
 
-#include "engine/cpu_loops.h"
-#include "ops/softmax_kernels.h"
+#include "attn/engine/cpu_loops.h"
+#include "attn/ops/softmax_kernels.h"
 
 namespace attn {
 

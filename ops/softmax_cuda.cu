@@ -5,8 +5,8 @@
 // (and row_empty = 1), never NaN; masked entries never enter the sums.
 #include <cmath>
 
-#include "engine/cuda/cuda_loops.cuh"
-#include "ops/softmax_kernels.h"
+#include "attn/engine/cuda/cuda_loops.cuh"
+#include "attn/ops/softmax_kernels.h"
 
 namespace attn {
 

@@ -2,7 +2,7 @@
 // is contiguous in the rows layout: the softmax axis is last, so x is
 // [rows, n] with n = x.shape().back().
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -2,8 +2,8 @@
 // middle axis (the permuted layout), a transposed input, and masks broadcast
 // from [B, 1, L] and [L], one of which masks whole rows (their gradient is 0,
 // the other rows' is not).
-#include "ops/registry.h"
-#include "ops/softmax.h"
+#include "attn/ops/registry.h"
+#include "attn/ops/softmax.h"
 
 namespace attn {
 

@@ -1,8 +1,8 @@
-#include "ops/unary.h"
+#include "attn/ops/unary.h"
 
-#include "engine/autograd.h"
-#include "engine/kernel_table.h"
-#include "ops/unary_kernels.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/kernel_table.h"
+#include "attn/ops/unary_kernels.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
 // Elementwise unary ops. Each is one entry of UnaryOp: a value formula and a
 // derivative formula (ops/unary_math.h) shared by every device's kernels.
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

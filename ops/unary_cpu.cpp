@@ -1,12 +1,12 @@
 // CPU kernels for the unary family: one strided loop per op and dtype, with a
 // unit-stride branch the compiler vectorises.
-#include "ops/unary_kernels.h"
+#include "attn/ops/unary_kernels.h"
 
 #include <algorithm>
 
-#include "engine/cpu_loops.h"
-#include "ops/unary_math.h"
-#include "ops/vector_math.h"
+#include "attn/engine/cpu_loops.h"
+#include "attn/ops/unary_math.h"
+#include "attn/ops/vector_math.h"
 
 namespace attn {
 

@@ -1,9 +1,9 @@
 // CUDA kernels of the unary family: one elementwise functor per op and dtype,
 // run over a contiguous fast path or the strided offset calculator. The
 // formulas are those of the CPU kernels (ops/unary_math.h).
-#include "engine/cuda/cuda_loops.cuh"
-#include "ops/unary_kernels.h"
-#include "ops/unary_math.h"
+#include "attn/engine/cuda/cuda_loops.cuh"
+#include "attn/ops/unary_kernels.h"
+#include "attn/ops/unary_math.h"
 
 namespace attn {
 

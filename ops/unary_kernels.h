@@ -1,6 +1,6 @@
 // Kernel signatures of the unary family, one slot per device.
 #pragma once
-#include "ops/unary.h"
+#include "attn/ops/unary.h"
 
 namespace attn {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <cmath>
 
-#include "ops/unary.h"
+#include "attn/ops/unary.h"
 
 #ifdef __CUDACC__
 #define ATTN_HD __host__ __device__ inline

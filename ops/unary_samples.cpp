@@ -1,8 +1,8 @@
 // Gradcheck samples of the unary family: inputs kept away from each op's
 // kink (0 for abs/relu/elu, the clamp bounds) and domain edge (log, sqrt, pow).
-#include "ops/registry.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/ops/registry.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -1,11 +1,11 @@
-#include "ops/view.h"
+#include "attn/ops/view.h"
 
 #include <numeric>
 
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "engine/copy.h"
-#include "ops/reduce.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/reduce.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
 // Differentiable views: they share storage with their input and record how to
 // send a gradient back to the right elements of it.
 #pragma once
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -1,11 +1,11 @@
 // Gradcheck samples of the views: each gradient must land in the right
 // elements of the base tensor.
-#include "engine/error.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/registry.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/registry.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 

@@ -6,12 +6,12 @@
 #include <cmath>
 #include <functional>
 
-#include "engine/random.h"
-#include "models/encoder.h"
-#include "models/masks.h"
-#include "ops/gradcheck.h"
-#include "ops/join.h"
-#include "ops/view.h"
+#include "attn/engine/random.h"
+#include "attn/models/encoder.h"
+#include "attn/models/masks.h"
+#include "attn/ops/gradcheck.h"
+#include "attn/ops/join.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace testing_support {

@@ -12,14 +12,14 @@
 #include <fstream>
 #include <limits>
 
-#include "engine/anomaly.h"
-#include "engine/autograd.h"
-#include "nn/safetensors.h"
-#include "ops/binary.h"
-#include "ops/reduce.h"
-#include "ops/unary.h"
+#include "attn/engine/anomaly.h"
+#include "attn/engine/autograd.h"
+#include "attn/nn/safetensors.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/unary.h"
 #include "test_util.h"
-#include "train/cli/model_commands.h"
+#include "attn/train/cli/model_commands.h"
 
 namespace attn {
 namespace {

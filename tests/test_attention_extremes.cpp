@@ -11,19 +11,19 @@
 #include <string>
 #include <vector>
 
-#include "engine/autograd.h"
-#include "engine/random.h"
-#include "models/masks.h"
-#include "models/mtsa_attention.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/matmul.h"
-#include "ops/multi_dim_attention.h"
-#include "ops/reduce.h"
-#include "ops/separable_attention.h"
-#include "ops/softmax.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/random.h"
+#include "attn/models/masks.h"
+#include "attn/models/mtsa_attention.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/multi_dim_attention.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/separable_attention.h"
+#include "attn/ops/softmax.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {

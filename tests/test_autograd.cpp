@@ -4,13 +4,13 @@
 
 #include <cmath>
 
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/reduce.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {

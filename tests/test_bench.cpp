@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/cpu_caching_allocator.h"
+#include "attn/engine/cpu_caching_allocator.h"
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,19 +12,19 @@
 #include <map>
 #include <sstream>
 
-#include "engine/autograd.h"
-#include "engine/cpu_caching_allocator.h"
-#include "engine/random.h"
-#include "ops/matmul.h"
-#include "ops/unary.h"
-#include "ops/view.h"
-#include "engine/error.h"
-#include "train/cli/bench_command.h"
-#include "train/bench/bench_options.h"
-#include "train/bench/bench_report.h"
-#include "engine/util/cli_args.h"
-#include "train/bench/op_profiler.h"
-#include "engine/util/svg_chart.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/cpu_caching_allocator.h"
+#include "attn/engine/random.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/train/cli/bench_command.h"
+#include "attn/train/bench/bench_options.h"
+#include "attn/train/bench/bench_report.h"
+#include "attn/engine/util/cli_args.h"
+#include "attn/train/bench/op_profiler.h"
+#include "attn/engine/util/svg_chart.h"
 
 namespace attn {
 namespace {

@@ -8,16 +8,16 @@
 #include <set>
 
 #include "test_util.h"
-#include "engine/error.h"
+#include "attn/engine/error.h"
 #include "model_checks.h"
-#include "models/biblosan.h"
-#include "models/disa.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/matmul.h"
-#include "ops/reduce.h"
-#include "ops/softmax.h"
-#include "ops/unary.h"
+#include "attn/models/biblosan.h"
+#include "attn/models/disa.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/softmax.h"
+#include "attn/ops/unary.h"
 
 namespace attn {
 namespace {

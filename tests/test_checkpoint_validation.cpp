@@ -11,16 +11,16 @@
 #include <fstream>
 #include <random>
 
-#include "engine/util/json.h"
-#include "nn/safetensors.h"
+#include "attn/engine/util/json.h"
+#include "attn/nn/safetensors.h"
 #include "test_data_util.h"
-#include "train/optim/adam.h"
-#include "engine/util/atomic_file.h"
-#include "train/checkpoint.h"
-#include "engine/util/cli_args.h"
-#include "train/cli/commands.h"
-#include "train/run_folder.h"
-#include "train/trainer.h"
+#include "attn/train/optim/adam.h"
+#include "attn/engine/util/atomic_file.h"
+#include "attn/train/checkpoint.h"
+#include "attn/engine/util/cli_args.h"
+#include "attn/train/cli/commands.h"
+#include "attn/train/run_folder.h"
+#include "attn/train/trainer.h"
 
 namespace attn {
 namespace {

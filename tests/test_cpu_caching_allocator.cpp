@@ -10,10 +10,10 @@
 #include <thread>
 #include <vector>
 
-#include "engine/allocator.h"
-#include "engine/cpu_caching_allocator.h"
-#include "engine/error.h"
-#include "engine/tensor.h"
+#include "attn/engine/allocator.h"
+#include "attn/engine/cpu_caching_allocator.h"
+#include "attn/engine/error.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 namespace {

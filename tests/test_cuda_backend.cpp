@@ -9,19 +9,19 @@
 #include <functional>
 #include <string>
 
-#include "engine/allocator.h"
-#include "engine/cuda/cuda_backend.h"
-#include "engine/kernel_table.h"
-#include "engine/random.h"
-#include "nn/linear.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/matmul.h"
-#include "ops/reduce.h"
-#include "ops/unary.h"
-#include "ops/view.h"
-#include "train/cli/commands.h"
-#include "train/cli/model_commands.h"
+#include "attn/engine/allocator.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/engine/kernel_table.h"
+#include "attn/engine/random.h"
+#include "attn/nn/linear.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
+#include "attn/train/cli/commands.h"
+#include "attn/train/cli/model_commands.h"
 
 namespace attn {
 namespace {

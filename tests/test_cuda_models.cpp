@@ -9,12 +9,12 @@
 #include <cmath>
 #include <sstream>
 
-#include "engine/cuda/cuda_backend.h"
-#include "engine/random.h"
-#include "models/encoder.h"
-#include "models/heads.h"
-#include "models/masks.h"
-#include "ops/loss.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/engine/random.h"
+#include "attn/models/encoder.h"
+#include "attn/models/heads.h"
+#include "attn/models/masks.h"
+#include "attn/ops/loss.h"
 
 namespace attn {
 namespace {

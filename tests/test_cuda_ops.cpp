@@ -10,11 +10,11 @@
 #include <sstream>
 #include <string>
 
-#include "engine/autograd.h"
-#include "engine/cuda/cuda_backend.h"
-#include "engine/random.h"
-#include "engine/copy.h"
-#include "ops/registry.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/engine/random.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/registry.h"
 
 namespace attn {
 namespace {

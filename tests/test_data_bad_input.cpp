@@ -8,10 +8,10 @@
 #include <cmath>
 #include <set>
 
-#include "nn/glove.h"
-#include "train/data/formats/loader_util.h"
-#include "train/data/formats/loaders.h"
-#include "train/data/task_data.h"
+#include "attn/nn/glove.h"
+#include "attn/train/data/formats/loader_util.h"
+#include "attn/train/data/formats/loaders.h"
+#include "attn/train/data/task_data.h"
 #include "test_data_util.h"
 
 namespace attn {

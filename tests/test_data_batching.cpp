@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <set>
 
-#include "train/data/batching.h"
+#include "attn/train/data/batching.h"
 #include "test_data_util.h"
 
 namespace attn {

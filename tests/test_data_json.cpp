@@ -3,8 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/error.h"
-#include "engine/util/json.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/json.h"
 #include "test_data_util.h"
 
 namespace attn {

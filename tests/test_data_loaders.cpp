@@ -5,8 +5,8 @@
 
 #include <set>
 
-#include "train/data/formats/loaders.h"
-#include "train/data/task_data.h"
+#include "attn/train/data/formats/loaders.h"
+#include "attn/train/data/task_data.h"
 #include "test_data_util.h"
 
 namespace attn {

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <set>
 
-#include "train/data/spam/email_text.h"
-#include "engine/util/json.h"
-#include "train/data/spam/spam_assassin.h"
+#include "attn/train/data/spam/email_text.h"
+#include "attn/engine/util/json.h"
+#include "attn/train/data/spam/spam_assassin.h"
 #include "test_data_util.h"
 
 namespace attn {

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "train/data/tokenizer.h"
-#include "train/data/vocab.h"
+#include "attn/train/data/tokenizer.h"
+#include "attn/train/data/vocab.h"
 #include "test_data_util.h"
 
 namespace attn {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 #include "test_util.h"
 
 namespace attn {

@@ -5,11 +5,11 @@
 #include <cmath>
 
 #include "model_checks.h"
-#include "models/disan.h"
-#include "models/source2token.h"
-#include "ops/binary.h"
-#include "ops/reduce.h"
-#include "ops/softmax.h"
+#include "attn/models/disan.h"
+#include "attn/models/source2token.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/softmax.h"
 
 namespace attn {
 namespace {

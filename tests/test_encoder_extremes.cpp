@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/random.h"
-#include "models/encoder.h"
-#include "models/masks.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/reduce.h"
+#include "attn/engine/random.h"
+#include "attn/models/encoder.h"
+#include "attn/models/masks.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/reduce.h"
 
 namespace attn {
 namespace {

@@ -2,10 +2,10 @@
 #include <gtest/gtest.h>
 
 #include "test_util.h"
-#include "engine/error.h"
-#include "ops/binary.h"
-#include "ops/reduce.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {

@@ -9,12 +9,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/error.h"
-#include "engine/random.h"
-#include "models/encoder.h"
-#include "nn/safetensors.h"
-#include "engine/util/cli_args.h"
-#include "train/cli/model_commands.h"
+#include "attn/engine/error.h"
+#include "attn/engine/random.h"
+#include "attn/models/encoder.h"
+#include "attn/nn/safetensors.h"
+#include "attn/engine/util/cli_args.h"
+#include "attn/train/cli/model_commands.h"
 
 namespace attn {
 namespace {

@@ -2,8 +2,8 @@
 // float64 and a determinism check of every op's backward.
 #include <gtest/gtest.h>
 
-#include "ops/gradcheck.h"
-#include "ops/registry.h"
+#include "attn/ops/gradcheck.h"
+#include "attn/ops/registry.h"
 
 namespace attn {
 namespace {

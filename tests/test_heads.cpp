@@ -5,15 +5,15 @@
 
 #include <cmath>
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 #include "model_checks.h"
-#include "models/disan.h"
-#include "models/heads.h"
-#include "ops/index.h"
-#include "ops/loss.h"
-#include "ops/softmax.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/models/disan.h"
+#include "attn/models/heads.h"
+#include "attn/ops/index.h"
+#include "attn/ops/loss.h"
+#include "attn/ops/softmax.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {

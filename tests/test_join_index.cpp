@@ -8,12 +8,12 @@
 #include <string>
 
 #include "test_util.h"
-#include "engine/error.h"
-#include "ops/binary.h"
-#include "ops/index.h"
-#include "ops/join.h"
-#include "ops/reduce.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/index.h"
+#include "attn/ops/join.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {

@@ -4,10 +4,10 @@
 #include <set>
 #include <string>
 
-#include "engine/kernel_table.h"
-#include "ops/binary.h"
-#include "ops/registry.h"
-#include "ops/unary.h"
+#include "attn/engine/kernel_table.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/registry.h"
+#include "attn/ops/unary.h"
 
 namespace attn {
 namespace {

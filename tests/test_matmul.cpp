@@ -7,15 +7,15 @@
 #include <functional>
 
 #include "test_util.h"
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "engine/random.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/matmul.h"
-#include "ops/view.h"
-#include "train/bench/bench_matmul.h"
-#include "engine/util/cli_args.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/engine/random.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/view.h"
+#include "attn/train/bench/bench_matmul.h"
+#include "attn/engine/util/cli_args.h"
 
 namespace attn {
 namespace {

@@ -8,8 +8,8 @@
 #include <functional>
 
 #include "test_util.h"
-#include "engine/error.h"
-#include "train/metrics.h"
+#include "attn/engine/error.h"
+#include "attn/train/metrics.h"
 
 namespace attn {
 namespace {

@@ -8,16 +8,16 @@
 #include <limits>
 
 #include "test_util.h"
-#include "engine/allocator.h"
-#include "engine/error.h"
+#include "attn/engine/allocator.h"
+#include "attn/engine/error.h"
 #include "model_checks.h"
-#include "models/mtsa.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/dropout.h"
-#include "ops/matmul.h"
-#include "ops/reduce.h"
-#include "ops/unary.h"
+#include "attn/models/mtsa.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/dropout.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/unary.h"
 
 namespace attn {
 namespace {

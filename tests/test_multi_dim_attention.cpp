@@ -9,17 +9,17 @@
 #include <cmath>
 #include <string>
 
-#include "engine/allocator.h"
+#include "attn/engine/allocator.h"
 #include "model_checks.h"
-#include "models/disa.h"
-#include "models/encoder.h"
-#include "models/masks.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/multi_dim_attention.h"
-#include "ops/registry.h"
-#include "ops/unary.h"
-#include "ops/reduce.h"
+#include "attn/models/disa.h"
+#include "attn/models/encoder.h"
+#include "attn/models/masks.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/multi_dim_attention.h"
+#include "attn/ops/registry.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/reduce.h"
 #include "test_util.h"
 
 namespace attn {

@@ -9,16 +9,16 @@
 #include <map>
 
 #include "test_util.h"
-#include "engine/allocator.h"
-#include "engine/error.h"
+#include "attn/engine/allocator.h"
+#include "attn/engine/error.h"
 #include "model_checks.h"
-#include "models/multi_head.h"
-#include "models/multiscale.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/matmul.h"
-#include "ops/reduce.h"
-#include "ops/view.h"
+#include "attn/models/multi_head.h"
+#include "attn/models/multiscale.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {

@@ -12,14 +12,14 @@
 #endif
 
 #include "test_util.h"
-#include "engine/error.h"
-#include "engine/random.h"
-#include "engine/copy.h"
-#include "ops/dropout.h"
-#include "ops/layer_norm.h"
-#include "ops/reduce.h"
-#include "ops/registry.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/engine/random.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/dropout.h"
+#include "attn/ops/layer_norm.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/registry.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {

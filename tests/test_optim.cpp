@@ -8,17 +8,17 @@
 #include <functional>
 
 #include "test_util.h"
-#include "engine/error.h"
-#include "nn/embedding.h"
-#include "nn/layer_norm.h"
-#include "nn/linear.h"
-#include "ops/binary.h"
-#include "ops/reduce.h"
-#include "train/optim/adadelta.h"
-#include "train/optim/adam.h"
-#include "train/optim/optimizer.h"
-#include "train/optim/sgd.h"
-#include "train/optim/weight_decay.h"
+#include "attn/engine/error.h"
+#include "attn/nn/embedding.h"
+#include "attn/nn/layer_norm.h"
+#include "attn/nn/linear.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/reduce.h"
+#include "attn/train/optim/adadelta.h"
+#include "attn/train/optim/adam.h"
+#include "attn/train/optim/optimizer.h"
+#include "attn/train/optim/sgd.h"
+#include "attn/train/optim/weight_decay.h"
 
 namespace attn {
 namespace {

@@ -24,12 +24,12 @@
 #include <cmath>
 #include <random>
 
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "ops/binary.h"
-#include "ops/optim_update.h"
-#include "ops/unary.h"
-#include "ops/view.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/optim_update.h"
+#include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {

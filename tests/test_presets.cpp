@@ -8,7 +8,7 @@
 #include <set>
 
 #include "test_util.h"
-#include "train/cli/presets.h"
+#include "attn/train/cli/presets.h"
 
 namespace attn {
 namespace {

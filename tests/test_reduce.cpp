@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/reduce.h"
-#include "ops/view.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {

@@ -9,13 +9,13 @@
 #include <functional>
 
 #include "test_util.h"
-#include "engine/error.h"
-#include "engine/random.h"
-#include "ops/binary.h"
-#include "ops/unary.h"
-#include "train/optim/adam.h"
-#include "train/reinforce.h"
-#include "train/optim/sgd.h"
+#include "attn/engine/error.h"
+#include "attn/engine/random.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/unary.h"
+#include "attn/train/optim/adam.h"
+#include "attn/train/reinforce.h"
+#include "attn/train/optim/sgd.h"
 
 namespace attn {
 namespace {

@@ -11,15 +11,15 @@
 #include <map>
 
 #include "test_util.h"
-#include "engine/error.h"
+#include "attn/engine/error.h"
 #include "model_checks.h"
-#include "models/disa.h"
-#include "models/resan.h"
-#include "models/rss.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/reduce.h"
-#include "ops/view.h"
+#include "attn/models/disa.h"
+#include "attn/models/resan.h"
+#include "attn/models/rss.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {

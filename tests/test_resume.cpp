@@ -12,14 +12,14 @@
 #include <filesystem>
 #include <memory>
 
-#include "nn/safetensors.h"
-#include "ops/reduce.h"
+#include "attn/nn/safetensors.h"
+#include "attn/ops/reduce.h"
 #include "test_data_util.h"
-#include "train/optim/adam.h"
-#include "train/checkpoint.h"
-#include "train/evaluate.h"
-#include "train/interrupt.h"
-#include "train/trainer.h"
+#include "attn/train/optim/adam.h"
+#include "attn/train/checkpoint.h"
+#include "attn/train/evaluate.h"
+#include "attn/train/interrupt.h"
+#include "attn/train/trainer.h"
 
 namespace attn {
 namespace {

@@ -8,15 +8,15 @@
 
 #include <random>
 
-#include "engine/anomaly.h"
-#include "nn/safetensors.h"
+#include "attn/engine/anomaly.h"
+#include "attn/nn/safetensors.h"
 #include "test_data_util.h"
-#include "train/optim/adam.h"
-#include "engine/util/atomic_file.h"
-#include "train/checkpoint.h"
-#include "train/finite_check.h"
-#include "train/saved_run.h"
-#include "train/trainer.h"
+#include "attn/train/optim/adam.h"
+#include "attn/engine/util/atomic_file.h"
+#include "attn/train/checkpoint.h"
+#include "attn/train/finite_check.h"
+#include "attn/train/saved_run.h"
+#include "attn/train/trainer.h"
 
 namespace attn {
 namespace {

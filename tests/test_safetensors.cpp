@@ -12,10 +12,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/error.h"
-#include "engine/random.h"
-#include "nn/safetensors.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/engine/random.h"
+#include "attn/nn/safetensors.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {

@@ -9,13 +9,13 @@
 #include <limits>
 
 #include "test_util.h"
-#include "engine/error.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/loss.h"
-#include "ops/reduce.h"
-#include "ops/softmax.h"
-#include "ops/view.h"
+#include "attn/engine/error.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/loss.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/softmax.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {

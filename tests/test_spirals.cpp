@@ -3,7 +3,7 @@
 // deterministically from its seed.
 #include <gtest/gtest.h>
 
-#include "train/spirals.h"
+#include "attn/train/spirals.h"
 
 namespace attn {
 namespace {

@@ -4,12 +4,12 @@
 
 #include <cmath>
 
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "models/masks.h"
-#include "models/task_model.h"
-#include "ops/loss.h"
-#include "train/optim/sgd.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/models/masks.h"
+#include "attn/models/task_model.h"
+#include "attn/ops/loss.h"
+#include "attn/train/optim/sgd.h"
 
 namespace attn {
 namespace {

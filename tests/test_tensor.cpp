@@ -2,12 +2,12 @@
 // seeded generator.
 #include <gtest/gtest.h>
 
-#include "engine/allocator.h"
-#include "engine/error.h"
-#include "engine/random.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/view.h"
+#include "attn/engine/allocator.h"
+#include "attn/engine/error.h"
+#include "attn/engine/random.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {

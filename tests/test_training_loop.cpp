@@ -17,16 +17,16 @@
 
 #include <unistd.h>
 
-#include "engine/autograd.h"
-#include "models/resan.h"
-#include "nn/safetensors.h"
-#include "ops/reduce.h"
+#include "attn/engine/autograd.h"
+#include "attn/models/resan.h"
+#include "attn/nn/safetensors.h"
+#include "attn/ops/reduce.h"
 #include "test_data_util.h"
-#include "train/cli/commands.h"
-#include "engine/util/json.h"
-#include "train/checkpoint.h"
-#include "train/saved_run.h"
-#include "train/trainer.h"
+#include "attn/train/cli/commands.h"
+#include "attn/engine/util/json.h"
+#include "attn/train/checkpoint.h"
+#include "attn/train/saved_run.h"
+#include "attn/train/trainer.h"
 
 namespace attn {
 namespace {

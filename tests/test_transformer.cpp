@@ -9,13 +9,13 @@
 #include <map>
 
 #include "test_util.h"
-#include "engine/error.h"
+#include "attn/engine/error.h"
 #include "model_checks.h"
-#include "models/multi_head.h"
-#include "models/positional.h"
-#include "models/transformer.h"
-#include "ops/binary.h"
-#include "ops/reduce.h"
+#include "attn/models/multi_head.h"
+#include "attn/models/positional.h"
+#include "attn/models/transformer.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/reduce.h"
 
 namespace attn {
 namespace {

@@ -4,8 +4,8 @@
 #include <map>
 #include <string>
 
-#include "engine/error.h"
-#include "nn/module.h"
+#include "attn/engine/error.h"
+#include "attn/nn/module.h"
 
 namespace attn {
 namespace testing_support {

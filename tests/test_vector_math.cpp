@@ -10,7 +10,7 @@
 #include <cstring>
 #include <limits>
 
-#include "ops/vector_math.h"
+#include "attn/ops/vector_math.h"
 
 namespace attn {
 namespace {

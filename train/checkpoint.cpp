@@ -1,4 +1,4 @@
-#include "train/checkpoint.h"
+#include "attn/train/checkpoint.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,11 +8,11 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "engine/copy.h"
-#include "nn/safetensors.h"
-#include "train/finite_check.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/engine/copy.h"
+#include "attn/nn/safetensors.h"
+#include "attn/train/finite_check.h"
 
 namespace attn {
 

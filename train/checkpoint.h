@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/module.h"
-#include "train/optim/optimizer.h"
+#include "attn/nn/module.h"
+#include "attn/train/optim/optimizer.h"
 
 namespace attn {
 

@@ -1,17 +1,17 @@
-#include "train/evaluate.h"
+#include "attn/train/evaluate.h"
 
 #include <cmath>
 #include <cstdio>
 
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "models/heads.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/reduce.h"
-#include "ops/softmax.h"
-#include "ops/view.h"
-#include "train/metrics.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/models/heads.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/softmax.h"
+#include "attn/ops/view.h"
+#include "attn/train/metrics.h"
 
 namespace attn {
 

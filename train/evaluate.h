@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "models/task_model.h"
-#include "ops/loss.h"
-#include "train/data/batching.h"
+#include "attn/models/task_model.h"
+#include "attn/ops/loss.h"
+#include "attn/train/data/batching.h"
 
 namespace attn {
 

@@ -1,14 +1,14 @@
-#include "train/explain.h"
+#include "attn/train/explain.h"
 
 #include <algorithm>
 
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "models/resan.h"
-#include "ops/softmax.h"
-#include "train/data/batching.h"
-#include "train/data/tokenizer.h"
-#include "train/evaluate.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/models/resan.h"
+#include "attn/ops/softmax.h"
+#include "attn/train/data/batching.h"
+#include "attn/train/data/tokenizer.h"
+#include "attn/train/evaluate.h"
 
 namespace attn {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "models/attention_trace.h"
-#include "train/saved_run.h"
+#include "attn/models/attention_trace.h"
+#include "attn/train/saved_run.h"
 
 namespace attn {
 

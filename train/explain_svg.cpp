@@ -1,12 +1,12 @@
-#include "train/explain_svg.h"
+#include "attn/train/explain_svg.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 
-#include "engine/error.h"
-#include "engine/util/svg_chart.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/svg_chart.h"
 
 namespace attn {
 

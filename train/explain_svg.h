@@ -15,7 +15,7 @@
 #pragma once
 #include <string>
 
-#include "train/explain.h"
+#include "attn/train/explain.h"
 
 namespace attn {
 

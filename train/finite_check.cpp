@@ -1,8 +1,8 @@
-#include "train/finite_check.h"
+#include "attn/train/finite_check.h"
 
 #include <cmath>
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/tensor.h"
+#include "attn/engine/error.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

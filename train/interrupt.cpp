@@ -1,4 +1,4 @@
-#include "train/interrupt.h"
+#include "attn/train/interrupt.h"
 
 #include <csignal>
 #include <unistd.h>

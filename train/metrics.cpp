@@ -1,4 +1,4 @@
-#include "train/metrics.h"
+#include "attn/train/metrics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <set>
 #include <tuple>
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

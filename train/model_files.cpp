@@ -1,8 +1,8 @@
-#include "train/model_files.h"
+#include "attn/train/model_files.h"
 
-#include "engine/error.h"
-#include "nn/safetensors.h"
-#include "train/finite_check.h"
+#include "attn/engine/error.h"
+#include "attn/nn/safetensors.h"
+#include "attn/train/finite_check.h"
 
 namespace attn {
 

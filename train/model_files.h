@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "models/config.h"
-#include "models/encoder.h"
+#include "attn/models/config.h"
+#include "attn/models/encoder.h"
 
 namespace attn {
 

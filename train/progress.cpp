@@ -1,4 +1,4 @@
-#include "train/progress.h"
+#include "attn/train/progress.h"
 
 #include <unistd.h>
 

@@ -1,13 +1,13 @@
-#include "train/reinforce.h"
+#include "attn/train/reinforce.h"
 
 #include <cmath>
 #include <limits>
 #include <numeric>
 
-#include "engine/error.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/reduce.h"
+#include "attn/engine/error.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/reduce.h"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "train/run_folder.h"
+#include "attn/train/run_folder.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -9,9 +9,9 @@
 #include <fstream>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/util/json.h"
-#include "engine/util/atomic_file.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/json.h"
+#include "attn/engine/util/atomic_file.h"
 
 namespace attn {
 

@@ -1,10 +1,10 @@
-#include "train/run_settings.h"
+#include "attn/train/run_settings.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <set>
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

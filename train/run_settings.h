@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "models/config.h"
-#include "train/trainer.h"
+#include "attn/models/config.h"
+#include "attn/train/trainer.h"
 
 namespace attn {
 

@@ -1,12 +1,12 @@
-#include "train/saved_run.h"
+#include "attn/train/saved_run.h"
 
-#include "engine/error.h"
-#include "nn/safetensors.h"
-#include "train/finite_check.h"
-#include "engine/util/atomic_file.h"
-#include "train/checkpoint.h"
-#include "train/run_folder.h"
-#include "train/selection_policy.h"
+#include "attn/engine/error.h"
+#include "attn/nn/safetensors.h"
+#include "attn/train/finite_check.h"
+#include "attn/engine/util/atomic_file.h"
+#include "attn/train/checkpoint.h"
+#include "attn/train/run_folder.h"
+#include "attn/train/selection_policy.h"
 
 namespace attn {
 

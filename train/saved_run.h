@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "models/task_model.h"
-#include "train/data/vocab.h"
+#include "attn/models/task_model.h"
+#include "attn/train/data/vocab.h"
 
 namespace attn {
 

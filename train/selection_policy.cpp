@@ -1,6 +1,6 @@
-#include "train/selection_policy.h"
+#include "attn/train/selection_policy.h"
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "models/encoder.h"
+#include "attn/models/encoder.h"
 
 namespace attn {
 

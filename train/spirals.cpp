@@ -1,13 +1,13 @@
-#include "train/spirals.h"
+#include "attn/train/spirals.h"
 
 #include <cmath>
 
-#include "engine/autograd.h"
-#include "nn/linear.h"
-#include "ops/loss.h"
-#include "ops/reduce.h"
-#include "ops/unary.h"
-#include "train/optim/sgd.h"
+#include "attn/engine/autograd.h"
+#include "attn/nn/linear.h"
+#include "attn/ops/loss.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/unary.h"
+#include "attn/train/optim/sgd.h"
 
 namespace attn {
 

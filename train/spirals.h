@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <functional>
 
-#include "engine/random.h"
-#include "engine/tensor.h"
+#include "attn/engine/random.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "train/trainer.h"
+#include "attn/train/trainer.h"
 
 #include <chrono>
 #include <cmath>
@@ -10,26 +10,26 @@
 #include <set>
 #include <sstream>
 
-#include "engine/anomaly.h"
-#include "engine/autograd.h"
-#include "engine/error.h"
-#include "nn/safetensors.h"
-#include "ops/binary.h"
-#include "ops/reduce.h"
-#include "train/optim/adadelta.h"
-#include "train/optim/adam.h"
-#include "engine/util/atomic_file.h"
-#include "train/checkpoint.h"
-#include "train/run_folder.h"
-#include "train/finite_check.h"
-#include "train/interrupt.h"
-#include "train/progress.h"
-#include "train/reinforce.h"
-#include "train/run_settings.h"
-#include "train/selection_policy.h"
-#include "train/training_curves.h"
-#include "train/optim/sgd.h"
-#include "train/optim/weight_decay.h"
+#include "attn/engine/anomaly.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/error.h"
+#include "attn/nn/safetensors.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/reduce.h"
+#include "attn/train/optim/adadelta.h"
+#include "attn/train/optim/adam.h"
+#include "attn/engine/util/atomic_file.h"
+#include "attn/train/checkpoint.h"
+#include "attn/train/run_folder.h"
+#include "attn/train/finite_check.h"
+#include "attn/train/interrupt.h"
+#include "attn/train/progress.h"
+#include "attn/train/reinforce.h"
+#include "attn/train/run_settings.h"
+#include "attn/train/selection_policy.h"
+#include "attn/train/training_curves.h"
+#include "attn/train/optim/sgd.h"
+#include "attn/train/optim/weight_decay.h"
 
 namespace attn {
 

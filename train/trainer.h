@@ -12,10 +12,10 @@
 #include <functional>
 #include <string>
 
-#include "models/config.h"
-#include "train/evaluate.h"
-#include "train/reinforce.h"
-#include "train/data/task_data.h"
+#include "attn/models/config.h"
+#include "attn/train/evaluate.h"
+#include "attn/train/reinforce.h"
+#include "attn/train/data/task_data.h"
 
 namespace attn {
 

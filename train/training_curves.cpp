@@ -1,14 +1,14 @@
-#include "train/training_curves.h"
+#include "attn/train/training_curves.h"
 
 #include <fstream>
 #include <limits>
 #include <sstream>
 
-#include "engine/error.h"
-#include "engine/util/atomic_file.h"
-#include "engine/util/json.h"
-#include "engine/util/svg_chart.h"
-#include "train/run_folder.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/atomic_file.h"
+#include "attn/engine/util/json.h"
+#include "attn/engine/util/svg_chart.h"
+#include "attn/train/run_folder.h"
 
 namespace attn {
 

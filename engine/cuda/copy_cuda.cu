@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/cuda/cuda_check.h"
-#include "engine/error.h"
-#include "engine/tensor.h"
+#include "attn/engine/cuda/cuda_check.h"
+#include "attn/engine/error.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -12,10 +12,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/allocator.h"
-#include "engine/cuda/cuda_backend.h"
-#include "engine/cuda/cuda_check.h"
-#include "engine/error.h"
+#include "attn/engine/allocator.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/engine/cuda/cuda_check.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

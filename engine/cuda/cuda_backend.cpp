@@ -2,13 +2,13 @@
 // allocator's rounding rule, the test and numerics switches, and (in a build
 // without the backend) the answers "no GPU" / "this build has no CUDA backend".
 // The CUDA build implements the rest in engine/cuda/cuda_allocator.cu.
-#include "engine/cuda/cuda_backend.h"
+#include "attn/engine/cuda/cuda_backend.h"
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

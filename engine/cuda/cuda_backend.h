@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/device.h"
+#include "attn/engine/device.h"
 
 namespace attn {
 

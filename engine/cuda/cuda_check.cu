@@ -3,8 +3,8 @@
 #include <cstring>
 #include <string>
 
-#include "engine/cuda/cuda_check.h"
-#include "engine/error.h"
+#include "attn/engine/cuda/cuda_check.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

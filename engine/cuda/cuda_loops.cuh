@@ -12,11 +12,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/cpu_loops.h"
-#include "engine/cuda/cuda_check.h"
-#include "engine/error.h"
-#include "engine/shape.h"
-#include "engine/tensor.h"
+#include "attn/engine/cpu_loops.h"
+#include "attn/engine/cuda/cuda_check.h"
+#include "attn/engine/error.h"
+#include "attn/engine/shape.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 namespace cuda {

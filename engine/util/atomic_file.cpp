@@ -1,4 +1,4 @@
-#include "engine/util/atomic_file.h"
+#include "attn/engine/util/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

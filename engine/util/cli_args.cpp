@@ -1,4 +1,4 @@
-#include "engine/util/cli_args.h"
+#include "attn/engine/util/cli_args.h"
 
 #include <cctype>
 #include <cerrno>

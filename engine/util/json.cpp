@@ -1,4 +1,4 @@
-#include "engine/util/json.h"
+#include "attn/engine/util/json.h"
 
 #include <cmath>
 #include <cstdio>
@@ -6,8 +6,8 @@
 #include <cstring>
 #include <unordered_set>
 
-#include "engine/error.h"
-#include "engine/util/text.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/text.h"
 
 namespace attn {
 

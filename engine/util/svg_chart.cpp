@@ -1,4 +1,4 @@
-#include "engine/util/svg_chart.h"
+#include "attn/engine/util/svg_chart.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,11 +1,11 @@
-#include "engine/util/text.h"
+#include "attn/engine/util/text.h"
 
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdio>
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 namespace text {

@@ -1,4 +1,4 @@
-#include "train/bench/bench_matmul.h"
+#include "attn/train/bench/bench_matmul.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -11,11 +11,11 @@
 #include <limits>
 #include <thread>
 
-#include "engine/autograd.h"
-#include "engine/blas_threads.h"
-#include "engine/random.h"
-#include "ops/matmul.h"
-#include "engine/util/cli_args.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/blas_threads.h"
+#include "attn/engine/random.h"
+#include "attn/ops/matmul.h"
+#include "attn/engine/util/cli_args.h"
 
 namespace attn {
 

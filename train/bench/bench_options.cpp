@@ -1,15 +1,15 @@
-#include "train/bench/bench_options.h"
+#include "attn/train/bench/bench_options.h"
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
 
-#include "engine/error.h"
-#include "engine/random.h"
-#include "engine/util/cli_args.h"
-#include "engine/util/text.h"
-#include "models/encoder.h"
+#include "attn/engine/error.h"
+#include "attn/engine/random.h"
+#include "attn/engine/util/cli_args.h"
+#include "attn/engine/util/text.h"
+#include "attn/models/encoder.h"
 
 namespace attn {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/device.h"
+#include "attn/engine/device.h"
 
 namespace attn {
 

@@ -1,9 +1,9 @@
-#include "train/bench/bench_report.h"
+#include "attn/train/bench/bench_report.h"
 
 #include <cstdio>
 #include <map>
 
-#include "engine/util/svg_chart.h"
+#include "attn/engine/util/svg_chart.h"
 
 namespace attn {
 

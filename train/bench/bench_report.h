@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "train/bench/bench_runner.h"
+#include "attn/train/bench/bench_runner.h"
 
 namespace attn {
 

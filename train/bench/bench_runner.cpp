@@ -1,4 +1,4 @@
-#include "train/bench/bench_runner.h"
+#include "attn/train/bench/bench_runner.h"
 
 #include <omp.h>
 #include <sys/resource.h>
@@ -7,15 +7,15 @@
 #include <chrono>
 #include <cmath>
 
-#include "engine/allocator.h"
-#include "engine/autograd.h"
-#include "engine/cuda/cuda_backend.h"
-#include "engine/error.h"
-#include "engine/random.h"
-#include "models/masks.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/reduce.h"
+#include "attn/engine/allocator.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/engine/error.h"
+#include "attn/engine/random.h"
+#include "attn/models/masks.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/reduce.h"
 
 namespace attn {
 

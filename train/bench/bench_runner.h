@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "models/encoder.h"
-#include "train/bench/bench_options.h"
+#include "attn/models/encoder.h"
+#include "attn/train/bench/bench_options.h"
 
 namespace attn {
 

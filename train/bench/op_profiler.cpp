@@ -1,10 +1,10 @@
-#include "train/bench/op_profiler.h"
+#include "attn/train/bench/op_profiler.h"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "engine/cuda/cuda_backend.h"
-#include "engine/error.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

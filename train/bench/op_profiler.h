@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/allocator.h"
-#include "engine/kernel_table.h"
+#include "attn/engine/allocator.h"
+#include "attn/engine/kernel_table.h"
 
 namespace attn {
 

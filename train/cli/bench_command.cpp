@@ -1,4 +1,4 @@
-#include "train/cli/bench_command.h"
+#include "attn/train/cli/bench_command.h"
 
 #include <omp.h>
 
@@ -8,16 +8,16 @@
 #include <map>
 #include <new>
 
-#include "engine/allocator.h"
-#include "engine/cuda/cuda_backend.h"
-#include "models/config.h"
-#include "engine/error.h"
-#include "engine/random.h"
-#include "engine/util/atomic_file.h"
-#include "train/bench/bench_options.h"
-#include "train/bench/bench_report.h"
-#include "train/bench/bench_runner.h"
-#include "train/bench/op_profiler.h"
+#include "attn/engine/allocator.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/models/config.h"
+#include "attn/engine/error.h"
+#include "attn/engine/random.h"
+#include "attn/engine/util/atomic_file.h"
+#include "attn/train/bench/bench_options.h"
+#include "attn/train/bench/bench_report.h"
+#include "attn/train/bench/bench_runner.h"
+#include "attn/train/bench/op_profiler.h"
 
 namespace attn {
 

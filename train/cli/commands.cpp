@@ -1,12 +1,12 @@
-#include "train/cli/commands.h"
+#include "attn/train/cli/commands.h"
 
 #include <algorithm>
 
-#include "models/encoder.h"
-#include "train/bench/bench_matmul.h"
-#include "train/cli/bench_command.h"
-#include "train/cli/model_commands.h"
-#include "train/cli/picture_commands.h"
+#include "attn/models/encoder.h"
+#include "attn/train/bench/bench_matmul.h"
+#include "attn/train/cli/bench_command.h"
+#include "attn/train/cli/model_commands.h"
+#include "attn/train/cli/picture_commands.h"
 
 namespace attn {
 

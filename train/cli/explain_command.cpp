@@ -3,12 +3,12 @@
 #include <cstdio>
 #include <iostream>
 
-#include "engine/error.h"
-#include "engine/util/atomic_file.h"
-#include "engine/util/cli_args.h"
-#include "train/cli/picture_commands.h"
-#include "train/explain.h"
-#include "train/explain_svg.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/atomic_file.h"
+#include "attn/engine/util/cli_args.h"
+#include "attn/train/cli/picture_commands.h"
+#include "attn/train/explain.h"
+#include "attn/train/explain_svg.h"
 
 namespace attn {
 

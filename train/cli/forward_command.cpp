@@ -6,15 +6,15 @@
 #include <cstdio>
 #include <iostream>
 
-#include "engine/anomaly.h"
-#include "engine/autograd.h"
-#include "engine/cuda/cuda_backend.h"
-#include "engine/error.h"
-#include "models/masks.h"
-#include "nn/safetensors.h"
-#include "engine/util/cli_args.h"
-#include "train/cli/model_commands.h"
-#include "train/model_files.h"
+#include "attn/engine/anomaly.h"
+#include "attn/engine/autograd.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/engine/error.h"
+#include "attn/models/masks.h"
+#include "attn/nn/safetensors.h"
+#include "attn/engine/util/cli_args.h"
+#include "attn/train/cli/model_commands.h"
+#include "attn/train/model_files.h"
 
 namespace attn {
 

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "ops/gradcheck.h"
-#include "engine/util/cli_args.h"
-#include "train/cli/commands.h"
+#include "attn/ops/gradcheck.h"
+#include "attn/engine/util/cli_args.h"
+#include "attn/train/cli/commands.h"
 
 namespace attn {
 

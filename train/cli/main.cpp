@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/util/cli_args.h"
-#include "train/cli/commands.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/cli_args.h"
+#include "attn/train/cli/commands.h"
 
 namespace {
 

@@ -4,13 +4,13 @@
 #include <cstdio>
 #include <iostream>
 
-#include "engine/error.h"
-#include "engine/util/text.h"
-#include "models/encoder.h"
-#include "engine/util/cli_args.h"
-#include "train/cli/commands.h"
-#include "train/cli/model_commands.h"
-#include "train/model_files.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/text.h"
+#include "attn/models/encoder.h"
+#include "attn/engine/util/cli_args.h"
+#include "attn/train/cli/commands.h"
+#include "attn/train/cli/model_commands.h"
+#include "attn/train/model_files.h"
 
 namespace attn {
 

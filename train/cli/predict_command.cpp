@@ -4,13 +4,13 @@
 #include <cstdio>
 #include <iostream>
 
-#include "engine/cuda/cuda_backend.h"
-#include "engine/error.h"
-#include "engine/util/cli_args.h"
-#include "train/cli/commands.h"
-#include "train/evaluate.h"
-#include "train/saved_run.h"
-#include "train/data/tokenizer.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/cli_args.h"
+#include "attn/train/cli/commands.h"
+#include "attn/train/evaluate.h"
+#include "attn/train/saved_run.h"
+#include "attn/train/data/tokenizer.h"
 
 namespace attn {
 

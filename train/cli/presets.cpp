@@ -1,4 +1,4 @@
-#include "train/cli/presets.h"
+#include "attn/train/cli/presets.h"
 
 #include <sstream>
 

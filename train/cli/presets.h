@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/util/cli_args.h"
-#include "models/config.h"
+#include "attn/engine/util/cli_args.h"
+#include "attn/models/config.h"
 
 namespace attn {
 

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "engine/util/cli_args.h"
-#include "train/cli/commands.h"
-#include "train/spirals.h"
+#include "attn/engine/util/cli_args.h"
+#include "attn/train/cli/commands.h"
+#include "attn/train/spirals.h"
 
 namespace attn {
 

@@ -5,16 +5,16 @@
 #include <cstdio>
 #include <iostream>
 
-#include "engine/cuda/cuda_backend.h"
-#include "engine/error.h"
-#include "engine/util/atomic_file.h"
-#include "engine/util/cli_args.h"
-#include "models/encoder.h"
-#include "train/cli/commands.h"
-#include "train/cli/presets.h"
-#include "train/run_settings.h"
-#include "train/run_folder.h"
-#include "train/trainer.h"
+#include "attn/engine/cuda/cuda_backend.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/atomic_file.h"
+#include "attn/engine/util/cli_args.h"
+#include "attn/models/encoder.h"
+#include "attn/train/cli/commands.h"
+#include "attn/train/cli/presets.h"
+#include "attn/train/run_settings.h"
+#include "attn/train/run_folder.h"
+#include "attn/train/trainer.h"
 
 namespace attn {
 

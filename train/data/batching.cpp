@@ -1,8 +1,8 @@
-#include "train/data/batching.h"
+#include "attn/train/data/batching.h"
 
 #include <algorithm>
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 

@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/random.h"
-#include "engine/tensor.h"
-#include "train/data/dataset.h"
-#include "train/data/vocab.h"
+#include "attn/engine/random.h"
+#include "attn/engine/tensor.h"
+#include "attn/train/data/dataset.h"
+#include "attn/train/data/vocab.h"
 
 namespace attn {
 

@@ -1,10 +1,10 @@
-#include "train/data/dataset.h"
+#include "attn/train/data/dataset.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "engine/error.h"
-#include "engine/random.h"
+#include "attn/engine/error.h"
+#include "attn/engine/random.h"
 
 namespace attn {
 

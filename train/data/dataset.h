@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/task_kind.h"  // TaskKind { Classify, Pair, Relatedness, Tag }
+#include "attn/engine/task_kind.h"  // TaskKind { Classify, Pair, Relatedness, Tag }
 
 namespace attn {
 

@@ -1,11 +1,11 @@
-#include "train/data/task_data.h"
+#include "attn/train/data/task_data.h"
 
 #include <cstdio>
 
-#include "engine/error.h"
-#include "engine/util/atomic_file.h"
-#include "train/data/formats/loaders.h"
-#include "train/data/spam/spam_assassin.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/atomic_file.h"
+#include "attn/train/data/formats/loaders.h"
+#include "attn/train/data/spam/spam_assassin.h"
 
 namespace attn {
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "train/data/dataset.h"
+#include "attn/train/data/dataset.h"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "train/data/tokenizer.h"
+#include "attn/train/data/tokenizer.h"
 
 #include <cstdint>
 

@@ -1,10 +1,10 @@
-#include "train/data/vocab.h"
+#include "attn/train/data/vocab.h"
 
 #include <algorithm>
 #include <fstream>
 
-#include "engine/error.h"
-#include "engine/util/atomic_file.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/atomic_file.h"
 
 namespace attn {
 

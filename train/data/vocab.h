@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "train/data/dataset.h"
+#include "attn/train/data/dataset.h"
 
 namespace attn {
 

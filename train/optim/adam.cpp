@@ -1,7 +1,7 @@
-#include "train/optim/adam.h"
+#include "attn/train/optim/adam.h"
 
-#include "engine/error.h"
-#include "ops/optim_update.h"
+#include "attn/engine/error.h"
+#include "attn/ops/optim_update.h"
 
 namespace attn {
 

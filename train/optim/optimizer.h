@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/tensor.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 

@@ -1,10 +1,10 @@
-#include "train/optim/sgd.h"
+#include "attn/train/optim/sgd.h"
 
 #include <cmath>
 
-#include "engine/error.h"
-#include "ops/binary.h"
-#include "ops/optim_update.h"
+#include "attn/engine/error.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/optim_update.h"
 
 namespace attn {
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "train/optim/optimizer.h"
+#include "attn/train/optim/optimizer.h"
 
 namespace attn {
 

@@ -1,12 +1,12 @@
-#include "train/optim/weight_decay.h"
+#include "attn/train/optim/weight_decay.h"
 
 #include <cmath>
 
-#include "engine/error.h"
-#include "ops/binary.h"
-#include "engine/copy.h"
-#include "ops/reduce.h"
-#include "ops/unary.h"
+#include "attn/engine/error.h"
+#include "attn/ops/binary.h"
+#include "attn/engine/copy.h"
+#include "attn/ops/reduce.h"
+#include "attn/ops/unary.h"
 
 namespace attn {
 

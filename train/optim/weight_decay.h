@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "train/optim/optimizer.h"
+#include "attn/train/optim/optimizer.h"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "train/data/formats/loader_util.h"
+#include "attn/train/data/formats/loader_util.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,7 +8,7 @@
 #include <set>
 #include <sys/stat.h>
 
-#include "engine/error.h"
+#include "attn/engine/error.h"
 
 namespace attn {
 namespace loader_util {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/util/text.h"
+#include "attn/engine/util/text.h"
 
 namespace attn {
 namespace loader_util {

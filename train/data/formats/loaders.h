@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "train/data/dataset.h"
+#include "attn/train/data/dataset.h"
 
 namespace attn {
 

@@ -1,9 +1,9 @@
 // SNLI / MultiNLI jsonl.
-#include "engine/error.h"
-#include "engine/util/json.h"
-#include "train/data/formats/loader_util.h"
-#include "train/data/formats/loaders.h"
-#include "train/data/tokenizer.h"
+#include "attn/engine/error.h"
+#include "attn/engine/util/json.h"
+#include "attn/train/data/formats/loader_util.h"
+#include "attn/train/data/formats/loaders.h"
+#include "attn/train/data/tokenizer.h"
 
 namespace attn {
 

@@ -2,10 +2,10 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "engine/error.h"
-#include "train/data/formats/loader_util.h"
-#include "train/data/formats/loaders.h"
-#include "train/data/tokenizer.h"
+#include "attn/engine/error.h"
+#include "attn/train/data/formats/loader_util.h"
+#include "attn/train/data/formats/loaders.h"
+#include "attn/train/data/tokenizer.h"
 
 namespace attn {
 

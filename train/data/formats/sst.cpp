@@ -1,10 +1,10 @@
 // Stanford Sentiment Treebank in PTB tree form.
 #include <memory>
 
-#include "engine/error.h"
-#include "train/data/formats/loader_util.h"
-#include "train/data/formats/loaders.h"
-#include "train/data/tokenizer.h"
+#include "attn/engine/error.h"
+#include "attn/train/data/formats/loader_util.h"
+#include "attn/train/data/formats/loaders.h"
+#include "attn/train/data/tokenizer.h"
 
 namespace attn {
 

@@ -6,10 +6,10 @@
 #include <set>
 #include <unordered_set>
 
-#include "engine/error.h"
-#include "train/data/formats/loader_util.h"
-#include "train/data/formats/loaders.h"
-#include "train/data/tokenizer.h"
+#include "attn/engine/error.h"
+#include "attn/train/data/formats/loader_util.h"
+#include "attn/train/data/formats/loaders.h"
+#include "attn/train/data/tokenizer.h"
 
 namespace attn {
 

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <map>
 
-#include "engine/error.h"
-#include "engine/random.h"
-#include "train/data/formats/loader_util.h"
-#include "train/data/formats/loaders.h"
-#include "train/data/tokenizer.h"
+#include "attn/engine/error.h"
+#include "attn/engine/random.h"
+#include "attn/train/data/formats/loader_util.h"
+#include "attn/train/data/formats/loaders.h"
+#include "attn/train/data/tokenizer.h"
 
 namespace attn {
 

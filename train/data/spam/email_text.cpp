@@ -1,10 +1,10 @@
-#include "train/data/spam/email_text.h"
+#include "attn/train/data/spam/email_text.h"
 
 #include <cstdint>
 #include <utility>
 #include <vector>
 
-#include "engine/util/text.h"
+#include "attn/engine/util/text.h"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "train/data/spam/spam_assassin.h"
+#include "attn/train/data/spam/spam_assassin.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,12 +10,12 @@
 #include <unistd.h>
 #include <unordered_map>
 
-#include "engine/error.h"
-#include "engine/random.h"
-#include "engine/util/atomic_file.h"
-#include "train/data/spam/email_text.h"
-#include "engine/util/json.h"
-#include "train/data/tokenizer.h"
+#include "attn/engine/error.h"
+#include "attn/engine/random.h"
+#include "attn/engine/util/atomic_file.h"
+#include "attn/train/data/spam/email_text.h"
+#include "attn/engine/util/json.h"
+#include "attn/train/data/tokenizer.h"
 
 namespace attn {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "train/data/dataset.h"
+#include "attn/train/data/dataset.h"
 
 namespace attn {
 
