@@ -1,15 +1,13 @@
 #include "attn/engine/allocator.h"
 
-#include <cstdlib>
-#include <new>
-
+#include "attn/engine/cpu_caching_allocator.h"
 #include "attn/engine/cuda/cuda_backend.h"
 #include "attn/engine/error.h"
 
 namespace attn {
 
 MemoryStats Allocator::stats() const {
-  return {current_.load(), peak_.load(), allocations_.load()};
+  return {current_.load(), peak_.load(), allocations_.load(), cached_bytes()};
 }
 
 void Allocator::reset_peak() { peak_.store(current_.load()); }
@@ -26,29 +24,12 @@ void Allocator::count_release(size_t bytes) { current_.fetch_sub(static_cast<int
 
 namespace {
 
-// 64-byte alignment: a cache line, and enough for any SIMD load.
-class CpuAllocator final : public Allocator {
- public:
-  void* allocate(size_t bytes) override {
-    size_t rounded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
-    if (!p) throw Error("cpu allocator: out of memory allocating " + std::to_string(bytes) + " bytes");
-    count_allocation(bytes);
-    return p;
-  }
-  void deallocate(void* ptr, size_t bytes) override {
-    std::free(ptr);
-    count_release(bytes);
-  }
-};
-
 Allocator* g_allocators[kDeviceCount] = {nullptr, nullptr};
 
 }  // namespace
 
 Allocator& allocator_for(Device device) {
-  static CpuAllocator cpu;
-  if (device == Device::CPU) return g_allocators[0] ? *g_allocators[0] : cpu;
+  if (device == Device::CPU) return g_allocators[0] ? *g_allocators[0] : cpu_caching_allocator();
   Allocator* a = g_allocators[static_cast<int>(device)];
   // The CUDA build's caching allocator serves CUDA unless another was installed.
   if (!a && device == Device::CUDA) a = cuda_allocator();

@@ -3,6 +3,8 @@
 // tiny end-to-end run that writes the CSV. No timing assertions.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "attn/engine/cpu_caching_allocator.h"
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include <sstream>
 
 #include "attn/engine/autograd.h"
+#include "attn/engine/cpu_caching_allocator.h"
 #include "attn/engine/random.h"
 #include "attn/ops/matmul.h"
 #include "attn/ops/unary.h"
@@ -267,6 +270,22 @@ TEST_F(BenchEndToEnd, TinyRunWritesCsvAndSvg) {
   EXPECT_THAT(svg_text.str(), HasSubstr("disan train"));
   std::remove(csv.c_str());
   std::remove(svg.c_str());
+}
+
+TEST(BenchRunner, ReportsTheBytesTheCpuCacheRetains) {
+  BenchPoint point;
+  point.model = "mtsa";
+  point.mode = BenchMode::Train;
+  point.batch = 2;
+  point.length = 8;
+  point.features = 8;
+  point.hidden = 8;
+  point.reps = 1;
+  const BenchResult r = run_bench_point(point);
+  ASSERT_EQ(r.status, "ok");
+  // The step's intermediates and gradients were freed into the cache, which keeps them.
+  EXPECT_GT(r.cached_bytes, 0);
+  EXPECT_LE(r.cached_bytes, cpu_cache_stats().limit_bytes);
 }
 
 TEST_F(BenchEndToEnd, MemoryBudgetStopsAModel) {

@@ -91,10 +91,11 @@ class CudaCachingAllocator final : public Allocator {
     release_cached();
   }
 
-  size_t cached() {
+  size_t cached() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return cached_;
   }
+  int64_t cached_bytes() const override { return static_cast<int64_t>(cached()); }
   size_t reserved() {
     std::lock_guard<std::mutex> lock(mutex_);
     return reserved_;
@@ -133,7 +134,7 @@ class CudaCachingAllocator final : public Allocator {
     cached_ = 0;
   }
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::multimap<size_t, void*> free_;         // cached blocks by size
   std::unordered_map<void*, size_t> size_of_;  // every block we hold, live or cached
   size_t cached_ = 0, reserved_ = 0;

@@ -133,6 +133,7 @@ BenchResult run_bench_point(const BenchPoint& point) {
   for (const Tensor& p : encoder->parameters()) p.zero_grad();
   result.time = summarize_times(ms);
   result.rss_bytes = peak_rss_bytes();
+  result.cached_bytes = allocator.stats().cached_bytes;
   result.threads = omp_get_max_threads();
   return result;
 }

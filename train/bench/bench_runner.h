@@ -38,6 +38,7 @@ struct BenchResult {
   TimeSummary time;
   int64_t peak_bytes = 0;     // allocator peak above the pre-step level, max over timed steps (or the prediction)
   int64_t rss_bytes = 0;      // the process's peak resident set so far (getrusage ru_maxrss)
+  int64_t cached_bytes = 0;   // what the device allocator's cache retains after the point's steps
   int64_t parameters = 0;
   int64_t threads = 0;        // OpenMP threads the point ran with
 };

@@ -1,8 +1,7 @@
 #include "attn/train/optim/adadelta.h"
 
 #include "attn/engine/error.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/unary.h"
+#include "attn/ops/optim_update.h"
 
 namespace attn {
 
@@ -13,15 +12,7 @@ Adadelta::Adadelta(std::vector<Tensor> params, const AdadeltaOptions& options)
 }
 
 void Adadelta::update(const Tensor& param, const Tensor& grad, std::vector<Tensor>& slots, int64_t) {
-  const double rho = options_.rho, eps = options_.eps;
-  Tensor accum = mul_scalar(slots[0], rho);
-  axpy_(accum, 1 - rho, mul(grad, grad));
-  Tensor upd = mul(div(sqrt(add_scalar(slots[1], eps)), sqrt(add_scalar(accum, eps))), grad);
-  Tensor accum_update = mul_scalar(slots[1], rho);
-  axpy_(accum_update, 1 - rho, mul(upd, upd));
-  slots[0] = accum;
-  slots[1] = accum_update;
-  axpy_(param, -lr(), upd);
+  adadelta_update_(param, grad, slots[0], slots[1], lr(), options_.rho, options_.eps);
 }
 
 }  // namespace attn

@@ -67,7 +67,9 @@ NamedTensors Optimizer::state() const {
     if (param_steps_[i] == 0) continue;
     const std::string prefix = std::to_string(i) + ".";
     out.emplace_back(prefix + "step", scalar(static_cast<double>(param_steps_[i]), DType::F64));
-    for (size_t s = 0; s < slots_[i].size(); ++s) out.emplace_back(prefix + slot_names_[s], slots_[i][s]);
+    // Copies: the slots are updated in place by later steps, and a caller
+    // (a checkpoint, a test) keeps what the state was when it asked.
+    for (size_t s = 0; s < slots_[i].size(); ++s) out.emplace_back(prefix + slot_names_[s], clone(slots_[i][s]));
   }
   return out;
 }

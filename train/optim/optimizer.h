@@ -41,8 +41,9 @@ class Optimizer {
 
   // Every state tensor, named "step" (a float64 scalar: step_count()),
   // "<i>.step" (updates parameter i has had) and "<i>.<slot>" (i is the
-  // parameter's index in params()). Slots not created yet are absent. For
-  // checkpoints; load_state restores exactly what state() returned.
+  // parameter's index in params()). Slots not created yet are absent; slots
+  // are copies (later steps do not change them). For checkpoints;
+  // load_state restores exactly what state() returned.
   NamedTensors state() const;
   void load_state(const NamedTensors& state);
 
@@ -53,8 +54,8 @@ class Optimizer {
   Optimizer(std::string name, std::vector<Tensor> params, double lr, std::vector<std::string> slot_names);
 
   // Updates `param` in place from `grad` (same shape and dtype). `slots` are
-  // this parameter's state tensors in slot_names order (they may be replaced
-  // by new tensors), `t` is the 1-based count of updates this parameter has
+  // this parameter's state tensors in slot_names order (contiguous; updated
+  // in place, one fused pass per parameter: ops/optim_update.h), `t` is the 1-based count of updates this parameter has
   // had including this one. Called under NoGrad.
   virtual void update(const Tensor& param, const Tensor& grad, std::vector<Tensor>& slots, int64_t t) = 0;
 

@@ -4,7 +4,7 @@
 
 #include "attn/engine/error.h"
 #include "attn/ops/binary.h"
-#include "attn/ops/unary.h"
+#include "attn/ops/optim_update.h"
 
 namespace attn {
 
@@ -27,10 +27,7 @@ void Sgd::update(const Tensor& param, const Tensor& grad, std::vector<Tensor>& s
     axpy_(param, -lr(), grad);
     return;
   }
-  Tensor v = mul_scalar(slots[0], momentum_);  // a fresh tensor: the gradient itself is never aliased
-  axpy_(v, 1.0, grad);
-  slots[0] = v;
-  axpy_(param, -lr(), v);
+  sgd_momentum_update_(param, grad, slots[0], lr(), momentum_);
 }
 
 }  // namespace attn

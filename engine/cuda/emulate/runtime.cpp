@@ -9,14 +9,7 @@
 
 #include "attn/engine/cuda/emulate/runtime_api.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define ATTN_EMU_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define ATTN_EMU_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define ATTN_EMU_POISON(p, n) ((void)(p), (void)(n))
-#define ATTN_EMU_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
+#include "attn/engine/asan.h"
 
 namespace attn {
 namespace emu {
@@ -81,11 +74,11 @@ bool is_device_range(const void* ptr, size_t bytes) {
 
 void mark_block_in_use(void* ptr, size_t used, size_t block) {
   char* p = static_cast<char*>(ptr);
-  ATTN_EMU_UNPOISON(p, used);
-  ATTN_EMU_POISON(p + used, block - used);
+  asan::unpoison(p, used);
+  asan::poison(p + used, block - used);
 }
 
-void mark_block_cached(void* ptr, size_t block) { ATTN_EMU_POISON(ptr, block); }
+void mark_block_cached(void* ptr, size_t block) { asan::poison(ptr, block); }
 
 }  // namespace emu
 }  // namespace attn
@@ -160,7 +153,7 @@ cudaError_t cudaFree(void* ptr) {
   std::lock_guard<std::mutex> lock(attn::emu::g_mutex);
   auto it = attn::emu::g_allocations.find(static_cast<const char*>(ptr));
   if (it == attn::emu::g_allocations.end()) return fail(cudaErrorInvalidDevicePointer);
-  ATTN_EMU_UNPOISON(ptr, it->second);
+  asan::unpoison(ptr, it->second);
   attn::emu::g_allocated -=
       (it->second + attn::emu::kAlignment - 1) / attn::emu::kAlignment * attn::emu::kAlignment;
   attn::emu::g_allocations.erase(it);
