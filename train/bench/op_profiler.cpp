@@ -47,6 +47,10 @@ void OpProfiler::after(const char* op, Device device) {
   charged_bytes_ = allocated;
 }
 
+void OpProfiler::inspect_before(const char* op, Device /*device*/, KernelTensors args) {
+  work_ += kernel_work(op, args);
+}
+
 std::vector<OpStats> OpProfiler::table() const {
   std::vector<OpStats> out;
   for (const auto& [name, s] : stats_) out.push_back(s);

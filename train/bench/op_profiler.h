@@ -20,6 +20,7 @@
 
 #include "attn/engine/allocator.h"
 #include "attn/engine/kernel_table.h"
+#include "attn/train/bench/step_floor.h"
 
 namespace attn {
 
@@ -39,12 +40,15 @@ class OpProfiler : public KernelObserver {
 
   void before(const char* op, Device device) override;
   void after(const char* op, Device device) override;
+  void inspect_before(const char* op, Device device, KernelTensors args) override;
 
   // Per op, most time first.
   std::vector<OpStats> table() const;
   double total_kernel_ms() const;
   // Bytes allocated after the last kernel call (not charged to any op).
   int64_t unattributed_bytes() const;
+  // The observed calls' work by kind (step_floor.h).
+  const KernelWork& work() const { return work_; }
 
  private:
   // Forwards to the device's allocator and counts every byte handed out.
@@ -78,6 +82,7 @@ class OpProfiler : public KernelObserver {
   std::vector<Frame> stack_;
   std::map<std::string, OpStats> stats_;
   int64_t charged_bytes_ = 0;  // allocated bytes already charged to some op
+  KernelWork work_;
 };
 
 // Milliseconds spent in the GEMM ops ("matmul" and "linear").

@@ -18,6 +18,7 @@
 #include "attn/train/bench/bench_report.h"
 #include "attn/train/bench/bench_runner.h"
 #include "attn/train/bench/op_profiler.h"
+#include "attn/train/bench/step_floor.h"
 
 namespace attn {
 
@@ -153,6 +154,11 @@ int run_profile(const BenchSettings& s) {
               "warm-up step(s), time and bytes by kernel op\n",
               static_cast<long long>(s.warmup));
   print_machine_line(s);
+  MachineRates rates;
+  if (s.device == Device::CPU) {
+    rates = measure_machine_rates();
+    std::printf("%s", format_rates(rates).c_str());
+  }
   for (const std::string& model : s.models) {
     for (int64_t n : s.lengths) {
       BenchPoint point = point_for(s, model, BenchMode::Train, n);
@@ -169,6 +175,7 @@ int run_profile(const BenchSettings& s) {
       std::vector<OpStats> table;
       double wall_ms = 0;
       int64_t unattributed = 0;
+      KernelWork work;
       {
         OpProfiler profiler(s.device);
         cuda_synchronize();
@@ -178,12 +185,14 @@ int run_profile(const BenchSettings& s) {
         wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
         table = profiler.table();
         unattributed = profiler.unattributed_bytes();
+        work = profiler.work();
       }
       const int64_t peak = allocator.stats().peak_bytes - baseline;
       std::printf("\n%s, length %lld, batch %lld, features %lld: step %.1f ms, allocator peak %s\n", model.c_str(),
                   static_cast<long long>(n), static_cast<long long>(s.batch), static_cast<long long>(s.features),
                   wall_ms, format_bytes(peak).c_str());
       std::printf("%s", format_op_table(table, wall_ms, unattributed).c_str());
+      if (s.device == Device::CPU) std::printf("%s", format_floor(work, step_floor(work, rates), wall_ms).c_str());
       std::fflush(stdout);
     }
   }

@@ -1,0 +1,86 @@
+// The step floor's work counts (train/bench/step_floor.h): each kind of
+// kernel call is counted from its arguments, and the floor divides work by
+// rate.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "attn/engine/autograd.h"
+#include "attn/engine/random.h"
+#include "attn/ops/binary.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/multi_dim_attention.h"
+#include "attn/ops/reduce.h"
+#include "attn/train/bench/op_profiler.h"
+#include "attn/train/bench/step_floor.h"
+
+namespace attn {
+namespace {
+
+KernelWork profiled(const std::function<void()>& step) {
+  OpProfiler profiler;
+  step();
+  return profiler.work();
+}
+
+TEST(StepFloor, GemmFlopsAreTwoMNKPerProduct) {
+  Generator g(5);
+  Tensor a = rand_uniform({2, 3, 4}, -1, 1, g), b = rand_uniform({4, 5}, -1, 1, g);
+  Tensor x = rand_uniform({6, 4}, -1, 1, g), w = rand_uniform({3, 4}, -1, 1, g);
+  NoGrad no_grad;
+  const KernelWork product = profiled([&] { matmul(a, b); });
+  EXPECT_DOUBLE_EQ(product.gemm_flops, 2.0 * 2 * 3 * 5 * 4);
+  EXPECT_DOUBLE_EQ(product.exps, 0.0);
+  const KernelWork layer = profiled([&] { linear(x, w); });
+  EXPECT_DOUBLE_EQ(layer.gemm_flops, 2.0 * 6 * 3 * 4);
+}
+
+TEST(StepFloor, FusedAttentionCountsOneExpAndOneTanhPerPairEachPass) {
+  Generator g(6);
+  const int64_t B = 2, n = 3, d = 4;
+  Tensor q = rand_uniform({B, n, d}, -1, 1, g);
+  q.set_requires_grad(true);
+  Tensor k = rand_uniform({B, n, d}, -1, 1, g);
+  k.set_requires_grad(true);
+  Tensor v = rand_uniform({B, n, d}, -1, 1, g);
+  v.set_requires_grad(true);
+  Tensor mask = ones({B, n, n}, DType::U8);
+  const KernelWork forward = profiled([&] {
+    NoGrad no_grad;
+    multi_dim_attention(q, k, v, mask, 5.0);
+  });
+  EXPECT_DOUBLE_EQ(forward.exps, double(B * n * n * d));
+  EXPECT_DOUBLE_EQ(forward.tanhs, double(B * n * n * d));
+  const KernelWork both = profiled([&] { sum(multi_dim_attention(q, k, v, mask, 5.0)).backward(); });
+  EXPECT_GE(both.exps, 2.0 * B * n * n * d);  // the backward recomputes every pair
+}
+
+TEST(StepFloor, OtherKernelsCountTheirTensorBytes) {
+  Generator g(7);
+  Tensor a = rand_uniform({10}, -1, 1, g), b = rand_uniform({10}, -1, 1, g);
+  NoGrad no_grad;
+  const KernelWork w = profiled([&] { add(a, b); });
+  EXPECT_DOUBLE_EQ(w.bytes, 3.0 * 10 * sizeof(float));  // two inputs read, one output written
+  EXPECT_DOUBLE_EQ(w.gemm_flops, 0.0);
+}
+
+TEST(StepFloor, FloorIsWorkOverRate) {
+  KernelWork w;
+  w.gemm_flops = 4e9;
+  w.exps = 2e9;
+  w.tanhs = 1e9;
+  w.bytes = 6e9;
+  MachineRates r;
+  r.gemm_gflops = 100;   // 40 ms
+  r.exp_gper_s = 4;      // 500 ms
+  r.tanh_gper_s = 2;     // 500 ms
+  r.copy_gbytes_s = 12;  // 500 ms
+  const StepFloor f = step_floor(w, r);
+  EXPECT_DOUBLE_EQ(f.gemm_ms, 40.0);
+  EXPECT_DOUBLE_EQ(f.transcendental_ms, 1000.0);
+  EXPECT_DOUBLE_EQ(f.memory_ms, 500.0);
+  EXPECT_NE(format_floor(w, f, 3080.0).find("step / floor = 2.00"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attn

@@ -1,0 +1,179 @@
+#include "attn/train/bench/step_floor.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "attn/engine/blas_threads.h"
+#include "attn/engine/parallel.h"
+#include "attn/engine/tensor.h"
+#include "attn/ops/vector_math.h"
+
+namespace attn {
+
+KernelWork& operator+=(KernelWork& a, const KernelWork& b) {
+  a.gemm_flops += b.gemm_flops;
+  a.exps += b.exps;
+  a.tanhs += b.tanhs;
+  a.bytes += b.bytes;
+  return a;
+}
+
+namespace {
+
+const Tensor* arg(KernelTensors args, size_t i) {
+  return i < args.size && args.items[i] && args.items[i]->defined() ? args.items[i] : nullptr;
+}
+
+double numel(const Tensor* t) { return t ? static_cast<double>(t->numel()) : 0.0; }
+
+// Pairs of a fused attention call: its [G, queries, keys] mask times the
+// features of one of its [G, n, d] operands.
+double pairs(KernelTensors args, size_t mask, size_t features_of) {
+  const Tensor* m = arg(args, mask);
+  const Tensor* f = arg(args, features_of);
+  return m && f ? numel(m) * static_cast<double>(f->size(f->dim() - 1)) : 0.0;
+}
+
+bool named(const char* op, const char* name) { return std::strcmp(op, name) == 0; }
+
+}  // namespace
+
+KernelWork kernel_work(const char* op, KernelTensors args) {
+  KernelWork w;
+  if (named(op, "matmul") || named(op, "linear")) {
+    // First operand [.., m, k], output (the last tensor) [.., m, n]: 2 m n k per product.
+    const Tensor* a = arg(args, 0);
+    const Tensor* out = nullptr;
+    for (size_t i = args.size; i-- > 0 && !out;) out = arg(args, i);
+    if (a && out) w.gemm_flops = 2.0 * numel(out) * static_cast<double>(a->size(a->dim() - 1));
+    return w;
+  }
+  // Signatures: ops/multi_dim_attention_kernels.h, ops/separable_attention_kernels.h.
+  if (named(op, "multi_dim_attention")) {
+    w.exps = w.tanhs = pairs(args, 3, 0);
+    return w;
+  }
+  if (named(op, "multi_dim_attention_backward")) {
+    w.exps = w.tanhs = pairs(args, 4, 1);
+    return w;
+  }
+  if (named(op, "separable_attention")) {
+    w.exps = pairs(args, 0, 1);
+    return w;
+  }
+  if (named(op, "separable_attention_backward")) {
+    w.exps = pairs(args, 1, 2);
+    return w;
+  }
+  for (size_t i = 0; i < args.size; ++i)
+    if (const Tensor* t = arg(args, i)) w.bytes += numel(t) * static_cast<double>(dtype_size(t->dtype()));
+  return w;
+}
+
+namespace {
+
+template <class F>
+double best_seconds(int reps, const F& f) {
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
+// Sums of exp / tanh over x, built for AVX2 as well as the baseline like the
+// fused kernels (ATTN_SIMD_CLONES), so the rate is the one they can reach.
+ATTN_SIMD_CLONES float sum_exp(const float* __restrict x, int64_t n) {
+  float acc = 0;
+  for (int64_t i = 0; i < n; ++i) acc += vector_math::exp(x[i]);
+  return acc;
+}
+ATTN_SIMD_CLONES float sum_tanh(const float* __restrict x, int64_t n) {
+  float acc = 0;
+  for (int64_t i = 0; i < n; ++i) acc += vector_math::tanh(x[i]);
+  return acc;
+}
+
+// Elements of x per second (in billions) through `sum`, over all threads.
+double transcendental_rate(const std::vector<float>& x, float (*sum)(const float*, int64_t)) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  const double s = best_seconds(3, [&] {
+    parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
+      volatile float sink = sum(x.data() + begin, end - begin);  // observable, so the loop stays
+      (void)sink;
+    });
+  });
+  return static_cast<double>(n) / s / 1e9;
+}
+
+}  // namespace
+
+MachineRates measure_machine_rates() {
+  MachineRates r;
+  {
+    const int n = 1024;
+    std::vector<float> a(static_cast<size_t>(n) * n, 0.5f), b(a.size(), 0.25f), c(a.size());
+    ScopedBlasThreads blas_threads(static_cast<int>(parallel_threads()));
+    auto gemm = [&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(),
+                  n);
+    };
+    gemm();  // wakes OpenBLAS's threads
+    r.gemm_gflops = 2.0 * n * n * static_cast<double>(n) / best_seconds(3, gemm) / 1e9;
+  }
+  {
+    std::vector<float> x(size_t(1) << 22);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = -4.0f + 8.0f * static_cast<float>(i % 1000) / 1000.0f;
+    r.exp_gper_s = transcendental_rate(x, sum_exp);
+    r.tanh_gper_s = transcendental_rate(x, sum_tanh);
+  }
+  {
+    const int64_t n = int64_t(1) << 26;  // 256 MiB of floats each way
+    std::vector<float> src(static_cast<size_t>(n), 1.0f), dst(static_cast<size_t>(n));
+    auto copy = [&] {
+      parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
+        std::memcpy(dst.data() + begin, src.data() + begin, static_cast<size_t>(end - begin) * sizeof(float));
+      });
+    };
+    copy();  // faults the pages in
+    r.copy_gbytes_s = 2.0 * static_cast<double>(n) * sizeof(float) / best_seconds(3, copy) / 1e9;
+  }
+  return r;
+}
+
+StepFloor step_floor(const KernelWork& work, const MachineRates& rates) {
+  StepFloor f;
+  f.gemm_ms = work.gemm_flops / (rates.gemm_gflops * 1e6);
+  f.transcendental_ms = work.exps / (rates.exp_gper_s * 1e6) + work.tanhs / (rates.tanh_gper_s * 1e6);
+  f.memory_ms = work.bytes / (rates.copy_gbytes_s * 1e6);
+  return f;
+}
+
+std::string format_rates(const MachineRates& r) {
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "machine rates (best of 3, all threads): GEMM %.1f GFLOP/s (OpenBLAS threaded, float32 1024^3); "
+                "exp %.2f G/s, tanh %.2f G/s (vectorised float32); copy %.1f GB/s (read + write)\n",
+                r.gemm_gflops, r.exp_gper_s, r.tanh_gper_s, r.copy_gbytes_s);
+  return line;
+}
+
+std::string format_floor(const KernelWork& work, const StepFloor& floor, double step_ms) {
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "floor %.1f ms = GEMM %.2f GFLOP -> %.1f ms + fused-attention transcendentals %.1f M exp, %.1f M tanh "
+                "-> %.1f ms + other kernels' bytes %.1f MiB -> %.1f ms; step / floor = %.2f\n",
+                floor.total_ms(), work.gemm_flops / 1e9, floor.gemm_ms, work.exps / 1e6, work.tanhs / 1e6,
+                floor.transcendental_ms, work.bytes / (1 << 20), floor.memory_ms,
+                floor.total_ms() > 0 ? step_ms / floor.total_ms() : 0.0);
+  return line;
+}
+
+}  // namespace attn

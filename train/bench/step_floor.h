@@ -1,0 +1,53 @@
+// How fast a training step could be on this machine: the floor that
+// docs/benchmarks.md compares each encoder against. A profiled step (OpProfiler)
+// counts its work by kind; this machine's rates for each kind are measured
+// here; the floor is the sum of work / rate:
+//   GEMM FLOPs (matmul, linear) at OpenBLAS's own threaded rate on a square
+//     float32 product,
+//   the fused attention kernels' per-pair transcendentals (exp, tanh over
+//     [batch, queries, keys, features]) at the rate of the engine's
+//     vectorised float32 exp/tanh over all threads,
+//   every other kernel's tensor bytes (inputs read, outputs written, each once)
+//     at the measured copy bandwidth.
+// It is a floor, not a prediction: it assumes perfect overlap-free reuse and
+// ignores the fused kernels' own arithmetic beyond their transcendentals.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "attn/engine/kernel_table.h"
+
+namespace attn {
+
+// Work of one kernel call, by kind.
+struct KernelWork {
+  double gemm_flops = 0;
+  double exps = 0;     // transcendentals of the fused attention kernels
+  double tanhs = 0;
+  double bytes = 0;    // tensor bytes of every kernel that is neither of the above
+};
+KernelWork& operator+=(KernelWork& a, const KernelWork& b);
+
+// The work of a kernel call from its op name and tensor arguments.
+KernelWork kernel_work(const char* op, KernelTensors args);
+
+// This machine's rates, measured with the current OpenMP thread count.
+struct MachineRates {
+  double gemm_gflops = 0;        // float32, 1024^3, OpenBLAS threaded, best of 3
+  double exp_gper_s = 0;         // vectorised float32 exp, all threads, best of 3
+  double tanh_gper_s = 0;        // vectorised float32 tanh
+  double copy_gbytes_s = 0;      // bytes read + written by a parallel 256 MiB copy, best of 3
+};
+MachineRates measure_machine_rates();
+
+struct StepFloor {
+  double gemm_ms = 0, transcendental_ms = 0, memory_ms = 0;
+  double total_ms() const { return gemm_ms + transcendental_ms + memory_ms; }
+};
+StepFloor step_floor(const KernelWork& work, const MachineRates& rates);
+
+// "rates: ..." and "floor: ..." lines for the profile report.
+std::string format_rates(const MachineRates& rates);
+std::string format_floor(const KernelWork& work, const StepFloor& floor, double step_ms);
+
+}  // namespace attn
