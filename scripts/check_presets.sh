@@ -15,14 +15,16 @@ rm -rf "$work"
 mkdir -p "$work"
 
 listing=$("$attn" presets)
-names=$(printf '%s\n' "$listing" | sed -n 's/^\([a-z0-9-]*\): .*/\1/p')
+# Here-strings, not pipes from printf: an awk that exits early would kill the
+# writer with SIGPIPE, which pipefail turns into a failure of this script.
+names=$(sed -n 's/^\([a-z0-9-]*\): .*/\1/p' <<< "$listing")
 [ -n "$names" ] || { echo "check_presets: 'attn presets' listed no preset" >&2; exit 1; }
 
 failed=0
 count=0
 for name in $names; do
   count=$((count + 1))
-  format=$(printf '%s\n' "$listing" | awk -v p="$name:" '$1 == p {on = 1; next} /^[a-z0-9-]*: / {on = 0} on && $1 == "--format" {print $2; exit}')
+  format=$(awk -v p="$name:" '$1 == p {on = 1; next} /^[a-z0-9-]*: / {on = 0} on && $1 == "--format" {print $2; exit}' <<< "$listing")
   case "$format" in
     sst5|sst2) dir="$fixtures/sst" ;;
     *) dir="$fixtures/$format" ;;
@@ -46,10 +48,10 @@ for name in $names; do
   fi
   # Every model value of the preset reached model.cfg: "model:KEY VALUE" lines
   # and the flags that are model keys (--hidden, --heads, --keep-prob, --head-hidden).
-  wrong=$(printf '%s\n' "$listing" | awk -v p="$name:" '$1 == p {on = 1; next} /^[a-z0-9-]*: / {on = 0}
+  wrong=$(awk -v p="$name:" '$1 == p {on = 1; next} /^[a-z0-9-]*: / {on = 0}
       on && $1 ~ /^model:/ {sub(/^model:/, "", $1); print $1, $2}
       on && $1 == "--hidden" {print "hidden", $2} on && $1 == "--heads" {print "heads", $2}
-      on && $1 == "--keep-prob" {print "keep_prob", $2} on && $1 == "--head-hidden" {print "head_hidden", $2}' |
+      on && $1 == "--keep-prob" {print "keep_prob", $2} on && $1 == "--head-hidden" {print "head_hidden", $2}' <<< "$listing" |
     while read -r key value; do grep -qx "$key = $value" "$run/model.cfg" || echo "$key = $value"; done)
   if [ -n "$wrong" ]; then
     echo "FAIL $name: model.cfg lacks the preset's" $wrong; failed=$((failed + 1)); continue

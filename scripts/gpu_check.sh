@@ -14,7 +14,7 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi >/dev/null 2>&1; then
   echo "gpu_check: no NVIDIA GPU visible (nvidia-smi fails); use scripts/test.sh for the emulated CUDA tests" >&2
   exit 1
 fi
-gpu=$(nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | head -1)
+gpu=$(nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | sed -n 1p)
 echo "== GPU: $gpu"
 
 echo "== nvcc build (build-gpu/)"
