@@ -41,11 +41,11 @@ def zero_padded(x, valid):
     return x.masked_fill(~valid[..., None], 0.0)
 
 
-def masked_softmax(scores, allowed, dim):
-    """Softmax over `dim` of the allowed entries (bool, broadcastable to scores); 0 elsewhere,
-    and all 0 for a row with nothing allowed, as the engine's softmax with a mask."""
-    p = torch.softmax(scores.masked_fill(~allowed, NEG_INF), dim)
-    return p.masked_fill(~allowed, 0.0)  # the NaN of an empty row is replaced too
+def masked_softmax(scores, blocked, dim):
+    """Softmax over `dim` of the entries not blocked (bool, broadcastable to scores); 0 at blocked
+    ones, and all 0 for a row with everything blocked, as the engine's softmax with a mask."""
+    p = torch.softmax(scores.masked_fill(blocked, NEG_INF), dim)
+    return p.masked_fill(blocked, 0.0)  # the NaN of an empty row is replaced too
 
 
 def direction_mask(n, direction):
@@ -63,7 +63,7 @@ def multi_dim_attention(h, query_term, key_term, bias, allowed, c=5.0):
     """DiSA's multi-dimensional attention: f = c tanh((W1 h_i + W2 h_j + b) / c), softmax over the
     allowed keys j per feature, s_i = sum_j P_ij h_j. The [B, n, n, d] scores are materialised."""
     scores = c * torch.tanh((query_term[:, :, None, :] + key_term[:, None, :, :] + bias) / c)
-    p = masked_softmax(scores, allowed[..., None], 2)
+    p = masked_softmax(scores, ~allowed[..., None], 2)
     return (p * h[:, None, :, :]).sum(2)
 
 
@@ -84,7 +84,7 @@ class Source2Token(nn.Module):
 
     def forward(self, x, valid):
         scores = self.w2(F.relu(self.w1(x))) if self.two_layer else self.w(x)
-        return (masked_softmax(scores, valid[..., None], 1) * x).sum(1)
+        return (masked_softmax(scores, ~valid[..., None], 1) * x).sum(1)
 
 
 class GatedFusion(nn.Module):
@@ -149,7 +149,7 @@ class MtsaLayer(nn.Module):
         allowed = positional[None] & valid[:, None, None, :] & valid[:, None, :, None]
         padded = ~valid[:, None, :, None]
         r = q @ k.transpose(-1, -2) / self.dh ** 0.5
-        e_r = torch.sigmoid(r).masked_fill(~allowed, 0.0)  # exp(log_sigmoid(R)), masked
+        e_r = torch.sigmoid(r).masked_fill(~allowed, 0.0)  # exp(log_sigmoid(R)), masked once
         s = s.masked_fill(padded, 0.0)
         s_max = s.detach().masked_fill(padded, NEG_INF).amax(2, keepdim=True)  # shift cancels in the ratio
         e_s = torch.exp(s - s_max).masked_fill(padded, 0.0)
@@ -371,25 +371,35 @@ class MultiScaleAttention(nn.Module):
         self.q, self.k = nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
         self.v, self.out = nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
 
-    def forward(self, x, valid, lengths):
+    def forward(self, x, valid, blocked):
+        """blocked[s]: [B, 1, n, n] keys outside scale s's window or padded (window_masks)."""
         b, n, d = x.shape
         heads = sum(self.counts)
         dh = d // heads
         split = lambda t: t.view(b, n, heads, dh).transpose(1, 2)  # noqa: E731
         q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
-        idx = torch.arange(n)
-        distance = (idx[:, None] - idx[None, :]).abs()  # query j, key i
         groups, first = [], 0
-        for scale, c in zip(self.scales, self.counts):
+        for s, c in enumerate(self.counts):
             if c == 0:
                 continue
-            radii = torch.tensor([scale_radius(scale, length) for length in lengths])
-            allowed = (distance[None] <= radii[:, None, None]) & valid[:, None, :]  # [B, n, n]
             scores = q[:, first:first + c] @ k[:, first:first + c].transpose(-1, -2) / dh ** 0.5
-            groups.append(masked_softmax(scores, allowed[:, None], -1) @ v[:, first:first + c])
+            groups.append(masked_softmax(scores, blocked[s], -1) @ v[:, first:first + c])
             first += c
         merged = torch.cat(groups, 1).transpose(1, 2).reshape(b, n, d)
         return zero_padded(self.out(merged), valid)
+
+
+def window_masks(valid, lengths, scales=DEFAULT_SCALES):
+    """Per scale, [B, 1, n, n] True where query j may not see key i: |i - j| beyond the radius the
+    scale has for the example's length, or key i padded. The same for every layer."""
+    n = valid.shape[1]
+    idx = torch.arange(n)
+    distance = (idx[:, None] - idx[None, :]).abs()
+    masks = []
+    for scale in scales:
+        radii = torch.tensor([scale_radius(scale, length) for length in lengths])
+        masks.append(((distance[None] > radii[:, None, None]) | ~valid[:, None, :])[:, None])
+    return masks
 
 
 class MultiScaleLayer(nn.Module):
@@ -399,8 +409,8 @@ class MultiScaleLayer(nn.Module):
         self.ln = nn.LayerNorm(d, eps=1e-6)
         self.dropout = dropout(keep_prob)
 
-    def forward(self, h, valid, lengths):
-        return zero_padded(self.ln(h + self.dropout(F.relu(self.msmsa(h, valid, lengths)))), valid)
+    def forward(self, h, valid, blocked):
+        return zero_padded(self.ln(h + self.dropout(F.relu(self.msmsa(h, valid, blocked)))), valid)
 
 
 class MultiScaleTransformer(Encoder):
@@ -421,8 +431,9 @@ class MultiScaleTransformer(Encoder):
         h = torch.cat([self.cls.expand(b, 1, d), self.dropout(x)], 1)
         valid_cls = torch.cat([torch.ones(b, 1, dtype=torch.bool), valid], 1)
         h = zero_padded(h, valid_cls)
+        blocked = window_masks(valid_cls, lengths)
         for layer in self.layers:
-            h = layer(h, valid_cls, lengths)
+            h = layer(h, valid_cls, blocked)
         tokens = h[:, 1:]
         pooled = tokens.masked_fill(~valid[..., None], NEG_INF).amax(1)
         return tokens, torch.cat([h[:, 0], pooled], 1)
