@@ -134,7 +134,7 @@ def compare(name, ours, theirs, rows):
 
 def check_one(args, model, mode, tmp):
     """Runs the engine's check for model and mode and compares PyTorch with it. Returns
-    (passed, max output diff, max gradient diff, notes)."""
+    (passed, max output diff, max gradient diff, largest diff / bound, notes)."""
     path = os.path.join(tmp, f"{model}-{mode}.safetensors")
     config = check_config(model, mode)
     cmd = [args.binary, "bench", "--models", model, "--mode", mode, "--lengths", str(args.length), "--batch",
@@ -201,21 +201,23 @@ def check_one(args, model, mode, tmp):
                 print(f"    {name}: max |diff| {diff:.3e} > bound {bound:.3e}")
     max_out = max(d for _, d, _ in out_rows)
     max_grad = max((d for _, d, _ in grad_rows), default=None)
-    return ok, max_out, max_grad, notes
+    worst = max(d / b if b > 0 else float("inf") for _, d, b in out_rows + grad_rows)
+    return ok, max_out, max_grad, worst, notes
 
 
 def numeric_check(args, models, modes):
     print(f"numeric check: float64, batch {args.check_batch} (example 0 full length, the others padded to random "
           f"lengths), length {args.length}, {args.features} features; bound per tensor = 2^16 * 2^-53 * "
           f"max(1, max |engine value|)")
-    print(f"{'encoder':12s} {'mode':5s} {'outputs max|diff|':>18s} {'gradients max|diff|':>20s}  result")
+    print(f"{'encoder':12s} {'mode':5s} {'outputs max|diff|':>18s} {'gradients max|diff|':>20s} "
+          f"{'worst diff/bound':>17s}  result")
     failed = []
     with tempfile.TemporaryDirectory() as tmp:
         for model in models:
             for mode in modes:
-                ok, out_diff, grad_diff, notes = check_one(args, model, mode, tmp)
+                ok, out_diff, grad_diff, worst, notes = check_one(args, model, mode, tmp)
                 grad_text = f"{grad_diff:20.2e}" if grad_diff is not None else f"{'-':>20s}"
-                print(f"{model:12s} {mode:5s} {out_diff:18.2e} {grad_text}  {'ok' if ok else 'DIFFERENT'}"
+                print(f"{model:12s} {mode:5s} {out_diff:18.2e} {grad_text} {worst:17.1e}  {'ok' if ok else 'DIFFERENT'}"
                       f"{'  (' + '; '.join(notes) + ')' if notes else ''}", flush=True)
                 if not ok:
                     failed.append(f"{model} {mode}")
