@@ -42,6 +42,26 @@ int64_t positive_int(const std::string& piece, const std::string& flag, const st
   return v;
 }
 
+// --save-check describes one run of one encoder; anything that asks for more
+// (or for timing output) is a usage error rather than silently ignored.
+void check_save_check_settings(const BenchSettings& s) {
+  const std::string flag = "attn bench: --save-check ";
+  if (s.save_check_path.empty()) throw UsageError(flag + "needs a file name");
+  if (s.models.size() != 1)
+    throw UsageError(flag + "writes one model's check; give exactly one with --models (got " +
+                     std::to_string(s.models.size()) + ")");
+  if (s.modes.size() != 1) throw UsageError(flag + "writes one mode's check; give --mode infer or --mode train");
+  if (s.lengths.size() != 1)
+    throw UsageError(flag + "writes one length's check; give exactly one with --lengths (got " +
+                     std::to_string(s.lengths.size()) + ")");
+  if (s.device != Device::CPU) throw UsageError(flag + "runs on the CPU only (--device cpu)");
+  if (s.profile) throw UsageError(flag + "and --profile do not go together");
+  if (!s.csv_path.empty() || !s.svg_path.empty())
+    throw UsageError(flag + "does not time anything; --csv and --svg do not go with it");
+  if (s.random_lengths)
+    throw UsageError(flag + "always pads (example 0 full length, the others random); drop --random-lengths");
+}
+
 }  // namespace
 
 const char* bench_mode_name(BenchMode mode) { return mode == BenchMode::Infer ? "infer" : "train"; }
@@ -163,7 +183,13 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
                          " (explicit flags win)")
       .flag("profile", "profile one training step per model and length by kernel op (default mtsa, length 64)")
       .flag("random-lengths", "random valid lengths in [1, length] per example instead of all-valid masks")
-      .option("seed", "1", "seed of the inputs and the initialisation");
+      .option("seed", "1", "seed of the inputs and the initialisation")
+      .option("save-check", "", "instead of timing, write a numeric check of ONE model in ONE mode (infer or "
+                                "train) at ONE length to this safetensors file: the encoder built in float64 "
+                                "from --seed, its weights (param.NAME), a padded input batch (input.x, "
+                                "input.mask), its outputs (output.tokens, output.sentence) and in train mode "
+                                "the gradients of the bench loss (grad.input.x, grad.param.NAME); "
+                                "scripts/bench_vs_torch.py compares PyTorch with it");
   if (!p.parse(args)) {
     *help = p.help();
     return false;
@@ -214,6 +240,8 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
   const int64_t seed = p.get_int("seed");
   if (seed < 0) throw UsageError("attn bench: --seed must not be negative, got " + p.get("seed"));
   out.seed = static_cast<uint64_t>(seed);
+  out.save_check_path = p.get("save-check");
+  if (p.is_set("save-check")) check_save_check_settings(out);
 
   // Every name must be a registered encoder taking the --set keys: building a tiny one says so.
   for (const std::string& name : out.models) {

@@ -58,7 +58,7 @@ std::unique_ptr<Encoder> make_bench_encoder(const BenchPoint& point, Generator& 
   config.set("encoder", point.model);
   if (point.hidden > 0) config.set("hidden", std::to_string(point.hidden));
   for (const auto& [key, value] : point.config) config.set(key, value);
-  std::unique_ptr<Encoder> encoder = build_encoder(config, EncoderContext{point.features, DType::F32, &init, &noise});
+  std::unique_ptr<Encoder> encoder = build_encoder(config, EncoderContext{point.features, point.dtype, &init, &noise});
   config.check_all_used("bench encoder '" + point.model + "'");
   if (point.device != Device::CPU) encoder->to(point.device);
   return encoder;
@@ -66,7 +66,7 @@ std::unique_ptr<Encoder> make_bench_encoder(const BenchPoint& point, Generator& 
 
 BenchInputs make_bench_inputs(const BenchPoint& point, Generator& gen) {
   BenchInputs in;
-  in.x = rand_uniform({point.batch, point.length, point.features}, -1.0, 1.0, gen);
+  in.x = rand_uniform({point.batch, point.length, point.features}, -1.0, 1.0, gen, point.dtype);
   if (point.random_lengths) {
     std::vector<int64_t> lengths(static_cast<size_t>(point.batch));
     for (int64_t& l : lengths) l = 1 + static_cast<int64_t>(gen.next_u64() % static_cast<uint64_t>(point.length));
@@ -81,13 +81,13 @@ BenchInputs make_bench_inputs(const BenchPoint& point, Generator& gen) {
   return in;
 }
 
-void run_bench_step(Encoder& encoder, const BenchInputs& inputs, BenchMode mode) {
+EncoderOutput run_bench_step_with_outputs(Encoder& encoder, const BenchInputs& inputs, BenchMode mode) {
   if (mode == BenchMode::Infer) {
     encoder.set_training(false);
     NoGrad no_grad;
     EncoderOutput out = encoder.encode(inputs.x, inputs.mask);
     ATTN_CHECK(out.tokens.defined() && out.sentence.defined(), "bench", "the encoder returned no output");
-    return;
+    return out;
   }
   encoder.set_training(true);
   for (const Tensor& p : encoder.parameters()) p.zero_grad();
@@ -95,6 +95,11 @@ void run_bench_step(Encoder& encoder, const BenchInputs& inputs, BenchMode mode)
   EncoderOutput out = encoder.encode(inputs.x, inputs.mask);
   Tensor loss = add(sum(out.tokens), sum(out.sentence));
   loss.backward();
+  return out;
+}
+
+void run_bench_step(Encoder& encoder, const BenchInputs& inputs, BenchMode mode) {
+  run_bench_step_with_outputs(encoder, inputs, mode);
 }
 
 int64_t peak_rss_bytes() {

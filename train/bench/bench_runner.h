@@ -23,6 +23,7 @@ struct BenchPoint {
   int64_t reps = 1, warmup = 0;
   bool random_lengths = false;
   uint64_t seed = 1;
+  DType dtype = DType::F32;  // of the encoder and its inputs (the numeric check uses float64)
 };
 
 // Wall times of the repetitions, summarised.
@@ -56,9 +57,11 @@ BenchInputs make_bench_inputs(const BenchPoint& point, Generator& gen);
 
 // One step: inference runs encode() under NoGrad in evaluation mode; training
 // clears the gradients, runs encode() in training mode and backpropagates
-// sum(tokens) + sum(sentence) into every parameter. Everything the step made
-// is released before it returns.
+// sum(tokens) + sum(sentence) into every parameter (and into x when it
+// requires a gradient). Everything the step made is released before it returns.
 void run_bench_step(Encoder& encoder, const BenchInputs& inputs, BenchMode mode);
+// The same step, returning the encoder's outputs (the numeric check keeps them).
+EncoderOutput run_bench_step_with_outputs(Encoder& encoder, const BenchInputs& inputs, BenchMode mode);
 
 // Builds the encoder and inputs, runs warmup + reps steps, and reports the
 // median and spread of the timed steps and their peak allocator bytes.

@@ -14,6 +14,7 @@
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
 #include "attn/engine/util/atomic_file.h"
+#include "attn/train/bench/bench_check.h"
 #include "attn/train/bench/bench_options.h"
 #include "attn/train/bench/bench_report.h"
 #include "attn/train/bench/bench_runner.h"
@@ -199,6 +200,16 @@ int run_profile(const BenchSettings& s) {
   return 0;
 }
 
+int run_save_check(const BenchSettings& s) {
+  const BenchPoint point = point_for(s, s.models[0], s.modes[0], s.lengths[0]);
+  save_bench_check(point, s.save_check_path);
+  std::printf("wrote %s: %s, %s mode, batch %lld, length %lld, %lld features, float64, seed %llu\n",
+              s.save_check_path.c_str(), point.model.c_str(), bench_mode_name(point.mode),
+              static_cast<long long>(point.batch), static_cast<long long>(point.length),
+              static_cast<long long>(point.features), static_cast<unsigned long long>(point.seed));
+  return 0;
+}
+
 }  // namespace
 
 int run_bench_command(const std::vector<std::string>& args) {
@@ -212,6 +223,7 @@ int run_bench_command(const std::vector<std::string>& args) {
   if (settings.threads > 0) {
     omp_set_num_threads(static_cast<int>(settings.threads));  // GEMMs too: engine/blas_threads.h
   }
+  if (!settings.save_check_path.empty()) return run_save_check(settings);
   return settings.profile ? run_profile(settings) : run_sweep(settings);
 }
 
