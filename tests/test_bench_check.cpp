@@ -163,8 +163,11 @@ TEST(BenchCheck, ResanRecordsItsSelectionAndOnlyTheGradientsTheLossReaches) {
     EXPECT_EQ(t.at(key).dtype(), DType::U8);
     EXPECT_EQ(t.at(key).shape(), Shape({3, 5}));
     const std::vector<double> z = t.at(key).to_vector();
-    for (size_t i = 0; i < z.size(); ++i)
-      if (mask[i] == 0) EXPECT_EQ(z[i], 0.0) << "a padded token is never selected";
+    for (size_t i = 0; i < z.size(); ++i) {
+      if (mask[i] == 0) {
+        EXPECT_EQ(z[i], 0.0) << "a padded token is never selected";
+      }
+    }
   }
   // The RSS is trained by REINFORCE, not by the bench loss: no gradient; the ReSA blocks have one.
   EXPECT_EQ(t.count("param.rss_head.fc.weight"), 1u);
