@@ -73,13 +73,18 @@ void expect_within_rounding(const Tensor& got, const Tensor& a, const Tensor& b,
   EXPECT_GT(checked_nonzero, 0);
 }
 
-TEST(GemmThreading, FewLargeProductsGoToBlasManySmallAreSplit) {
-  const int64_t big = 256;  // 256^3 = 2^24 multiply-adds: the threshold exactly
+TEST(GemmThreading, FewLargeSquarishProductsGoToBlasTheRestAreSplit) {
+  const int64_t big = 512;  // 512^3 = 2^27 multiply-adds: the threshold exactly
   EXPECT_EQ(choose_gemm_threading(1, big, big, big, 2), GemmThreading::blas_threads);
   EXPECT_EQ(choose_gemm_threading(1, big - 1, big, big, 2), GemmThreading::engine_split);
   EXPECT_EQ(choose_gemm_threading(3, big, big, big, 4), GemmThreading::blas_threads);
   EXPECT_EQ(choose_gemm_threading(2, big, big, big, 2), GemmThreading::engine_split);
   EXPECT_EQ(choose_gemm_threading(512, 64, 64, 64, 2), GemmThreading::engine_split);
+  // Tall or deep products (a linear layer over 64 x 64 tokens, its weight
+  // gradient) stay on the engine's threads however large.
+  EXPECT_EQ(choose_gemm_threading(1, 4096, 300, 300, 2), GemmThreading::engine_split);
+  EXPECT_EQ(choose_gemm_threading(1, 300, 300, 4096, 2), GemmThreading::engine_split);
+  EXPECT_EQ(choose_gemm_threading(1, 2048, 512, 1024, 2), GemmThreading::blas_threads);  // aspect 4 exactly
   // One thread (or a call from inside a parallel region) and tiny work: serial.
   EXPECT_EQ(choose_gemm_threading(1, big, big, big, 1), GemmThreading::serial);
   EXPECT_EQ(choose_gemm_threading(4, 8, 8, 8, 2), GemmThreading::serial);
@@ -97,8 +102,8 @@ struct ProductCase {
 TEST(GemmThreading, EveryBranchIsWithinRoundingForBothDtypesAndLayouts) {
   ThreadCount threads(2);
   const ProductCase cases[] = {
-      {{260, 270}, {270, 250}, false, false, GemmThreading::blas_threads},
-      {{260, 270}, {270, 250}, true, true, GemmThreading::blas_threads},
+      {{520, 500}, {500, 530}, false, false, GemmThreading::blas_threads},
+      {{520, 500}, {500, 530}, true, true, GemmThreading::blas_threads},
       {{4, 130, 140}, {4, 140, 150}, false, false, GemmThreading::engine_split},
       {{3, 130, 140}, {3, 140, 150}, true, false, GemmThreading::engine_split},  // row blocks: 3 on 2 threads
       {{5, 6}, {6, 7}, false, true, GemmThreading::serial},
@@ -114,9 +119,9 @@ TEST(GemmThreading, EveryBranchIsWithinRoundingForBothDtypesAndLayouts) {
       expect_within_rounding(matmul(a, b), a, b);
     }
     // Strided rows: a column slice of a wider matrix keeps its leading stride.
-    const Tensor wide = narrow(uniform({300, 400}, gen, dt), 1, 50, 270);
-    const Tensor tall = uniform({270, 260}, gen, dt);
-    ASSERT_EQ(choose_gemm_threading(1, 300, 260, 270, 2), GemmThreading::blas_threads);
+    const Tensor wide = narrow(uniform({520, 600}, gen, dt), 1, 50, 520);
+    const Tensor tall = uniform({520, 510}, gen, dt);
+    ASSERT_EQ(choose_gemm_threading(1, 520, 510, 520, 2), GemmThreading::blas_threads);
     expect_within_rounding(matmul(wide, tall), wide, tall);
   }
 }
@@ -124,8 +129,8 @@ TEST(GemmThreading, EveryBranchIsWithinRoundingForBothDtypesAndLayouts) {
 TEST(GemmThreading, OpenBlasIsSerialAgainAfterAThreadedCall) {
   ThreadCount threads(2);
   Generator gen(16);
-  const Tensor a = uniform({300, 300}, gen, DType::F32), b = uniform({300, 300}, gen, DType::F32);
-  ASSERT_EQ(choose_gemm_threading(1, 300, 300, 300, 2), GemmThreading::blas_threads);
+  const Tensor a = uniform({520, 520}, gen, DType::F32), b = uniform({520, 520}, gen, DType::F32);
+  ASSERT_EQ(choose_gemm_threading(1, 520, 520, 520, 2), GemmThreading::blas_threads);
   expect_within_rounding(matmul(a, b), a, b);
   // The engine's own threads do the splitting elsewhere; OpenBLAS threads
   // left on would fork inside every serial piece.
@@ -136,11 +141,13 @@ TEST(GemmThreading, LinearLayerTakesTheSameBranchesWithItsBias) {
   ThreadCount threads(2);
   Generator gen(17);
   for (DType dt : {DType::F32, DType::F64}) {
-    for (int64_t rows : {int64_t{1100}, int64_t{64}}) {  // 1100 x 128 x 128 >= 2^24; 64 rows is far below
-      const Tensor x = uniform({rows, 128}, gen, dt), w = transposed({128, 128}, gen, dt);
-      const Tensor bias = uniform({128}, gen, dt);
-      const GemmThreading expected = rows == 1100 ? GemmThreading::blas_threads : GemmThreading::engine_split;
-      ASSERT_EQ(choose_gemm_threading(1, rows, 128, 128, 2), expected);
+    // 520 x 520 x 500 is large and square; 4096 x 64 x 64 is tall; 64 rows is far below the threshold.
+    for (int64_t rows : {int64_t{520}, int64_t{4096}, int64_t{64}}) {
+      const int64_t in = rows == 520 ? 520 : 64, out = rows == 520 ? 500 : 64;
+      const Tensor x = uniform({rows, in}, gen, dt), w = transposed({out, in}, gen, dt);
+      const Tensor bias = uniform({out}, gen, dt);
+      const GemmThreading expected = rows == 520 ? GemmThreading::blas_threads : GemmThreading::engine_split;
+      ASSERT_EQ(choose_gemm_threading(1, rows, out, in, 2), expected);
       // linear(x, w) = x @ w^T + bias; w is a transposed view, so w^T is contiguous.
       expect_within_rounding(linear(x, w, bias), x, transpose(w, 0, 1), bias);
     }
@@ -150,8 +157,10 @@ TEST(GemmThreading, LinearLayerTakesTheSameBranchesWithItsBias) {
 TEST(GemmThreading, CallsFromInsideAParallelRegionStaySerialAndCorrect) {
   ThreadCount threads(2);
   Generator gen(18);
-  const std::vector<Tensor> as = {uniform({260, 270}, gen, DType::F64), uniform({260, 270}, gen, DType::F64)};
-  const std::vector<Tensor> bs = {uniform({270, 250}, gen, DType::F64), uniform({270, 250}, gen, DType::F64)};
+  // Large and square: outside a parallel region these would go to OpenBLAS's threads.
+  ASSERT_EQ(choose_gemm_threading(1, 530, 520, 500, 2), GemmThreading::blas_threads);
+  const std::vector<Tensor> as = {uniform({530, 500}, gen, DType::F64), uniform({530, 500}, gen, DType::F64)};
+  const std::vector<Tensor> bs = {uniform({500, 520}, gen, DType::F64), uniform({500, 520}, gen, DType::F64)};
   std::vector<Tensor> products(2);
   int in_parallel = 0;
 #pragma omp parallel num_threads(2)
@@ -169,7 +178,7 @@ TEST(GemmThreading, CallsFromInsideAParallelRegionStaySerialAndCorrect) {
 
 TEST(GemmThreading, ChangedThreadCountsKeepEveryBranchCorrect) {
   Generator gen(19);
-  const Tensor a = uniform({260, 270}, gen, DType::F32), b = uniform({270, 250}, gen, DType::F32);
+  const Tensor a = uniform({520, 500}, gen, DType::F32), b = uniform({500, 530}, gen, DType::F32);
   const Tensor many_a = uniform({3, 130, 140}, gen, DType::F32), many_b = uniform({3, 140, 150}, gen, DType::F32);
   for (int count : {3, 1, 4, 2}) {
     ThreadCount threads(count);
