@@ -1,8 +1,11 @@
-// One thread pool on the CPU: the engine spreads work over OpenMP threads
-// (parallel_for), GEMMs included, and OpenBLAS runs each piece it is handed on
-// the calling thread. Two pools (OpenMP's and OpenBLAS's pthreads) on the same
-// cores spin against each other between calls; on 2 cores that cost MTSA's
-// training step about a third of its time (docs/benchmarks.md).
+// OpenBLAS's thread count, which is process-wide. The engine keeps it at one:
+// most GEMMs are split over the engine's OpenMP threads (parallel_for) and
+// OpenBLAS runs each piece on the calling thread; the few products that
+// OpenBLAS threads better are run inside a ScopedBlasThreads
+// (ops/gemm_threads.h says which). Two pools (OpenMP's and OpenBLAS's
+// pthreads) busy on the same cores at once spin against each other; on 2
+// cores that once cost MTSA's training step about a third of its time
+// (docs/engine.md, "GEMM threading").
 #pragma once
 
 namespace attn {
@@ -11,8 +14,8 @@ namespace attn {
 // before their first product.
 void use_serial_blas();
 
-// OpenBLAS's own threading for the life of the object (the reference side of
-// `attn bench-matmul`), then back to one thread.
+// OpenBLAS's own threading for the life of the object (a large product, or
+// the reference side of `attn bench-matmul`), then back to one thread.
 class ScopedBlasThreads {
  public:
   explicit ScopedBlasThreads(int threads);

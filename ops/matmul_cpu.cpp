@@ -9,14 +9,13 @@
 #include "attn/engine/cpu_loops.h"
 #include "attn/engine/parallel.h"
 #include "attn/engine/copy.h"
+#include "attn/ops/gemm_threads.h"
 #include "attn/ops/matmul_kernels.h"
 
 namespace attn {
 
 namespace {
 
-// Below this many multiply-adds a product is not worth a thread fork.
-constexpr int64_t kSmallGemmWork = 1 << 18;
 // A product is cut into row blocks of at least this many rows.
 constexpr int64_t kMinBlockRows = 16;
 
@@ -43,14 +42,28 @@ const T* rows_from(const T* a, bool trans, int64_t lda, int64_t r0) {
 }
 
 // Runs `batch` products of m x n x k as units of (product, block of output
-// rows), spread over the engine's threads; each unit is one OpenBLAS call on
-// its own thread (engine/blas_threads.h). Products are cut into row blocks
-// only when they are big and the batch alone does not divide evenly among the
-// threads (a single large GEMM: one block per thread).
+// rows), unit(i, r0, r1) being one OpenBLAS call. choose_gemm_threading
+// (ops/gemm_threads.h) decides who threads them: a few large products go to
+// OpenBLAS's own threads one after another; otherwise the units are spread
+// over the engine's threads with OpenBLAS serial in each
+// (engine/blas_threads.h), and products are cut into row blocks only when
+// they are big and the batch alone does not divide evenly among the threads.
 template <class Unit>
 void run_products(int64_t batch, int64_t m, int64_t n, int64_t k, const Unit& unit) {
   use_serial_blas();
   const int64_t threads = parallel_threads();
+  const GemmThreading how = choose_gemm_threading(batch, m, n, k, threads);
+  if (how == GemmThreading::serial) {
+    for (int64_t i = 0; i < batch; ++i) unit(i, 0, m);
+    return;
+  }
+  if (how == GemmThreading::blas_threads) {
+    // OpenBLAS's thread count is process-wide; parallel_threads() is 1 inside a
+    // parallel region, so only a caller outside every region changes it.
+    ScopedBlasThreads blas_threads(static_cast<int>(threads));
+    for (int64_t i = 0; i < batch; ++i) unit(i, 0, m);
+    return;
+  }
   int64_t blocks = 1;
   if (m * n * k >= kSmallGemmWork && batch % threads != 0) blocks = threads / std::gcd(batch, threads);
   blocks = std::max<int64_t>(1, std::min(blocks, m / kMinBlockRows));

@@ -20,6 +20,7 @@
 #include "attn/train/bench/bench_runner.h"
 #include "attn/train/bench/op_profiler.h"
 #include "attn/train/bench/step_floor.h"
+#include "attn/train/cli/thread_wait_policy.h"
 
 namespace attn {
 
@@ -49,8 +50,9 @@ BenchPoint point_for(const BenchSettings& s, const std::string& model, BenchMode
 }
 
 void print_machine_line(const BenchSettings& s) {
-  std::printf("device %s; threads %d (OpenMP; OpenBLAS serial per piece); batch %lld, features %lld%s, %s masks, seed %llu\n",
-              device_name(s.device), omp_get_max_threads(),
+  std::printf("device %s; threads %d (OpenMP, wait policy %s; GEMMs: ops/gemm_threads.h); batch %lld, features %lld%s, "
+              "%s masks, seed %llu\n",
+              device_name(s.device), omp_get_max_threads(), wait_policy_at_start().c_str(),
               static_cast<long long>(s.batch), static_cast<long long>(s.features),
               s.hidden ? (", hidden " + std::to_string(s.hidden)).c_str() : "",
               s.random_lengths ? "random-length" : "all-valid", static_cast<unsigned long long>(s.seed));
@@ -221,7 +223,7 @@ int run_bench_command(const std::vector<std::string>& args) {
   }
   check_bench_device(settings.device);
   if (settings.threads > 0) {
-    omp_set_num_threads(static_cast<int>(settings.threads));  // GEMMs too: engine/blas_threads.h
+    omp_set_num_threads(static_cast<int>(settings.threads));  // GEMMs too: ops/gemm_threads.h
   }
   if (!settings.save_check_path.empty()) return run_save_check(settings);
   return settings.profile ? run_profile(settings) : run_sweep(settings);

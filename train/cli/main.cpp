@@ -9,6 +9,7 @@
 #include "attn/engine/error.h"
 #include "attn/engine/util/cli_args.h"
 #include "attn/train/cli/commands.h"
+#include "attn/train/cli/thread_wait_policy.h"
 
 namespace {
 
@@ -26,6 +27,7 @@ void print_usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  attn::use_passive_wait_policy_by_default(argv);
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     print_usage();
     return argc < 2 ? 2 : 0;
