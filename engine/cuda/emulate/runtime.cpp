@@ -153,7 +153,7 @@ cudaError_t cudaFree(void* ptr) {
   std::lock_guard<std::mutex> lock(attn::emu::g_mutex);
   auto it = attn::emu::g_allocations.find(static_cast<const char*>(ptr));
   if (it == attn::emu::g_allocations.end()) return fail(cudaErrorInvalidDevicePointer);
-  asan::unpoison(ptr, it->second);
+  attn::asan::unpoison(ptr, it->second);
   attn::emu::g_allocated -=
       (it->second + attn::emu::kAlignment - 1) / attn::emu::kAlignment * attn::emu::kAlignment;
   attn::emu::g_allocations.erase(it);
