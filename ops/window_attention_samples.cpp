@@ -3,7 +3,8 @@
 // allowed key: its gradient is 0, the others' is not), radius 0 (each query
 // sees itself alone), radii reaching past the sentence (R capped at n - 1:
 // full masked attention), one feature per head, transposed (strided) inputs,
-// and scores wide enough that the softmax is far from uniform.
+// scores wide enough that the softmax is far from uniform, and a band and a
+// head wider than a warp of 32 lanes.
 #include <cmath>
 
 #include "attn/ops/registry.h"
@@ -46,6 +47,9 @@ void register_window_attention_samples(OpRegistry& r) {
     cases.push_back({"B2 h2 n4 d2, radius 0 only, lengths 4, 2", qkv(2, 2, 4, 2, 1.0),
                      with(valid_of({4, 2}, 4), {0, 0})});
     cases.push_back({"B1 h3 n5 d4, radius 2, scores in [-3, 3]", qkv(1, 3, 5, 4, 3.0), with(valid_of({5}, 5), {2})});
+    // A band and a head wider than one warp: the CUDA lanes loop over both.
+    cases.push_back({"B1 h1 n17 d33, radius 16 (W = 33), length 15", qkv(1, 1, 17, 33, 1.0),
+                     with(valid_of({15}, 17), {16})});
     OpCase strided{"B2 h1 n4 d3, transposed q, k, v, radii 1, 3, lengths 4, 3",
                    {samples::transposed_input({2, 1, 4, 3}, gen, -2, 2),
                     samples::transposed_input({2, 1, 4, 3}, gen, -2, 2), samples::transposed_input({2, 1, 4, 3}, gen)},
