@@ -15,11 +15,10 @@
 #include "attn/ops/binary.h"
 #include "attn/engine/copy.h"
 #include "attn/ops/join.h"
-#include "attn/ops/matmul.h"
 #include "attn/ops/reduce.h"
-#include "attn/ops/softmax.h"
 #include "attn/ops/unary.h"
 #include "attn/ops/view.h"
+#include "attn/ops/window_attention.h"
 
 namespace attn {
 
@@ -122,44 +121,12 @@ Tensor window_attention(const Tensor& q, const Tensor& k, const Tensor& v, const
   const int64_t b = q.size(0), n = q.size(2);
   ATTN_CHECK(valid.dtype() == DType::U8 && valid.shape() == Shape({b, n}), op, "valid must be uint8 [B, n] = ",
              shape_str({b, n}), ", got ", dtype_name(valid.dtype()), " ", shape_str(valid.shape()));
-  ATTN_CHECK(static_cast<int64_t>(radii.size()) == b, op, "needs one radius per example (", b, "), got ",
-             radii.size());
-  int64_t reach = 0;  // R: the widest radius any example needs, capped at n - 1
-  for (int64_t r : radii) {
-    ATTN_CHECK(r >= 0, op, "window radius must be >= 0, got ", r);
-    reach = std::max(reach, std::min(r, std::max<int64_t>(n - 1, 0)));
-  }
-  const int64_t width = 2 * reach + 1;
-
-  // allowed[b, 0, j, t]: query j may attend key j - R + t.
-  std::vector<double> ok = valid.to_vector();
-  Tensor allowed = zeros({b, 1, n, width}, DType::U8);
-  uint8_t* a = allowed.data<uint8_t>();
-  for (int64_t e = 0; e < b; ++e) {
-    const int64_t r = std::min(radii[static_cast<size_t>(e)], reach);
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t t = reach - r; t <= reach + r; ++t) {
-        const int64_t i = j - reach + t;
-        a[(e * n + j) * width + t] = i >= 0 && i < n && ok[static_cast<size_t>(e * n + i)] != 0;
-      }
-  }
-  if (valid.device() != Device::CPU) allowed = to_device(allowed, valid.device());
-
-  // Neighbours: the t-th shifted view of the padded keys holds key j - R + t
-  // at row j. Stacked: [B, h, n, 2R+1, d_h], linear in n.
-  Tensor kp = pad(k, 2, reach, reach), vp = pad(v, 2, reach, reach);
-  std::vector<Tensor> ks, vs;
-  for (int64_t t = 0; t < width; ++t) {
-    ks.push_back(narrow(kp, 2, t, n));
-    vs.push_back(narrow(vp, 2, t, n));
-  }
-  Tensor kw = stack(ks, 3), vw = stack(vs, 3);
-  Tensor scores = squeeze(matmul(unsqueeze(q, 3), transpose(kw, -1, -2)), 3);  // [B, h, n, 2R+1]
-  scores = mul_scalar(scores, 1.0 / std::sqrt(static_cast<double>(q.size(3))));
-  Tensor p = softmax(scores, -1, allowed);
-  trace_attention("window", [&] { return p; });  // [B, h, n, 2R+1]: query j, key j - R + t
-  trace_attention("window_mask", [&] { return allowed; });
-  return squeeze(matmul(unsqueeze(p, 3), vw), 3);
+  // allowed[b, j, t]: query j may attend key j - R + t.
+  const Tensor allowed = window_band_mask(valid, radii);
+  WindowAttention a = fused_window_attention(q, k, v, allowed, 1.0 / std::sqrt(static_cast<double>(q.size(3))));
+  trace_attention("window", [&] { return a.probabilities; });  // [B, h, n, 2R+1]: query j, key j - R + t
+  trace_attention("window_mask", [&] { return unsqueeze(allowed, 1); });
+  return a.out;
 }
 
 MultiScaleAttention::MultiScaleAttention(int64_t features, std::vector<Scale> scales, std::vector<int64_t> head_counts,

@@ -77,5 +77,6 @@ void register_dropout_samples(OpRegistry& r);
 void register_loss_samples(OpRegistry& r);
 void register_multi_dim_attention_samples(OpRegistry& r);
 void register_separable_attention_samples(OpRegistry& r);
+void register_window_attention_samples(OpRegistry& r);
 
 }  // namespace attn
