@@ -11,6 +11,7 @@
 #include "attn/ops/matmul.h"
 #include "attn/ops/multi_dim_attention.h"
 #include "attn/ops/reduce.h"
+#include "attn/ops/window_attention.h"
 #include "attn/train/bench/op_profiler.h"
 #include "attn/train/bench/step_floor.h"
 
@@ -53,6 +54,24 @@ TEST(StepFloor, FusedAttentionCountsOneExpAndOneTanhPerPairEachPass) {
   EXPECT_DOUBLE_EQ(forward.tanhs, double(B * n * n * d));
   const KernelWork both = profiled([&] { sum(multi_dim_attention(q, k, v, mask, 5.0)).backward(); });
   EXPECT_GE(both.exps, 2.0 * B * n * n * d);  // the backward recomputes every pair
+}
+
+TEST(StepFloor, WindowAttentionCountsItsMultiplyAddsAndExps) {
+  Generator g(8);
+  const int64_t B = 2, h = 3, n = 5, d = 4;
+  Tensor q = rand_uniform({B, h, n, d}, -1, 1, g), k = rand_uniform({B, h, n, d}, -1, 1, g);
+  Tensor v = rand_uniform({B, h, n, d}, -1, 1, g);
+  for (Tensor* t : {&q, &k, &v}) t->set_requires_grad(true);
+  const Tensor allowed = window_band_mask(ones({B, n}, DType::U8), {1, 1});  // W = 3
+  const double slots = double(B * h * n * 3);
+  const KernelWork forward = profiled([&] {
+    NoGrad no_grad;
+    fused_window_attention(q, k, v, allowed, 0.5);
+  });
+  EXPECT_DOUBLE_EQ(forward.gemm_flops, 4.0 * slots * d);  // q.k and P.v
+  EXPECT_DOUBLE_EQ(forward.exps, slots);
+  const KernelWork both = profiled([&] { sum(fused_window_attention(q, k, v, allowed, 0.5).out).backward(); });
+  EXPECT_DOUBLE_EQ(both.gemm_flops, 12.0 * slots * d);  // the backward's four passes
 }
 
 TEST(StepFloor, OtherKernelsCountTheirTensorBytes) {

@@ -31,8 +31,9 @@ const Tensor* arg(KernelTensors args, size_t i) {
 
 double numel(const Tensor* t) { return t ? static_cast<double>(t->numel()) : 0.0; }
 
-// Pairs of a fused attention call: its [G, queries, keys] mask times the
-// features of one of its [G, n, d] operands.
+// Pairs of a fused attention call: the elements of its [.., queries, keys]
+// mask (or window probabilities) times the features of one of its [.., n, d]
+// operands.
 double pairs(KernelTensors args, size_t mask, size_t features_of) {
   const Tensor* m = arg(args, mask);
   const Tensor* f = arg(args, features_of);
@@ -53,13 +54,26 @@ KernelWork kernel_work(const char* op, KernelTensors args) {
     if (a && out) w.gemm_flops = 2.0 * numel(out) * static_cast<double>(a->size(a->dim() - 1));
     return w;
   }
-  // Signatures: ops/multi_dim_attention_kernels.h, ops/separable_attention_kernels.h.
+  // Signatures: ops/multi_dim_attention_kernels.h, ops/separable_attention_kernels.h,
+  // ops/window_attention_kernels.h.
   if (named(op, "multi_dim_attention")) {
     w.exps = w.tanhs = pairs(args, 3, 0);
     return w;
   }
   if (named(op, "multi_dim_attention_backward")) {
     w.exps = w.tanhs = pairs(args, 4, 1);
+    return w;
+  }
+  // Window attention's dot products are multiply-adds like a GEMM's, counted
+  // at the GEMM rate: 2 d_h per (query, window slot) for q.k and 2 d_h for
+  // P.v forward; the backward makes four such passes and reuses the saved P.
+  if (named(op, "window_attention")) {
+    w.gemm_flops = 4.0 * pairs(args, 6, 0);
+    w.exps = numel(arg(args, 6));
+    return w;
+  }
+  if (named(op, "window_attention_backward")) {
+    w.gemm_flops = 8.0 * pairs(args, 5, 1);
     return w;
   }
   if (named(op, "separable_attention")) {
