@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "attn/engine/blas_threads.h"
@@ -102,52 +103,41 @@ double best_seconds(int reps, const F& f) {
   return best;
 }
 
-// Sums of exp / tanh over x, built for AVX2 as well as the baseline like the
-// fused kernels (ATTN_SIMD_CLONES), so the rate is the one they can reach.
-ATTN_SIMD_CLONES float sum_exp(const float* __restrict x, int64_t n) {
-  float acc = 0;
-  for (int64_t i = 0; i < n; ++i) acc += vector_math::exp(x[i]);
-  return acc;
+// y = exp(x) / tanh(x) elementwise, built for AVX2 as well as the baseline
+// like the fused kernels (ATTN_SIMD_CLONES), so the rate is the one they can
+// reach. (A float sum would not vectorise without -ffast-math: its order is
+// fixed.)
+ATTN_SIMD_CLONES void exp_into(const float* __restrict x, float* __restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = vector_math::exp(x[i]);
 }
-ATTN_SIMD_CLONES float sum_tanh(const float* __restrict x, int64_t n) {
-  float acc = 0;
-  for (int64_t i = 0; i < n; ++i) acc += vector_math::tanh(x[i]);
-  return acc;
+ATTN_SIMD_CLONES void tanh_into(const float* __restrict x, float* __restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = vector_math::tanh(x[i]);
 }
 
-// Elements of x per second (in billions) through `sum`, over all threads.
-double transcendental_rate(const std::vector<float>& x, float (*sum)(const float*, int64_t)) {
-  const int64_t n = static_cast<int64_t>(x.size());
-  const double s = best_seconds(3, [&] {
-    parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
-      volatile float sink = sum(x.data() + begin, end - begin);  // observable, so the loop stays
+// Elements per second (in billions) through `fn`, over all threads, on rows
+// that stay in cache as the fused kernels' do: each thread maps blocks of a
+// small shared input into its own row.
+double transcendental_rate(void (*fn)(const float*, float*, int64_t)) {
+  constexpr int64_t kBlock = 4096, kInputBlocks = 16, kBlocks = 4096;
+  std::vector<float> x(static_cast<size_t>(kBlock * kInputBlocks));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = -4.0f + 8.0f * static_cast<float>(i % 1000) / 1000.0f;
+  const double s = best_seconds(5, [&] {
+    parallel_for(kBlocks, 1, [&](int64_t begin, int64_t end) {
+      std::vector<float> y(static_cast<size_t>(kBlock));
+      for (int64_t b = begin; b < end; ++b) fn(x.data() + (b % kInputBlocks) * kBlock, y.data(), kBlock);
+      volatile float sink = y[kBlock / 2];  // the results are observable
       (void)sink;
     });
   });
-  return static_cast<double>(n) / s / 1e9;
+  return static_cast<double>(kBlocks * kBlock) / s / 1e9;
 }
 
 }  // namespace
 
 MachineRates measure_machine_rates() {
   MachineRates r;
-  {
-    const int n = 1024;
-    std::vector<float> a(static_cast<size_t>(n) * n, 0.5f), b(a.size(), 0.25f), c(a.size());
-    ScopedBlasThreads blas_threads(static_cast<int>(parallel_threads()));
-    auto gemm = [&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(),
-                  n);
-    };
-    gemm();  // wakes OpenBLAS's threads
-    r.gemm_gflops = 2.0 * n * n * static_cast<double>(n) / best_seconds(3, gemm) / 1e9;
-  }
-  {
-    std::vector<float> x(size_t(1) << 22);
-    for (size_t i = 0; i < x.size(); ++i) x[i] = -4.0f + 8.0f * static_cast<float>(i % 1000) / 1000.0f;
-    r.exp_gper_s = transcendental_rate(x, sum_exp);
-    r.tanh_gper_s = transcendental_rate(x, sum_tanh);
-  }
+  r.exp_gper_s = transcendental_rate(exp_into);
+  r.tanh_gper_s = transcendental_rate(tanh_into);
   {
     const int64_t n = int64_t(1) << 26;  // 256 MiB of floats each way
     std::vector<float> src(static_cast<size_t>(n), 1.0f), dst(static_cast<size_t>(n));
@@ -159,6 +149,20 @@ MachineRates measure_machine_rates() {
     copy();  // faults the pages in
     r.copy_gbytes_s = 2.0 * static_cast<double>(n) * sizeof(float) / best_seconds(3, copy) / 1e9;
   }
+  // Last, and followed by a pause: OpenBLAS's threads busy-wait for about
+  // 0.1 s after a threaded call and would slow whatever runs next.
+  {
+    const int n = 1024;
+    std::vector<float> a(static_cast<size_t>(n) * n, 0.5f), b(a.size(), 0.25f), c(a.size());
+    ScopedBlasThreads blas_threads(static_cast<int>(parallel_threads()));
+    auto gemm = [&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(),
+                  n);
+    };
+    gemm();  // wakes OpenBLAS's threads
+    r.gemm_gflops = 2.0 * n * n * static_cast<double>(n) / best_seconds(3, gemm) / 1e9;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   return r;
 }
 
@@ -173,8 +177,8 @@ StepFloor step_floor(const KernelWork& work, const MachineRates& rates) {
 std::string format_rates(const MachineRates& r) {
   char line[320];
   std::snprintf(line, sizeof line,
-                "machine rates (best of 3, all threads): GEMM %.1f GFLOP/s (OpenBLAS threaded, float32 1024^3); "
-                "exp %.2f G/s, tanh %.2f G/s (vectorised float32); copy %.1f GB/s (read + write)\n",
+                "machine rates (best of 3-5, all threads): GEMM %.1f GFLOP/s (OpenBLAS threaded, float32 1024^3); "
+                "exp %.2f G/s, tanh %.2f G/s (vectorised float32, in cache); copy %.1f GB/s (read + write)\n",
                 r.gemm_gflops, r.exp_gper_s, r.tanh_gper_s, r.copy_gbytes_s);
   return line;
 }
