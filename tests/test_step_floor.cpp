@@ -54,6 +54,16 @@ TEST(StepFloor, FusedAttentionCountsOneExpAndOneTanhPerPairEachPass) {
   EXPECT_DOUBLE_EQ(forward.tanhs, double(B * n * n * d));
   const KernelWork both = profiled([&] { sum(multi_dim_attention(q, k, v, mask, 5.0)).backward(); });
   EXPECT_GE(both.exps, 2.0 * B * n * n * d);  // the backward recomputes every pair
+  // Only the allowed pairs count: the kernels skip masked ones.
+  Tensor causal = zeros({B, n, n}, DType::U8);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j <= i; ++j) causal.data<uint8_t>()[(b * n + i) * n + j] = 1;
+  const KernelWork masked = profiled([&] {
+    NoGrad no_grad;
+    multi_dim_attention(q, k, v, causal, 5.0);
+  });
+  EXPECT_DOUBLE_EQ(masked.exps, double(B * (n * (n + 1) / 2) * d));
 }
 
 TEST(StepFloor, WindowAttentionCountsItsMultiplyAddsAndExps) {

@@ -32,13 +32,20 @@ const Tensor* arg(KernelTensors args, size_t i) {
 
 double numel(const Tensor* t) { return t ? static_cast<double>(t->numel()) : 0.0; }
 
-// Pairs of a fused attention call: the elements of its [.., queries, keys]
-// mask (or window probabilities) times the features of one of its [.., n, d]
-// operands.
+// Pairs of a fused attention call: the allowed entries of its [.., queries,
+// keys] uint8 mask (the kernels skip the others; counted on the CPU, every
+// entry elsewhere) or the elements of its window probabilities, times the
+// features of one of its [.., n, d] operands.
 double pairs(KernelTensors args, size_t mask, size_t features_of) {
   const Tensor* m = arg(args, mask);
   const Tensor* f = arg(args, features_of);
-  return m && f ? numel(m) * static_cast<double>(f->size(f->dim() - 1)) : 0.0;
+  if (!m || !f) return 0.0;
+  double count = numel(m);
+  if (m->dtype() == DType::U8 && m->device() == Device::CPU && m->is_contiguous()) {
+    const uint8_t* p = m->data<uint8_t>();
+    count = static_cast<double>(std::count_if(p, p + m->numel(), [](uint8_t v) { return v != 0; }));
+  }
+  return count * static_cast<double>(f->size(f->dim() - 1));
 }
 
 bool named(const char* op, const char* name) { return std::strcmp(op, name) == 0; }
