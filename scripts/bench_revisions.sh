@@ -8,9 +8,10 @@
 #   scripts/bench_revisions.sh 8f05d09 3 -- --models mtsa,transformer,disan --lengths 64 --reps 5
 #
 # Prints each run's table rows prefixed with the revision; the medians of the
-# rounds are what docs/benchmarks.md quotes.
+# rounds are what docs/benchmarks.md quotes. This checkout's binary is
+# build/bin/attn, or $ATTN_BINARY (e.g. build-dev/bin/attn).
 set -euo pipefail
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
 if [ $# -lt 1 ] || [ "$1" = "--help" ] || [ "$1" = "-h" ]; then
   usage
   [ $# -ge 1 ] && exit 0 || exit 2
@@ -29,8 +30,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 commit=$(git rev-parse --verify --quiet "$rev^{commit}") || { echo "bench_revisions: '$rev' is not a revision of this repository" >&2; exit 2; }
 short=$(git rev-parse --short "$commit")
-here=$root/build/bin/attn
+here=${ATTN_BINARY:-$root/build/bin/attn}
 [ -x "$here" ] || { echo "bench_revisions: $here is missing; build this checkout first (scripts/test.sh or cmake)" >&2; exit 2; }
+echo "== HEAD is $here (ATTN_BINARY overrides it): make sure it is built from this checkout" >&2
 
 tree=$root/build-rev-$short
 if [ ! -d "$tree/src" ]; then
