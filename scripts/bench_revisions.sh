@@ -11,7 +11,7 @@
 # rounds are what docs/benchmarks.md quotes. This checkout's binary is
 # build/bin/attn, or $ATTN_BINARY (e.g. build-dev/bin/attn).
 set -euo pipefail
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
 if [ $# -lt 1 ] || [ "$1" = "--help" ] || [ "$1" = "-h" ]; then
   usage
   [ $# -ge 1 ] && exit 0 || exit 2
