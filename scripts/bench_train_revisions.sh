@@ -11,9 +11,9 @@
 #   scripts/bench_train_revisions.sh 9a4a5fd 3 -- --model bow --max-steps 100 --embedding-dim 300
 #
 # REV's binary is the one scripts/bench_revisions.sh builds (build-rev-<REV>/);
-# run that first. This checkout's binary is build/bin/attn.
+# run that first. This checkout's binary is build/bin/attn, or $ATTN_BINARY.
 set -euo pipefail
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
 if [ $# -lt 1 ] || [ "$1" = "--help" ] || [ "$1" = "-h" ]; then
   usage
   [ $# -ge 1 ] && exit 0 || exit 2
@@ -32,7 +32,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 commit=$(git rev-parse --verify --quiet "$rev^{commit}") || { echo "bench_train_revisions: '$rev' is not a revision of this repository" >&2; exit 2; }
 short=$(git rev-parse --short "$commit")
-here=$root/build/bin/attn
+here=${ATTN_BINARY:-$root/build/bin/attn}
 there=$root/build-rev-$short/build/bin/attn
 [ -x "$here" ] || { echo "bench_train_revisions: $here is missing; build this checkout first" >&2; exit 2; }
 [ -x "$there" ] || { echo "bench_train_revisions: $there is missing; run scripts/bench_revisions.sh $rev first" >&2; exit 2; }
