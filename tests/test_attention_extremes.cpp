@@ -24,9 +24,12 @@
 #include "attn/ops/softmax.h"
 #include "attn/ops/unary.h"
 #include "attn/ops/view.h"
+#include "test_util.h"
 
 namespace attn {
 namespace {
+
+using testing_support::max_abs;
 
 // Every element finite; otherwise the first offending index.
 std::string first_non_finite(const Tensor& t, const std::string& what) {
@@ -37,11 +40,6 @@ std::string first_non_finite(const Tensor& t, const std::string& what) {
   return "";
 }
 
-double max_abs(const Tensor& t) {
-  double m = 0;
-  for (double x : t.to_vector()) m = std::max(m, std::abs(x));
-  return m;
-}
 
 Tensor leaf(const Tensor& t) { return t.detach().set_requires_grad(true); }
 

@@ -17,9 +17,13 @@
 #include "attn/nn/safetensors.h"
 #include "attn/train/bench/bench_check.h"
 #include "attn/train/bench/bench_options.h"
+#include "test_util.h"
 
 namespace attn {
 namespace {
+
+using testing_support::max_abs;
+using testing_support::max_abs_diff;
 
 using ::testing::HasSubstr;
 
@@ -39,19 +43,7 @@ BenchPoint small_point(const std::string& model, BenchMode mode) {
   return p;
 }
 
-double max_abs(const Tensor& t) {
-  double m = 0;
-  for (double v : t.to_vector()) m = std::max(m, std::fabs(v));
-  return m;
-}
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  std::vector<double> x = a.to_vector(), y = b.to_vector();
-  EXPECT_EQ(x.size(), y.size());
-  double m = 0;
-  for (size_t i = 0; i < x.size() && i < y.size(); ++i) m = std::max(m, std::fabs(x[i] - y[i]));
-  return m;
-}
 
 // The parameters of `point`'s encoder as make_bench_encoder builds them.
 std::vector<std::pair<std::string, Tensor>> fresh_parameters(BenchPoint point) {

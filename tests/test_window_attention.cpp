@@ -31,6 +31,9 @@
 namespace attn {
 namespace {
 
+using testing_support::max_abs;
+using testing_support::max_abs_diff;
+
 using testing_support::error_of;
 using testing_support::random_input;
 using ::testing::HasSubstr;
@@ -56,19 +59,7 @@ Tensor window_attention_composed(const Tensor& q, const Tensor& k, const Tensor&
   return squeeze(matmul(unsqueeze(p, 3), vw), 3);
 }
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  std::vector<double> x = a.to_vector(), y = b.to_vector();
-  EXPECT_EQ(x.size(), y.size());
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
 
-double max_abs(const Tensor& a) {
-  double m = 0;
-  for (double v : a.to_vector()) m = std::max(m, std::abs(v));
-  return m;
-}
 
 struct AttentionRun {
   Tensor out;
