@@ -11,13 +11,16 @@
 #include <cstdint>
 #include <cstring>
 
-// Marks a kernel function to be compiled twice, for x86-64-v3 (AVX2, FMA)
-// and for the baseline; the loader picks the clone the CPU supports, so the
-// binary stays portable while loops over these functions run 8 floats wide
-// where they can. (FMA contraction makes the two clones differ in the last
-// bits.)
+// Marks a kernel function to be compiled three times, for x86-64-v4
+// (AVX-512), x86-64-v3 (AVX2, FMA) and the baseline; the loader picks the
+// best clone the CPU supports, so the binary stays portable while loops over
+// these functions run 8 or 16 floats wide where they can. On the Zen 4
+// machine of docs/benchmarks.md the AVX-512 clone halves the fused
+// multi-dimensional attention's time (masked tails, 32 registers, native
+// round and scale instructions), although each 512-bit op is two 256-bit
+// halves there. (FMA contraction makes the clones differ in the last bits.)
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
-#define ATTN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define ATTN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define ATTN_SIMD_CLONES
 #endif
