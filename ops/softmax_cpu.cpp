@@ -1,12 +1,15 @@
 // CPU kernels of the softmax family: one pass for the max over valid entries,
 // one for the exponentials and their sum, one to normalise. Rows run in
 // parallel; sums accumulate in double so float32 tracks float64 closely.
+// float32 rows take vector_math::exp in SIMD clones; float64 rows keep the C
+// library's exp (gradcheck compares against it).
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "attn/engine/cpu_loops.h"
 #include "attn/ops/softmax_kernels.h"
+#include "attn/ops/vector_math.h"
 
 namespace attn {
 
@@ -28,6 +31,66 @@ T valid_max(const T* x, const uint8_t* mk, int64_t n) {
   return m;
 }
 
+// The float32 max in kLanes independent lanes, which vectorise; max is
+// exact, so the result equals the sequential loop's.
+ATTN_SIMD_CLONES float valid_max(const float* __restrict x, const uint8_t* __restrict mk, int64_t n) {
+  constexpr int64_t kLanes = 16;
+  const float lowest = -std::numeric_limits<float>::infinity();
+  float lanes[kLanes];
+  for (int64_t k = 0; k < kLanes; ++k) lanes[k] = lowest;
+  int64_t i = 0;
+  if (mk) {
+    for (; i + kLanes <= n; i += kLanes)
+      for (int64_t k = 0; k < kLanes; ++k) {
+        const float v = mk[i + k] ? x[i + k] : lowest;
+        lanes[k] = v > lanes[k] ? v : lanes[k];
+      }
+  } else {
+    for (; i + kLanes <= n; i += kLanes)
+      for (int64_t k = 0; k < kLanes; ++k) lanes[k] = x[i + k] > lanes[k] ? x[i + k] : lanes[k];
+  }
+  float m = valid_max<float>(x + i, mk ? mk + i : nullptr, n - i);
+  for (int64_t k = 0; k < kLanes; ++k) m = lanes[k] > m ? lanes[k] : m;
+  return m;
+}
+
+// out[i] = exp(x[i] - m) (0 where masked); returns the sum in double.
+double exp_shifted_and_sum(const double* x, const uint8_t* mk, double m, double* out, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double e = !mk || mk[i] ? std::exp(x[i] - m) : 0.0;
+    out[i] = e;
+    s += e;
+  }
+  return s;
+}
+
+// The float32 row in two vectorisable loops: the exponentials, then a double
+// sum over kLanes independent partial sums (a fixed order, so a row's result
+// does not depend on the thread that runs it).
+ATTN_SIMD_CLONES double exp_shifted_and_sum(const float* __restrict x, const uint8_t* __restrict mk, float m,
+                                             float* __restrict out, int64_t n) {
+  if (mk) {
+    // exp runs on masked entries too (no traps: -fno-trapping-math) and is
+    // then selected away; a branch around it would keep the loop scalar.
+    for (int64_t i = 0; i < n; ++i) {
+      const float e = vector_math::exp(x[i] - m);
+      out[i] = mk[i] ? e : 0.0f;
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = vector_math::exp(x[i] - m);
+  }
+  constexpr int64_t kLanes = 8;
+  double lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t k = 0; k < kLanes; ++k) lanes[k] += out[i + k];
+  double s = 0;
+  for (; i < n; ++i) s += out[i];
+  for (int64_t k = 0; k < kLanes; ++k) s += lanes[k];
+  return s;
+}
+
 // One row; returns true when the row had no valid finite entry (output zeros).
 template <class T>
 bool forward_row(bool log, const T* x, const uint8_t* mk, T* out, int64_t n) {
@@ -38,20 +101,7 @@ bool forward_row(bool log, const T* x, const uint8_t* mk, T* out, int64_t n) {
   }
   // Masked entries are selected away before they touch the sum, so -inf or
   // 1e30 stored there cannot produce inf - inf.
-  double s = 0;
-  if (mk) {
-    for (int64_t i = 0; i < n; ++i) {
-      T e = mk[i] ? std::exp(x[i] - m) : T(0);
-      out[i] = e;
-      s += e;
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-      T e = std::exp(x[i] - m);
-      out[i] = e;
-      s += e;
-    }
-  }
+  const double s = exp_shifted_and_sum(x, mk, m, out, n);
   // s >= 1: the max entry contributes exp(0).
   if (log) {
     const T log_s = static_cast<T>(std::log(s));
