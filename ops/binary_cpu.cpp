@@ -1,6 +1,9 @@
 // CPU kernels of the binary family over broadcast strides; the unit-stride
-// and scalar-broadcast inner runs are the vectorised fast paths.
+// and scalar-broadcast inner runs (and, for where, a condition constant over
+// the run) are the vectorised fast paths.
 #include "attn/ops/binary_kernels.h"
+
+#include <algorithm>
 
 #include "attn/engine/cpu_loops.h"
 #include "attn/ops/binary_math.h"
@@ -31,6 +34,9 @@ void binary_forward_cpu(BinaryOp op, const Tensor& a, const Tensor& b, const Ten
                         } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
                           const T c = *y;
                           for (int64_t i = 0; i < n; ++i) d[i] = M::f(x[i], c);
+                        } else if (s[0] == 1 && s[1] == 0 && s[2] == 1) {
+                          const T c = *x;
+                          for (int64_t i = 0; i < n; ++i) d[i] = M::f(c, y[i]);
                         } else {
                           for (int64_t i = 0; i < n; ++i) d[i * s[0]] = M::f(x[i * s[1]], y[i * s[2]]);
                         }
@@ -65,8 +71,33 @@ void where_cpu(const Tensor& cond, const Tensor& a, const Tensor& b, const Tenso
     T* po = out.data<T>();
     strided_loop<4>(out.shape(), {out.strides(), strides_in(cond, out), strides_in(a, out), strides_in(b, out)},
                     [&](const std::array<int64_t, 4>& o, int64_t n, const std::array<int64_t, 4>& s) {
-                      for (int64_t i = 0; i < n; ++i)
-                        po[o[0] + i * s[0]] = pc[o[1] + i * s[1]] ? pa[o[2] + i * s[2]] : pb[o[3] + i * s[3]];
+                      T* d = po + o[0];
+                      const uint8_t* c = pc + o[1];
+                      const T* x = pa + o[2];
+                      const T* y = pb + o[3];
+                      if (s[0] == 1 && s[1] == 0) {
+                        // One condition for the whole run (a row mask broadcast over features):
+                        // the run is a copy or a fill of the chosen operand.
+                        const T* src = *c ? x : y;
+                        const int64_t step = *c ? s[2] : s[3];
+                        if (step == 1) {
+                          std::copy(src, src + n, d);
+                        } else if (step == 0) {
+                          std::fill(d, d + n, *src);
+                        } else {
+                          for (int64_t i = 0; i < n; ++i) d[i] = src[i * step];
+                        }
+                      } else if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 1) {
+                        for (int64_t i = 0; i < n; ++i) d[i] = c[i] ? x[i] : y[i];
+                      } else if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 0) {
+                        const T yc = *y;
+                        for (int64_t i = 0; i < n; ++i) d[i] = c[i] ? x[i] : yc;
+                      } else if (s[0] == 1 && s[1] == 1 && s[2] == 0 && s[3] == 1) {
+                        const T xc = *x;
+                        for (int64_t i = 0; i < n; ++i) d[i] = c[i] ? xc : y[i];
+                      } else {
+                        for (int64_t i = 0; i < n; ++i) d[i * s[0]] = c[i * s[1]] ? x[i * s[2]] : y[i * s[3]];
+                      }
                     });
   });
 }
