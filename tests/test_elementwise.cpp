@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "attn/engine/error.h"
@@ -97,6 +98,40 @@ TEST_P(BothDtypes, WhereAndMaskedFillSelectByMask) {
   EXPECT_EQ(masked_fill(a, mask, 9).to_vector(), (std::vector<double>{9, 2, 3, 9}));
   Tensor col = from_vector({1, 0}, {2, 1}, DType::U8);
   EXPECT_EQ(masked_fill(a, col, 0).to_vector(), (std::vector<double>{0, 0, 3, 4}));
+}
+
+// Each inner-run layout of where and binary (ops/binary_cpu.cpp): a condition
+// constant over the run choosing a contiguous, a scalar or a strided operand;
+// per-element conditions with contiguous or scalar operands; a scalar first
+// operand of a binary op. Every element is compared with its definition.
+TEST_P(BothDtypes, WhereAndBinaryRunLayoutsMatchTheElementwiseDefinition) {
+  DType dt = GetParam();
+  const int64_t rows = 6, cols = 37;
+  Tensor x = empty({rows, cols}, dt), yt = empty({cols, rows}, dt), cond = empty({rows, cols}, DType::U8);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    write_element(x, i, static_cast<double>(i % 11) - 5);
+    write_element(yt, i, static_cast<double>(i % 7) + 0.5);
+    write_element(cond, i, (i * 7) % 3 == 0 ? 1 : 0);
+  }
+  Tensor y = transpose(yt, 0, 1);  // [rows, cols], column stride != 1
+  Tensor row_cond = from_vector({1, 0, 1, 1, 0, 0}, {rows, 1}, DType::U8);
+  Tensor scalar = from_vector({-9.0}, {}, dt);
+  auto check = [&](const Tensor& got, const std::function<double(int64_t, int64_t)>& want, const char* what) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(got.at({r, c}), want(r, c)) << what << " at " << r << ", " << c;
+  };
+  auto rc = [&](int64_t r) { return row_cond.at({r, 0}) != 0; };
+  auto ec = [&](int64_t r, int64_t c) { return cond.at({r, c}) != 0; };
+  check(where(row_cond, x, y), [&](int64_t r, int64_t c) { return rc(r) ? x.at({r, c}) : y.at({r, c}); }, "row, x|y");
+  check(where(row_cond, y, scalar), [&](int64_t r, int64_t c) { return rc(r) ? y.at({r, c}) : -9.0; }, "row, y|s");
+  check(where(row_cond, scalar, x), [&](int64_t r, int64_t c) { return rc(r) ? -9.0 : x.at({r, c}); }, "row, s|x");
+  Tensor xc = contiguous(y);
+  check(where(cond, x, xc), [&](int64_t r, int64_t c) { return ec(r, c) ? x.at({r, c}) : xc.at({r, c}); }, "x|x");
+  check(where(cond, x, scalar), [&](int64_t r, int64_t c) { return ec(r, c) ? x.at({r, c}) : -9.0; }, "x|s");
+  check(where(cond, scalar, x), [&](int64_t r, int64_t c) { return ec(r, c) ? -9.0 : x.at({r, c}); }, "s|x");
+  check(where(cond, x, y), [&](int64_t r, int64_t c) { return ec(r, c) ? x.at({r, c}) : y.at({r, c}); }, "x|y");
+  check(sub(scalar, x), [&](int64_t r, int64_t c) { return -9.0 - x.at({r, c}); }, "s - x");
+  check(sub(x, scalar), [&](int64_t r, int64_t c) { return x.at({r, c}) + 9.0; }, "x - s");
 }
 
 TEST_P(BothDtypes, LargeStridedInputsTakeTheParallelPathCorrectly) {
