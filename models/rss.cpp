@@ -6,7 +6,7 @@
 #include "attn/ops/binary.h"
 #include "attn/engine/copy.h"
 #include "attn/ops/dropout.h"
-#include "attn/ops/join.h"
+#include "attn/ops/matmul.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/unary.h"
 #include "attn/ops/view.h"
@@ -65,8 +65,13 @@ Tensor Rss::logits(const Tensor& x, const Tensor& valid) const {
   // Padded tokens are zeroed first so their (ignored) logits stay finite.
   Tensor xz = zero_padded(x, valid);
   Tensor xbar = masked_mean_over_tokens(x, valid);  // [B, 1, d]
-  Tensor features = concat({xz, expand(xbar, x.shape()), xz * xbar}, -1);
-  return squeeze(out_(activate(act_, fc_(features))), -1);
+  // fc([x; xbar; x * xbar]) by the weight's column blocks: the xbar block
+  // runs once per sentence instead of once per token (a third fewer FLOPs),
+  // and the [B, n, 3d] concatenation is never built.
+  const Tensor& w = fc_.weight;
+  Tensor pre = linear(xz, narrow(w, 1, 0, d), Tensor()) + linear(xz * xbar, narrow(w, 1, 2 * d, d), Tensor()) +
+               linear(xbar, narrow(w, 1, d, d), fc_.bias);
+  return squeeze(out_(activate(act_, pre)), -1);
 }
 
 Tensor Rss::select(const Tensor& logits, const Tensor& valid) const {

@@ -20,6 +20,10 @@
 #include "attn/engine/copy.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/view.h"
+#include "attn/models/masks.h"
+#include "attn/nn/activation.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/join.h"
 
 namespace attn {
 namespace {
@@ -205,6 +209,26 @@ TEST(Rss, LogPiGradcheckForFixedSample) {
   Tensor mask = length_mask({5, 3}, 5);
   Tensor z = rss.forward(x, mask).z;  // sampled once (training mode), then held fixed
   expect_gradcheck(rss, x, [&] { return rss_log_prob(rss.logits(x, mask), z, mask); });
+}
+
+// Rss::logits splits fc's weight by column blocks; this is the definition it
+// must equal: fc over the concatenated [x; mean(x); x * mean(x)] of every
+// token, padded tokens included (their x is zeroed first).
+TEST(Rss, LogitsEqualFcOverTheConcatenatedFeatures) {
+  Generator init(51), noise(52);
+  Rss rss(3, 4, Activation::Elu, RssEval::Threshold, init, noise, DType::F64);
+  Tensor x = random_input({2, 5, 3}, 53).detach();
+  Tensor mask = length_mask({5, 2}, 5);
+  auto p = testing_support::params_of(rss);
+  Tensor xz = zero_padded(x, mask);
+  Tensor xbar = masked_mean_over_tokens(x, mask);
+  Tensor features = concat({xz, expand(xbar, x.shape()), xz * xbar}, -1);
+  Tensor want = squeeze(linear(activate(Activation::Elu, linear(features, p["fc.weight"], p["fc.bias"])),
+                               p["out.weight"], p["out.bias"]),
+                        -1);
+  // Values are O(1) sums of a few dozen float64 products: 1e-12 is a
+  // thousand roundings.
+  EXPECT_LT(testing_support::max_abs_diff(rss.logits(x, mask), want), 1e-12);
 }
 
 // ---------- Padding, empty sequences ----------
