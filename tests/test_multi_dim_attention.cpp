@@ -19,6 +19,7 @@
 #include "attn/ops/multi_dim_attention.h"
 #include "attn/ops/registry.h"
 #include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 #include "attn/ops/reduce.h"
 #include "test_util.h"
 
@@ -78,6 +79,37 @@ TEST(MultiDimAttention, Float32MatchesFloat64) {
   Tensor got = multi_dim_attention(cast(q, DType::F32), cast(k, DType::F32), cast(v, DType::F32), mask, 5.0);
   EXPECT_EQ(got.dtype(), DType::F32);
   EXPECT_LT(max_abs_diff(got, ref), 1e-6);
+}
+
+// The float32 kernels (vector_math's exp and tanh in SIMD clones) must track
+// float64 in the forward and the backward, for a moderate and a large c.
+// Values and gradients are sums over nk keys of terms of the output's scale
+// (at least 1: dq cancels O(1) terms), each a few float32 roundings off:
+// the bound is 8 roundings per key at that scale.
+TEST(MultiDimAttention, Float32GradientsMatchFloat64) {
+  const int64_t B = 2, nq = 7, nk = 7, d = 70;
+  for (double c : {5.0, 50.0}) {
+    Tensor q = random_input({B, nq, d}, 14).detach(), k = random_input({B, nk, d}, 15).detach();
+    Tensor v = random_input({B, nk, d}, 16).detach();
+    Tensor mask = where(unsqueeze(length_mask({7, 4}, 7), 1), unsqueeze(direction_mask(7, Direction::Forward), 0),
+                        zeros({}, DType::U8));
+    Tensor gout = random_input({B, nq, d}, 17).detach();
+    auto grads_of = [&](DType dt) {
+      std::vector<Tensor> leaves;
+      for (const Tensor& t : {q, k, v}) leaves.push_back(cast(t, dt).detach().set_requires_grad(true));
+      Tensor out = multi_dim_attention(leaves[0], leaves[1], leaves[2], mask, c);
+      sum(out * cast(gout, dt)).backward();
+      std::vector<Tensor> r{out};
+      for (const Tensor& l : leaves) r.push_back(l.grad());
+      return r;
+    };
+    std::vector<Tensor> ref = grads_of(DType::F64), got = grads_of(DType::F32);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      const double bound = 8 * nk * std::ldexp(1.0, -24) * std::max(1.0, max_abs(ref[i]));
+      EXPECT_LT(max_abs_diff(cast(got[i], DType::F64), ref[i]), bound) << "c " << c << " tensor " << i;
+      EXPECT_GT(max_abs(ref[i]), 1e-4) << "c " << c << " tensor " << i;
+    }
+  }
 }
 
 // A query without valid keys outputs exactly zero and passes no gradient,
