@@ -1,7 +1,8 @@
 // Gradcheck samples of softmax and log_softmax: the last axis, a leading and a
-// middle axis (the permuted layout), a transposed input, and masks broadcast
-// from [B, 1, L] and [L], one of which masks whole rows (their gradient is 0,
-// the other rows' is not).
+// middle axis (softmax's column kernels; log_softmax's permuted layout), a
+// transposed input, and masks broadcast from [B, 1, L], [B, n, 1], [1, n, L]
+// and [L], some of which mask whole rows or columns (their gradient is 0,
+// the others' is not).
 #include "attn/ops/registry.h"
 #include "attn/ops/softmax.h"
 
@@ -33,6 +34,16 @@ OpSpec softmax_spec(const std::string& name, SoftmaxFnRef f) {
     Tensor batch_mask = samples::u8_mask({1, 1, 0, 1, 0, 0, 0, 0}, {2, 1, 4});
     OpCase masked{"2x3x4 mask [2,1,4] with fully masked rows", {x}, along(-1, batch_mask), true};
     cases.push_back(masked);
+
+    // A middle axis (ops/softmax_columns_cpu.cpp) with source2token's mask
+    // [B, n, 1] (batch 1 fully masked), and with a per-feature mask.
+    Tensor xm = samples::input({2, 3, 4}, gen, -2, 2);
+    write_element(xm, 5, 1e30);  // batch 0, row 1: masked below
+    Tensor row_mask = samples::u8_mask({1, 0, 1, 0, 0, 0}, {2, 3, 1});
+    cases.push_back({"2x3x4 middle axis 1, mask [2,3,1]", {xm}, along(1, row_mask), true});
+    Tensor feature_mask = samples::u8_mask({1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 0}, {1, 3, 4});
+    cases.push_back({"2x3x4 middle axis 1, mask [1,3,4]", {samples::input({2, 3, 4}, gen, -2, 2)},
+                     along(1, feature_mask), true});
 
     Tensor key_mask = samples::u8_mask({1, 0, 1, 1}, {4});
     OpCase keys{"3x4 mask [4]", {samples::input({3, 4}, gen, -2, 2)}, along(-1, key_mask), true};

@@ -16,6 +16,7 @@
 #include "attn/ops/reduce.h"
 #include "attn/ops/softmax.h"
 #include "attn/ops/view.h"
+#include "attn/engine/random.h"
 
 namespace attn {
 namespace {
@@ -92,6 +93,46 @@ TEST(Softmax, OtherAxesAndTransposedInputsMatchTheLastAxisPath) {
       for (int64_t j = 0; j < 3; ++j) s += std::exp(y3.at({b, j, k}));
       EXPECT_NEAR(s, 1.0, 1e-14);
     }
+}
+
+// softmax over a middle axis runs the column kernels on x's own layout; the
+// rows path on a transposed copy is the reference, forward and backward, in
+// both dtypes, with no mask, a [B, n, 1] mask (one batch fully masked) and a
+// per-feature mask; NaN and 1e30 at masked positions must not leak.
+TEST(Softmax, MiddleAxisColumnsMatchTheRowsPath) {
+  Generator gen(5);
+  const int64_t B = 3, n = 7, d = 300;  // d > one column block of 256
+  for (DType dt : {DType::F64, DType::F32}) {
+    Tensor x = rand_uniform({B, n, d}, -3, 3, gen, DType::F64);
+    Tensor g = rand_uniform({B, n, d}, -1, 1, gen, DType::F64);
+    Tensor row_mask = cast(gt(rand_uniform({B, n, 1}, 0, 1, gen, DType::F64), full({}, 0.3, DType::F64)), DType::U8);
+    for (int64_t j = 0; j < n; ++j) write_element(row_mask, (B - 1) * n + j, 0);  // last batch: nothing valid
+    Tensor feature_mask =
+        cast(gt(rand_uniform({B, n, d}, 0, 1, gen, DType::F64), full({}, 0.5, DType::F64)), DType::U8);
+    for (const Tensor& mask : {Tensor(), row_mask, feature_mask}) {
+      Tensor xin = x;
+      if (mask.defined()) {
+        Tensor blocked = eq(expand(mask, x.shape()), zeros({}, DType::U8));
+        xin = where(blocked, full({}, std::numeric_limits<double>::quiet_NaN(), DType::F64), x);
+        for (int64_t i = 0; i < xin.numel(); i += 97)  // every 97th masked entry huge instead of NaN
+          if (read_element(blocked, i) != 0) write_element(xin, i, 1e30);
+      }
+      Tensor a = cast(xin, dt).detach().set_requires_grad(true);
+      Tensor got = softmax(a, 1, mask);
+      sum(got * cast(g, dt)).backward();
+      Tensor b = cast(xin, dt).detach().set_requires_grad(true);
+      Tensor mask_t = mask.defined() ? transpose(expand(mask, x.shape()), 1, 2) : Tensor();
+      Tensor want = transpose(softmax(transpose(b, 1, 2), -1, mask_t), 1, 2);
+      sum(want * cast(g, dt)).backward();
+      // Both paths sum in double and differ only in the order of a few
+      // roundings of the dtype: 16 ulps of 1.
+      const double tol = 16 * (dt == DType::F32 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53));
+      EXPECT_LT(testing_support::max_abs_diff(got, want), tol) << dtype_name(dt);
+      EXPECT_LT(testing_support::max_abs_diff(a.grad(), b.grad()), tol) << dtype_name(dt);
+      EXPECT_GT(testing_support::max_abs(a.grad()), 1e-3) << dtype_name(dt);
+      for (double v : got.to_vector()) ASSERT_TRUE(std::isfinite(v)) << dtype_name(dt);
+    }
+  }
 }
 
 TEST(Softmax, BackwardMatchesClosedForm) {
