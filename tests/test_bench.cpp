@@ -141,6 +141,7 @@ TEST(BenchArgs, HelpAndBadFlags) {
   EXPECT_THAT(usage_error_of({"--reps", "two"}), HasSubstr("expects an integer"));
   EXPECT_THAT(usage_error_of({"--mem-limit", "lots"}), HasSubstr("--mem-limit"));
   EXPECT_THAT(usage_error_of({"--quick", "--profile"}), HasSubstr("do not go together"));
+  EXPECT_THAT(usage_error_of({"--trace", "calls.csv"}), HasSubstr("add --profile"));
 }
 
 TEST(BenchMemoryBudget, PredictsByTheModelsPower) {
@@ -193,6 +194,41 @@ TEST(BenchOpProfiler, AttributesCallsToTheirOps) {
   EXPECT_DOUBLE_EQ(gemm_ms(table), by_op["matmul"].ms + by_op["linear"].ms);
   EXPECT_THAT(format_op_table(table, 1.0, 0), HasSubstr("GEMM (matmul + linear)"));
   // The observer is removed again.
+  EXPECT_EQ(kernel_observer(), nullptr);
+}
+
+// attn bench --trace: every call in order, nested calls one level deeper,
+// each with its tensors' dtypes, shapes and (non-contiguous) strides.
+TEST(BenchOpProfiler, LogsEveryCallWithItsTensors) {
+  Generator g(4);
+  Tensor a = rand_uniform({16, 32}, -1, 1, g), b = rand_uniform({32, 8}, -1, 1, g);
+  Tensor w = rand_uniform({4, 8}, -1, 1, g), bias = rand_uniform({4}, -1, 1, g);
+  std::vector<KernelCall> calls;
+  {
+    OpProfiler profiler;
+    profiler.log_calls(true);
+    NoGrad no_grad;
+    Tensor c = matmul(transpose(a, 0, 1), a);  // [32, 32] from a transposed view
+    Tensor d = matmul(a, b);                   // [16, 8]
+    Tensor e = linear(d, w, bias);             // copies the bias in a nested kernel, then the GEMM
+    Tensor f = tanh(e);
+    calls = profiler.calls();
+  }
+  ASSERT_GE(calls.size(), 4u);
+  EXPECT_EQ(calls[0].op, "matmul");
+  EXPECT_EQ(calls[0].depth, 0);
+  EXPECT_THAT(calls[0].tensors, HasSubstr("float32 [32, 16] strides [1, 32]"));
+  EXPECT_THAT(calls[0].tensors, HasSubstr("float32 [32, 32]"));
+  EXPECT_GE(calls[0].bytes_allocated, 32 * 32 * 4);
+  EXPECT_EQ(calls.back().op, "unary");
+  bool nested_copy = false;  // linear's bias copy runs inside linear's kernel
+  for (const KernelCall& c : calls) nested_copy = nested_copy || (c.op == "copy" && c.depth == 1);
+  EXPECT_TRUE(nested_copy);
+  for (const KernelCall& c : calls) EXPECT_GE(c.self_ms, 0.0) << c.op;
+  const std::string csv = kernel_calls_csv(calls, "mtsa,64,");
+  EXPECT_EQ(count_of(csv, "\n"), static_cast<int64_t>(calls.size()));
+  EXPECT_EQ(csv.rfind("mtsa,64,0,0,matmul,", 0), 0u);
+  EXPECT_THAT(csv, HasSubstr(",\"float32 [32, 16] strides [1, 32]; "));
   EXPECT_EQ(kernel_observer(), nullptr);
 }
 

@@ -182,6 +182,9 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
                          ", reps " + std::to_string(kQuickReps) + ", warmup " + std::to_string(kQuickWarmup) +
                          " (explicit flags win)")
       .flag("profile", "profile one training step per model and length by kernel op (default mtsa, length 64)")
+      .option("trace", "", "with --profile: write every kernel call of the profiled steps to this CSV file, in call "
+                           "order (model, length, call, depth, op, self ms, bytes allocated, its tensors' "
+                           "dtypes, shapes and strides); atomically, after every model and length")
       .flag("random-lengths", "random valid lengths in [1, length] per example instead of all-valid masks")
       .option("seed", "1", "seed of the inputs and the initialisation")
       .option("save-check", "", "instead of timing, write a numeric check of ONE model in ONE mode (infer or "
@@ -234,6 +237,9 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
   if (device == "cpu") out.device = Device::CPU;
   else if (device == "cuda") out.device = Device::CUDA;
   else throw UsageError("attn bench: --device must be cpu or cuda, got '" + device + "'");
+  out.trace_path = p.get("trace");
+  if (!out.trace_path.empty() && !out.profile)
+    throw UsageError("attn bench: --trace lists the kernel calls of --profile's step; add --profile");
   out.csv_path = p.get("csv");
   out.svg_path = p.get("svg");
   out.mem_limit_bytes = parse_byte_size(p.get("mem-limit"));

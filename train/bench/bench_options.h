@@ -32,6 +32,7 @@ struct BenchSettings {
   int64_t reps = 5;
   int64_t warmup = 1;
   std::string csv_path, svg_path;
+  std::string trace_path;  // --trace: with --profile, every kernel call of the profiled steps as CSV
   std::string save_check_path;  // --save-check: write the float64 numeric check instead of timing
   int64_t mem_limit_bytes = int64_t{8} << 30;
   bool quick = false;

@@ -5,6 +5,8 @@
 
 #include "attn/engine/cuda/cuda_backend.h"
 #include "attn/engine/error.h"
+#include "attn/engine/shape.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 
@@ -27,7 +29,7 @@ void OpProfiler::before(const char* op, Device device) {
   // Top level: the bytes since the previous kernel are this op's outputs.
   // Nested: they were allocated by the enclosing kernel before this call.
   if (!stack_.empty()) stack_.back().bytes += pending;
-  stack_.push_back({op, std::chrono::steady_clock::now(), 0.0, stack_.empty() ? pending : 0});
+  stack_.push_back({op, std::chrono::steady_clock::now(), 0.0, stack_.empty() ? pending : 0, {}});
 }
 
 void OpProfiler::after(const char* op, Device device) {
@@ -43,12 +45,51 @@ void OpProfiler::after(const char* op, Device device) {
   s.calls += 1;
   s.ms += elapsed - frame.child_ms;
   const int64_t allocated = counting_.allocated();
-  s.bytes_allocated += frame.bytes + (allocated - charged_bytes_);
+  const int64_t bytes = frame.bytes + (allocated - charged_bytes_);
+  s.bytes_allocated += bytes;
   charged_bytes_ = allocated;
+  if (log_calls_)
+    calls_.push_back({frame.op, static_cast<int64_t>(stack_.size()), elapsed - frame.child_ms, bytes,
+                      std::move(frame.tensors)});
+}
+
+std::string describe_kernel_tensors(KernelTensors args) {
+  std::string out;
+  for (size_t i = 0; i < args.size; ++i) {
+    const Tensor* t = args.items[i];
+    if (t == nullptr) continue;  // a scalar or an op code
+    if (!out.empty()) out += "; ";
+    if (!t->defined()) {
+      out += "-";
+      continue;
+    }
+    out += std::string(dtype_name(t->dtype())) + " " + shape_str(t->shape());
+    if (!t->is_contiguous()) out += " strides " + shape_str(t->strides());
+  }
+  return out;
+}
+
+std::string kernel_calls_csv(const std::vector<KernelCall>& calls, const std::string& prefix) {
+  std::string out;
+  char number[64];
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const KernelCall& c = calls[i];
+    std::snprintf(number, sizeof number, "%zu,%lld,", i, static_cast<long long>(c.depth));
+    out += prefix + number + c.op + ",";
+    std::snprintf(number, sizeof number, "%.4f,%lld,", c.self_ms, static_cast<long long>(c.bytes_allocated));
+    out += number;
+    out += "\"" + c.tensors + "\"\n";  // tensors hold commas, never quotes
+  }
+  return out;
 }
 
 void OpProfiler::inspect_before(const char* op, Device /*device*/, KernelTensors args) {
   work_ += kernel_work(op, args);
+  if (stack_.empty()) return;
+  if (log_calls_) stack_.back().tensors = describe_kernel_tensors(args);
+  // The kernel's clock starts after this bookkeeping, which is the
+  // profiler's cost, not the kernel's.
+  stack_.back().start = std::chrono::steady_clock::now();
 }
 
 std::vector<OpStats> OpProfiler::table() const {

@@ -24,6 +24,22 @@
 
 namespace attn {
 
+// One kernel call of a profiled step, in call order (OpProfiler::log_calls).
+struct KernelCall {
+  std::string op;
+  int64_t depth = 0;           // 0: called by the model; 1 and more: from inside another kernel
+  double self_ms = 0;          // as OpStats::ms
+  int64_t bytes_allocated = 0;
+  std::string tensors;         // each Tensor argument: dtype, shape, strides when not contiguous
+};
+
+// "float32 [64, 64, 300]; uint8 [64, 64, 300] strides [64, 1, 0]; -" for a call's
+// Tensor arguments (outputs included), "-" for an undefined one.
+std::string describe_kernel_tensors(KernelTensors args);
+
+// The call log as CSV rows (no header), each prefixed by `prefix` fields.
+std::string kernel_calls_csv(const std::vector<KernelCall>& calls, const std::string& prefix);
+
 struct OpStats {
   std::string op;
   int64_t calls = 0;
@@ -49,6 +65,9 @@ class OpProfiler : public KernelObserver {
   int64_t unattributed_bytes() const;
   // The observed calls' work by kind (step_floor.h).
   const KernelWork& work() const { return work_; }
+  // Also keep every call, with its arguments' shapes (attn bench --trace).
+  void log_calls(bool on) { log_calls_ = on; }
+  const std::vector<KernelCall>& calls() const { return calls_; }
 
  private:
   // Forwards to the device's allocator and counts every byte handed out.
@@ -73,6 +92,7 @@ class OpProfiler : public KernelObserver {
     std::chrono::steady_clock::time_point start;
     double child_ms = 0;
     int64_t bytes = 0;  // allocated while this frame was the innermost call (and, top level, just before it)
+    std::string tensors;  // with log_calls only
   };
 
   Device device_;
@@ -83,6 +103,8 @@ class OpProfiler : public KernelObserver {
   std::map<std::string, OpStats> stats_;
   int64_t charged_bytes_ = 0;  // allocated bytes already charged to some op
   KernelWork work_;
+  bool log_calls_ = false;
+  std::vector<KernelCall> calls_;
 };
 
 // Milliseconds spent in the GEMM ops ("matmul" and "linear").

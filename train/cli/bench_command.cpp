@@ -162,6 +162,7 @@ int run_profile(const BenchSettings& s) {
     rates = measure_machine_rates();
     std::printf("%s", format_rates(rates).c_str());
   }
+  std::string trace = "model,length,call,depth,op,self_ms,bytes_allocated,tensors\n";
   for (const std::string& model : s.models) {
     for (int64_t n : s.lengths) {
       BenchPoint point = point_for(s, model, BenchMode::Train, n);
@@ -181,6 +182,7 @@ int run_profile(const BenchSettings& s) {
       KernelWork work;
       {
         OpProfiler profiler(s.device);
+        profiler.log_calls(!s.trace_path.empty());
         cuda_synchronize();
         const auto start = Clock::now();
         run_bench_step(*encoder, inputs, BenchMode::Train);
@@ -189,6 +191,7 @@ int run_profile(const BenchSettings& s) {
         table = profiler.table();
         unattributed = profiler.unattributed_bytes();
         work = profiler.work();
+        trace += kernel_calls_csv(profiler.calls(), model + "," + std::to_string(n) + ",");
       }
       const int64_t peak = allocator.stats().peak_bytes - baseline;
       std::printf("\n%s, length %lld, batch %lld, features %lld: step %.1f ms, allocator peak %s\n", model.c_str(),
@@ -196,9 +199,11 @@ int run_profile(const BenchSettings& s) {
                   wall_ms, format_bytes(peak).c_str());
       std::printf("%s", format_op_table(table, wall_ms, unattributed).c_str());
       if (s.device == Device::CPU) std::printf("%s", format_floor(work, step_floor(work, rates), wall_ms).c_str());
+      if (!s.trace_path.empty()) write_file_atomically(s.trace_path, trace);
       std::fflush(stdout);
     }
   }
+  if (!s.trace_path.empty()) std::printf("wrote %s\n", s.trace_path.c_str());
   return 0;
 }
 
