@@ -17,7 +17,7 @@ namespace attn {
 namespace {
 
 using RowsFn = void (*)(ReduceOp, const Tensor&, int64_t, int64_t, const Tensor&, const Tensor&);
-using ColumnsFn = void (*)(const Tensor&, int64_t, int64_t, const Tensor&);
+using ColumnsFn = void (*)(const Tensor&, int64_t, int64_t, int64_t, const Tensor&);
 using MaxBackwardFn = void (*)(const Tensor&, const Tensor&, int64_t, int64_t, const Tensor&);
 const DeviceKernels<RowsFn> kRows{"reduce_rows", reduce_rows_cpu, ATTN_CUDA_KERNEL(reduce_rows_cuda)};
 const DeviceKernels<ColumnsFn> kColumns{"sum_columns", sum_columns_cpu, ATTN_CUDA_KERNEL(sum_columns_cuda)};
@@ -81,13 +81,37 @@ bool reduced_axes_are(const Tensor& x, const ReducePlan& p, bool trailing) {
   return true;
 }
 
+// When, ignoring size-1 axes, the reduced axes form one block between kept
+// ones (kept..., reduced..., kept...): the kept sizes before and after it.
+bool reduced_block_in_middle(const Tensor& x, const ReducePlan& p, int64_t* before, int64_t* after) {
+  int phase = 0;  // 0: kept before, 1: reduced, 2: kept after
+  *before = *after = 1;
+  for (size_t i = 0; i < p.reduced.size(); ++i) {
+    const int64_t size = x.shape()[i];
+    if (size == 1) continue;
+    if (p.reduced[i]) {
+      if (phase == 2) return false;
+      phase = 1;
+    } else if (phase == 0) {
+      *before *= size;
+    } else {
+      phase = 2;
+      *after *= size;
+    }
+  }
+  return true;
+}
+
 // Sum without recording, on whichever canonical layout needs no copy.
 Tensor sum_values(const Tensor& x, const ReducePlan& p) {
   Tensor out = empty(p.out_shape, x.dtype(), x.device());
+  int64_t before = 1, after = 1;
   if (x.is_contiguous() && reduced_axes_are(x, p, true)) {
     kRows(x.device(), ReduceOp::Sum, x, p.outer, p.n, out, Tensor());
-  } else if (x.is_contiguous() && reduced_axes_are(x, p, false)) {
-    kColumns(x.device(), x, p.n, p.outer, out);
+  } else if (x.is_contiguous() && reduced_block_in_middle(x, p, &before, &after)) {
+    // A leading reduced block (before = 1) or one in the middle, such as
+    // source2token's sum over tokens of [B, n, d]: columns, no permuted copy.
+    kColumns(x.device(), x, before, p.n, after, out);
   } else {
     kRows(x.device(), ReduceOp::Sum, to_rows_layout(x, p, nullptr), p.outer, p.n, out, Tensor());
   }

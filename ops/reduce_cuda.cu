@@ -57,12 +57,13 @@ __global__ void max_rows_kernel(const T* x, int64_t outer, int64_t n, T* out, in
   }
 }
 
+// Column c of x [outer, n, inner] is (o, f) = (c / inner, c % inner).
 template <class T>
 struct SumColumnsTerm {
   const T* x;
-  int64_t inner;
-  __device__ void operator()(int64_t i, int64_t j, double* acc) const {
-    acc[0] += static_cast<double>(x[i * inner + j]);
+  int64_t n, inner;
+  __device__ void operator()(int64_t i, int64_t c, double* acc) const {
+    acc[0] += static_cast<double>(x[((c / inner) * n + i) * inner + c % inner]);
   }
 };
 
@@ -100,10 +101,11 @@ void reduce_rows_cuda(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, co
   });
 }
 
-void sum_columns_cuda(const Tensor& x, int64_t n, int64_t inner, const Tensor& out) {
+void sum_columns_cuda(const Tensor& x, int64_t outer, int64_t n, int64_t inner, const Tensor& out) {
   dispatch_floating(x.dtype(), "sum", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    cuda::launch_column_sums<1>("sum", n, inner, SumColumnsTerm<T>{x.data<T>(), inner}, StoreColumn<T>{out.data<T>()});
+    cuda::launch_column_sums<1>("sum", n, outer * inner, SumColumnsTerm<T>{x.data<T>(), n, inner},
+                                StoreColumn<T>{out.data<T>()});
   });
 }
 

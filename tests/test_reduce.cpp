@@ -29,6 +29,28 @@ TEST(Reduce, SumOverEachLayout) {
   EXPECT_EQ(mean(x, {-1}).to_vector()[0], 1.5);
 }
 
+// A middle block of reduced axes runs the column kernel on x's own layout
+// (outer * inner columns split across threads, four rows per pass): every
+// column against its own sum. Integer values: exact in any order.
+TEST(Reduce, SumOverAMiddleBlockMatchesEachColumn) {
+  const int64_t B = 5, n = 37, d = 301;  // n not a multiple of 4; d spans thread ranges
+  for (DType dt : {DType::F64, DType::F32}) {
+    Tensor x = empty({B, n, d}, dt);
+    for (int64_t i = 0; i < x.numel(); ++i) write_element(x, i, static_cast<double>((i * 7) % 23) - 11);
+    Tensor s = sum(x, {1});
+    ASSERT_EQ(s.shape(), (Shape{B, d}));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t f = 0; f < d; ++f) {
+        double want = 0;
+        for (int64_t j = 0; j < n; ++j) want += x.at({b, j, f});
+        ASSERT_EQ(s.at({b, f}), want) << dtype_name(dt) << " column " << b << ", " << f;
+      }
+    Tensor blocks = sum(reshape(x, {B, n, 1, d}), {1, 2}, true);
+    EXPECT_EQ(blocks.shape(), (Shape{B, 1, 1, d}));
+    EXPECT_EQ(blocks.to_vector(), s.to_vector());
+  }
+}
+
 TEST(Reduce, Float32SumOfManyValuesIsAccurate) {
   const int64_t n = 1 << 20;
   Tensor x = full({n}, 0.1, DType::F32);
