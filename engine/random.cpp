@@ -11,7 +11,6 @@ uint64_t splitmix64(uint64_t& x) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
   return z ^ (z >> 31);
 }
-uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 }  // namespace
 
 Generator::Generator(uint64_t seed) { this->seed(seed); }
@@ -19,18 +18,6 @@ Generator::Generator(uint64_t seed) { this->seed(seed); }
 void Generator::seed(uint64_t seed) {
   for (auto& s : s_) s = splitmix64(seed);
   has_spare_normal_ = false;
-}
-
-uint64_t Generator::next_u64() {
-  uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
 }
 
 std::array<uint64_t, 4> Generator::state() const { return {s_[0], s_[1], s_[2], s_[3]}; }

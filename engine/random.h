@@ -14,7 +14,18 @@ class Generator {
  public:
   explicit Generator(uint64_t seed = 0);
   void seed(uint64_t seed);
-  uint64_t next_u64();
+  // Inline: dropout and sampling draw one per element or pair of elements.
+  uint64_t next_u64() {
+    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
   double uniform();                     // [0, 1)
   double uniform(double lo, double hi);  // [lo, hi)
   double normal();                      // standard normal (Box-Muller)
@@ -27,6 +38,7 @@ class Generator {
   void set_state(const std::array<uint64_t, 4>& state);
 
  private:
+  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   uint64_t s_[4];
   bool has_spare_normal_ = false;
   double spare_normal_ = 0;

@@ -88,13 +88,24 @@ void where_cpu(const Tensor& cond, const Tensor& a, const Tensor& b, const Tenso
                           for (int64_t i = 0; i < n; ++i) d[i] = src[i * step];
                         }
                       } else if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 1) {
-                        for (int64_t i = 0; i < n; ++i) d[i] = c[i] ? x[i] : y[i];
+                        // Both sides are loaded before the select: a load under the
+                        // condition would keep the loop scalar.
+                        for (int64_t i = 0; i < n; ++i) {
+                          const T xv = x[i], yv = y[i];
+                          d[i] = c[i] ? xv : yv;
+                        }
                       } else if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 0) {
                         const T yc = *y;
-                        for (int64_t i = 0; i < n; ++i) d[i] = c[i] ? x[i] : yc;
+                        for (int64_t i = 0; i < n; ++i) {
+                          const T xv = x[i];
+                          d[i] = c[i] ? xv : yc;
+                        }
                       } else if (s[0] == 1 && s[1] == 1 && s[2] == 0 && s[3] == 1) {
                         const T xc = *x;
-                        for (int64_t i = 0; i < n; ++i) d[i] = c[i] ? xc : y[i];
+                        for (int64_t i = 0; i < n; ++i) {
+                          const T yv = y[i];
+                          d[i] = c[i] ? xc : yv;
+                        }
                       } else {
                         for (int64_t i = 0; i < n; ++i) d[i * s[0]] = c[i * s[1]] ? x[i * s[2]] : y[i * s[3]];
                       }

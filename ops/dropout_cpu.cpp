@@ -58,9 +58,11 @@ void dropout_cpu(const Tensor& x, double p, uint64_t seed, const Tensor& out, co
     // r < threshold (probability p) drops the element.
     const uint64_t threshold = static_cast<uint64_t>(std::llround(p * kTwoTo32));
     for_each_random_u32(x.numel(), seed, [&](int64_t i, uint32_t r) {
+      // Branch-free: a random keep/drop branch mispredicts at the drop rate.
       const bool keep = r >= threshold;
-      pm[i] = keep ? 1 : 0;
-      po[i] = keep ? px[i] * scale : T(0);
+      const T kept = px[i] * scale;
+      pm[i] = static_cast<uint8_t>(keep);
+      po[i] = keep ? kept : T(0);
     });
   });
 }
