@@ -67,20 +67,6 @@ Tensor to_rows_layout(const Tensor& x, const ReducePlan& p, std::vector<int64_t>
   return contiguous(permute(x.detach(), order));
 }
 
-// True when, ignoring size-1 axes, every reduced axis comes after (trailing)
-// or before (leading) every kept axis.
-bool reduced_axes_are(const Tensor& x, const ReducePlan& p, bool trailing) {
-  bool seen_second_kind = false;
-  for (size_t i = 0; i < p.reduced.size(); ++i) {
-    if (x.shape()[i] == 1) continue;
-    bool first_kind = trailing ? !p.reduced[i] : p.reduced[i];
-    if (first_kind && !seen_second_kind) continue;
-    if (!first_kind) seen_second_kind = true;
-    else return false;
-  }
-  return true;
-}
-
 // When, ignoring size-1 axes, the reduced axes form one block between kept
 // ones (kept..., reduced..., kept...): the kept sizes before and after it.
 bool reduced_block_in_middle(const Tensor& x, const ReducePlan& p, int64_t* before, int64_t* after) {
@@ -106,12 +92,15 @@ bool reduced_block_in_middle(const Tensor& x, const ReducePlan& p, int64_t* befo
 Tensor sum_values(const Tensor& x, const ReducePlan& p) {
   Tensor out = empty(p.out_shape, x.dtype(), x.device());
   int64_t before = 1, after = 1;
-  if (x.is_contiguous() && reduced_axes_are(x, p, true)) {
-    kRows(x.device(), ReduceOp::Sum, x, p.outer, p.n, out, Tensor());
-  } else if (x.is_contiguous() && reduced_block_in_middle(x, p, &before, &after)) {
-    // A leading reduced block (before = 1) or one in the middle, such as
-    // source2token's sum over tokens of [B, n, d]: columns, no permuted copy.
-    kColumns(x.device(), x, before, p.n, after, out);
+  if (x.is_contiguous() && reduced_block_in_middle(x, p, &before, &after)) {
+    if (after == 1) {
+      // A trailing reduced block (or none): rows.
+      kRows(x.device(), ReduceOp::Sum, x, p.outer, p.n, out, Tensor());
+    } else {
+      // A leading reduced block (before = 1) or one in the middle, such as
+      // source2token's sum over tokens of [B, n, d]: columns, no permuted copy.
+      kColumns(x.device(), x, before, p.n, after, out);
+    }
   } else {
     kRows(x.device(), ReduceOp::Sum, to_rows_layout(x, p, nullptr), p.outer, p.n, out, Tensor());
   }
