@@ -25,6 +25,7 @@
 #include "attn/engine/util/cli_args.h"
 #include "attn/train/bench/op_profiler.h"
 #include "attn/engine/util/svg_chart.h"
+#include "bench_args_util.h"
 
 namespace attn {
 namespace {
@@ -32,16 +33,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-std::string usage_error_of(const std::vector<std::string>& args) {
-  BenchSettings s;
-  std::string help;
-  try {
-    parse_bench_args(args, &s, &help);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(no usage error)";
-}
+std::string usage_error_of(const std::vector<std::string>& args) { return testing_support::bench_usage_error(args); }
 
 int count_of(const std::string& text, const std::string& needle) {
   int n = 0;

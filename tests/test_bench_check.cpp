@@ -13,6 +13,7 @@
 #include "attn/engine/autograd.h"
 #include "attn/engine/error.h"
 #include "attn/engine/util/cli_args.h"
+#include "bench_args_util.h"
 #include "attn/models/masks.h"
 #include "attn/nn/safetensors.h"
 #include "attn/train/bench/bench_check.h"
@@ -171,14 +172,7 @@ TEST(BenchCheck, ResanRecordsItsSelectionAndOnlyTheGradientsTheLossReaches) {
 std::string save_check_error(const std::vector<std::string>& extra) {
   std::vector<std::string> args = {"--save-check", temp_path("unused.safetensors")};
   args.insert(args.end(), extra.begin(), extra.end());
-  BenchSettings s;
-  std::string help;
-  try {
-    parse_bench_args(args, &s, &help);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(no usage error)";
+  return testing_support::bench_usage_error(args);
 }
 
 TEST(BenchArgs, SaveCheckNeedsOneModelOneModeOneLength) {
