@@ -18,6 +18,7 @@
 #include "attn/ops/registry.h"
 #include "attn/ops/layer_norm.h"
 #include "attn/ops/loss.h"
+#include "attn/ops/dropout.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/softmax.h"
 
@@ -228,6 +229,31 @@ TEST(CudaLaunchShapes, BlockPerRowAndChunkedColumnKernelsMatchTheCpu) {
       EXPECT_EQ(compare_runs(got, ref, dt == DType::F64 ? kTolF64 : kTolF32, where), "");
       EXPECT_TRUE(std::any_of(got.has_grad.begin(), got.has_grad.end(), [](bool b) { return b; })) << where;
     }
+  }
+}
+
+// One seed, one mask on every device: both kernels draw from the stream of
+// ops/dropout_stream.h. The keep decisions are integer comparisons, so they
+// must agree everywhere; the kept values are one scaling each (compared to
+// the float tolerance).
+TEST(CudaDropout, DropsExactlyTheElementsTheCpuDrops) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU visible: CUDA tests skipped";
+  CudaSentinelScope sentinel;
+  Generator data(3);
+  const Tensor x = rand_uniform({3, 23457}, 0.5, 1.5, data);  // several CPU chunks, never 0
+  for (double p : {0.1, 0.5}) {
+    Generator on_cpu(21), on_cuda(21);
+    const std::vector<double> cpu = dropout(x, p, on_cpu).to_vector();
+    const std::vector<double> gpu = dropout(x.to(Device::CUDA), p, on_cuda).to(Device::CPU).to_vector();
+    ASSERT_EQ(cpu.size(), gpu.size());
+    int64_t differ = 0;
+    for (size_t i = 0; i < cpu.size(); ++i) {
+      differ += (cpu[i] == 0) != (gpu[i] == 0);
+      if (cpu[i] != 0 && gpu[i] != 0) {
+        EXPECT_NEAR(gpu[i], cpu[i], 1e-6 * cpu[i]) << i;
+      }
+    }
+    EXPECT_EQ(differ, 0) << "p = " << p;
   }
 }
 

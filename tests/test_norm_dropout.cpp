@@ -16,6 +16,7 @@
 #include "attn/engine/random.h"
 #include "attn/engine/copy.h"
 #include "attn/ops/dropout.h"
+#include "attn/ops/dropout_stream.h"
 #include "attn/ops/layer_norm.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/registry.h"
@@ -240,6 +241,27 @@ TEST(Dropout, DropRateScaleAndMeanOnALargeTensor) {
   // Mean preserved for general values too.
   Tensor x = rand_uniform({n}, 0.0, 2.0, gen, DType::F64);
   EXPECT_NEAR(mean(dropout(x, p, gen)).item(), mean(x).item(), 0.02);
+}
+
+// The mask is the documented stream (ops/dropout_stream.h) at every index,
+// across the kernel's parallel chunks, and neighbouring draws are unrelated
+// (pairs both dropped at rate p^2, not p).
+TEST(Dropout, MaskIsTheCounterStreamAtEveryIndex) {
+  const double p = 0.25;
+  const int64_t n = 70001;  // several 16k chunks and a ragged end
+  Generator gen(11), replay(11);
+  std::vector<double> y = dropout(ones({n}), p, gen).to_vector();
+  const uint64_t key = dropout_stream::stream_key(replay.derive_seed());
+  const uint64_t threshold = static_cast<uint64_t>(std::llround(p * dropout_stream::kTwoTo32));
+  int64_t mismatches = 0, both_dropped = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const bool keep = dropout_stream::draw_u32(key, i) >= threshold;
+    mismatches += keep != (y[static_cast<size_t>(i)] != 0);
+    if (i > 0) both_dropped += y[static_cast<size_t>(i)] == 0 && y[static_cast<size_t>(i - 1)] == 0;
+  }
+  EXPECT_EQ(mismatches, 0);
+  // Binomial(n, p^2 = 0.0625): its standard deviation is ~64 pairs; allow 5 of them.
+  EXPECT_NEAR(static_cast<double>(both_dropped), p * p * (n - 1), 5 * std::sqrt(p * p * (1 - p * p) * (n - 1)));
 }
 
 TEST(Dropout, EvalModeAndZeroProbabilityAreIdentity) {
