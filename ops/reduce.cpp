@@ -67,44 +67,84 @@ Tensor to_rows_layout(const Tensor& x, const ReducePlan& p, std::vector<int64_t>
   return contiguous(permute(x.detach(), order));
 }
 
-// When, ignoring size-1 axes, the reduced axes form one block between kept
-// ones (kept..., reduced..., kept...): the kept sizes before and after it.
-bool reduced_block_in_middle(const Tensor& x, const ReducePlan& p, int64_t* before, int64_t* after) {
-  int phase = 0;  // 0: kept before, 1: reduced, 2: kept after
-  *before = *after = 1;
+// x's axes, ignoring size-1 ones, merged into alternating blocks of kept and
+// reduced axes: [B, h, n, d] summed over {0, 2} is kept/reduced blocks
+// (B: reduced) (h: kept) (n: reduced) (d: kept).
+struct AxisBlock {
+  int64_t size;
+  bool reduced;
+};
+
+std::vector<AxisBlock> axis_blocks(const Tensor& x, const ReducePlan& p) {
+  std::vector<AxisBlock> blocks;
   for (size_t i = 0; i < p.reduced.size(); ++i) {
     const int64_t size = x.shape()[i];
     if (size == 1) continue;
-    if (p.reduced[i]) {
-      if (phase == 2) return false;
-      phase = 1;
-    } else if (phase == 0) {
-      *before *= size;
+    if (!blocks.empty() && blocks.back().reduced == p.reduced[i]) {
+      blocks.back().size *= size;
     } else {
-      phase = 2;
-      *after *= size;
+      blocks.push_back({size, p.reduced[i]});
     }
   }
-  return true;
+  return blocks;
 }
 
-// Sum without recording, on whichever canonical layout needs no copy.
+// Sums the contiguous x's reduced block k of `blocks` into out (contiguous,
+// the other blocks' elements): rows for a trailing block, columns for a
+// leading or middle one, such as source2token's sum over tokens of [B, n, d].
+void sum_block(const Tensor& x, const std::vector<AxisBlock>& blocks, size_t k, const Tensor& out) {
+  int64_t before = 1, after = 1;
+  for (size_t i = 0; i < k; ++i) before *= blocks[i].size;
+  for (size_t i = k + 1; i < blocks.size(); ++i) after *= blocks[i].size;
+  if (after == 1) {
+    kRows(x.device(), ReduceOp::Sum, x, before, blocks[k].size, out, Tensor());
+  } else {
+    kColumns(x.device(), x, before, blocks[k].size, after, out);
+  }
+}
+
+// Sum without recording, with no permuted copy of a contiguous x: one pass
+// per reduced block, the last first, each over the previous pass's
+// (contiguous, smaller) result. The bias gradient of a per-head linear map,
+// [B, h, n, d] summed over {0, 2}, is two passes instead of a transposing
+// copy and one. Intermediates are in x's dtype: one rounding per extra pass.
 Tensor sum_values(const Tensor& x, const ReducePlan& p) {
   Tensor out = empty(p.out_shape, x.dtype(), x.device());
-  int64_t before = 1, after = 1;
-  if (x.is_contiguous() && reduced_block_in_middle(x, p, &before, &after)) {
-    if (after == 1) {
-      // A trailing reduced block (or none): rows.
-      kRows(x.device(), ReduceOp::Sum, x, p.outer, p.n, out, Tensor());
-    } else {
-      // A leading reduced block (before = 1) or one in the middle, such as
-      // source2token's sum over tokens of [B, n, d]: columns, no permuted copy.
-      kColumns(x.device(), x, before, p.n, after, out);
-    }
-  } else {
+  if (!x.is_contiguous()) {
     kRows(x.device(), ReduceOp::Sum, to_rows_layout(x, p, nullptr), p.outer, p.n, out, Tensor());
+    return out;
   }
-  return out;
+  std::vector<AxisBlock> blocks = axis_blocks(x, p);
+  if (blocks.empty()) blocks.push_back({1, true});  // a single element
+  Tensor current = x;
+  for (;;) {
+    size_t k = blocks.size();
+    int reduced_blocks = 0;
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      if (blocks[i].reduced) {
+        k = i;
+        ++reduced_blocks;
+      }
+    }
+    if (k == blocks.size()) {  // nothing left to reduce (an all size-1 reduction)
+      kRows(x.device(), ReduceOp::Sum, current, p.outer, 1, out, Tensor());
+      return out;
+    }
+    if (reduced_blocks == 1) {
+      sum_block(current, blocks, k, out);
+      return out;
+    }
+    Tensor next = empty({current.numel() / blocks[k].size}, x.dtype(), x.device());
+    sum_block(current, blocks, k, next);
+    // Drop block k; the kept blocks on either side of it become one.
+    if (k + 1 < blocks.size() && k > 0) {
+      blocks[k - 1].size *= blocks[k + 1].size;
+      blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(k), blocks.begin() + static_cast<std::ptrdiff_t>(k) + 2);
+    } else {
+      blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    current = next;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Gradcheck samples of the reductions: one axis, several axes with keepdim,
-// every axis, leading and middle axes (the column kernel) and a transposed
-// input.
+// every axis, leading and middle axes (the column kernel), reduced axes in
+// separate blocks (one pass per block) and a transposed input.
 #include "attn/ops/reduce.h"
 #include "attn/ops/registry.h"
 
@@ -26,6 +26,8 @@ OpSpec reduce_spec(const std::string& name, ReduceFnRef f) {
     cases.push_back({"2x3x4 axis 1 (middle)", {samples::input({2, 3, 4}, gen)}, over({1}, false)});
     cases.push_back({"2x3x1x4x2 axes {1,2,3} keepdim (middle block)", {samples::input({2, 3, 1, 4, 2}, gen)},
                      over({1, 2, 3}, true)});
+    cases.push_back({"2x3x2x2x3 axes {0,2,4} (three separate blocks)", {samples::input({2, 3, 2, 2, 3}, gen)},
+                     over({0, 2, 4}, false)});
     cases.push_back({"3x4 all axes", {samples::input({3, 4}, gen)}, over({}, false)});
     cases.push_back({"transposed 3x4 axis 1", {samples::transposed_input({3, 4}, gen)}, over({1}, false)});
     return cases;

@@ -51,6 +51,34 @@ TEST(Reduce, SumOverAMiddleBlockMatchesEachColumn) {
   }
 }
 
+// Reduced axes in separate blocks are summed one block per pass; every
+// pattern of blocks must give each output its own elements' sum (integer
+// data, so every order of addition is exact).
+TEST(Reduce, SumOverSeparateBlocksOfAxesMatchesTheDefinition) {
+  const Shape shape{3, 4, 5, 2, 6};
+  const std::vector<std::vector<int64_t>> patterns = {{0, 2}, {1, 3}, {0, 2, 4}, {0, 1, 3}, {1, 4}, {0, 4}};
+  for (DType dt : {DType::F64, DType::F32}) {
+    Tensor x = empty(shape, dt);
+    for (int64_t i = 0; i < x.numel(); ++i) write_element(x, i, static_cast<double>((i * 11) % 29) - 14);
+    for (const std::vector<int64_t>& axes : patterns) {
+      Tensor s = sum(x, axes, true);
+      std::vector<double> want(static_cast<size_t>(s.numel()), 0.0);
+      const std::vector<double> xv = x.to_vector();
+      std::vector<int64_t> idx(shape.size(), 0);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        int64_t rest = i, out = 0;
+        for (int64_t a = static_cast<int64_t>(shape.size()) - 1; a >= 0; --a) {
+          idx[a] = rest % shape[a];
+          rest /= shape[a];
+        }
+        for (size_t a = 0; a < shape.size(); ++a) out = out * s.shape()[a] + (s.shape()[a] == 1 ? 0 : idx[a]);
+        want[static_cast<size_t>(out)] += xv[static_cast<size_t>(i)];
+      }
+      EXPECT_EQ(s.to_vector(), want) << dtype_name(dt) << " axes " << axes.size() << " starting " << axes[0];
+    }
+  }
+}
+
 TEST(Reduce, Float32SumOfManyValuesIsAccurate) {
   const int64_t n = 1 << 20;
   Tensor x = full({n}, 0.1, DType::F32);
