@@ -55,8 +55,19 @@ void compare_cpu(CompareOp op, const Tensor& a, const Tensor& b, const Tensor& o
       using M = decltype(math);
       strided_loop<3>(out.shape(), {out.strides(), strides_in(a, out), strides_in(b, out)},
                       [&](const std::array<int64_t, 3>& o, int64_t n, const std::array<int64_t, 3>& s) {
-                        for (int64_t i = 0; i < n; ++i)
-                          po[o[0] + i * s[0]] = M::f(pa[o[1] + i * s[1]], pb[o[2] + i * s[2]]) ? 1 : 0;
+                        uint8_t* d = po + o[0];
+                        const T* x = pa + o[1];
+                        const T* y = pb + o[2];
+                        // Unit-stride and scalar-operand runs vectorise (a mask against 0,
+                        // a denominator against a threshold); the general run stays scalar.
+                        if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
+                          for (int64_t i = 0; i < n; ++i) d[i] = static_cast<uint8_t>(M::f(x[i], y[i]));
+                        } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
+                          const T c = *y;
+                          for (int64_t i = 0; i < n; ++i) d[i] = static_cast<uint8_t>(M::f(x[i], c));
+                        } else {
+                          for (int64_t i = 0; i < n; ++i) d[i * s[0]] = M::f(x[i * s[1]], y[i * s[2]]) ? 1 : 0;
+                        }
                       });
     });
   });

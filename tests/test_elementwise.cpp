@@ -132,6 +132,11 @@ TEST_P(BothDtypes, WhereAndBinaryRunLayoutsMatchTheElementwiseDefinition) {
   check(where(cond, x, y), [&](int64_t r, int64_t c) { return ec(r, c) ? x.at({r, c}) : y.at({r, c}); }, "x|y");
   check(sub(scalar, x), [&](int64_t r, int64_t c) { return -9.0 - x.at({r, c}); }, "s - x");
   check(sub(x, scalar), [&](int64_t r, int64_t c) { return x.at({r, c}) + 9.0; }, "x - s");
+  // Comparisons: unit-stride, scalar and general runs.
+  Tensor zero = from_vector({0.0}, {}, dt);
+  check(lt(x, xc), [&](int64_t r, int64_t c) { return x.at({r, c}) < xc.at({r, c}) ? 1.0 : 0.0; }, "x < x");
+  check(gt(x, zero), [&](int64_t r, int64_t c) { return x.at({r, c}) > 0 ? 1.0 : 0.0; }, "x > 0");
+  check(eq(x, y), [&](int64_t r, int64_t c) { return x.at({r, c}) == y.at({r, c}) ? 1.0 : 0.0; }, "x == y");
 }
 
 TEST_P(BothDtypes, LargeStridedInputsTakeTheParallelPathCorrectly) {
