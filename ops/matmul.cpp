@@ -47,6 +47,70 @@ Tensor broadcast_view(const Tensor& t, const Shape& shape) {
   return make_view(t, shape, broadcast_strides(t.shape(), t.strides(), shape), t.offset());
 }
 
+// t with leading size-1 axes up to `rank` (a view).
+Tensor with_rank(const Tensor& t, int64_t rank) {
+  Tensor v = t;
+  while (v.dim() < rank) v = unsqueeze(v, 0);
+  return v;
+}
+
+// The gradient of b in out = a @ b, where a [batch..., m, k], b and the
+// output gradient g [batch..., m, n] have rank >= 2. Where b is shared by
+// the entries of some batch axes (size 1 there while a is not: a linear map's
+// weight, a per-head weight shared over the batch), its gradient sums a^T g
+// over those axes. Their entries are stacked as rows of one long contraction
+// per remaining batch entry instead of a product per entry followed by a sum:
+// fewer, larger GEMMs and no [batch..., k, n] intermediate. a is read in place
+// when its stacked rows are evenly strided (x's heads split from [B, n, h*d]
+// are); g is permuted into a contiguous copy when needed.
+Tensor shared_operand_gradient(const Tensor& as, const Tensor& bs, const Tensor& g) {
+  const int64_t rank = g.dim(), k = as.shape().back(), n = g.shape().back();
+  const Tensor a = with_rank(as, rank), b = with_rank(bs, rank);
+  std::vector<int64_t> kept, summed;
+  for (int64_t i = 0; i < rank - 2; ++i) {
+    // A broadcast axis of a would repeat its rows in the stack: the per-entry path handles it.
+    if (a.shape()[i] != g.shape()[i]) return sum_to(matmul(transpose(as, -1, -2), g), bs.shape());
+    (b.shape()[i] == 1 && g.shape()[i] > 1 ? summed : kept).push_back(i);
+  }
+  if (summed.empty()) return sum_to(matmul(transpose(as, -1, -2), g), bs.shape());
+
+  std::vector<int64_t> order = kept;
+  order.insert(order.end(), summed.begin(), summed.end());
+  order.push_back(rank - 2);
+  order.push_back(rank - 1);
+  Shape stacked_shape;
+  for (int64_t i : kept) stacked_shape.push_back(g.shape()[i]);
+  int64_t rows = g.shape()[rank - 2];
+  for (int64_t i : summed) rows *= g.shape()[i];
+  stacked_shape.push_back(rows);
+
+  // a's stacked rows: one stride when each summed axis continues the rows.
+  const Tensor ap = permute(a, order);
+  const int64_t pr = static_cast<int64_t>(order.size());
+  int64_t expected = ap.strides()[pr - 2] * ap.shape()[pr - 2];
+  bool folds = true;
+  for (int64_t j = pr - 3; j >= static_cast<int64_t>(kept.size()) && folds; --j) {
+    if (ap.shape()[j] == 1) continue;
+    folds = ap.strides()[j] == expected;
+    expected *= ap.shape()[j];
+  }
+  Shape a_shape = stacked_shape, g_shape = stacked_shape;
+  a_shape.push_back(k);
+  g_shape.push_back(n);
+  Tensor a_rows;
+  if (folds) {
+    std::vector<int64_t> strides;
+    for (size_t j = 0; j < kept.size(); ++j) strides.push_back(ap.strides()[j]);
+    strides.push_back(ap.strides()[pr - 2]);
+    strides.push_back(ap.strides()[pr - 1]);
+    a_rows = make_view(ap, a_shape, strides, ap.offset());
+  } else {
+    a_rows = reshape(contiguous(ap), a_shape);
+  }
+  const Tensor g_rows = reshape(contiguous(permute(g, order)), g_shape);
+  return reshape(matmul(transpose(a_rows, -1, -2), g_rows), bs.shape());
+}
+
 // Both operands have rank >= 2 here.
 Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b) {
   const int64_t ra = a.dim(), rb = b.dim();
@@ -78,16 +142,7 @@ Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b) {
   record(out, "matmul", {a, b}, [as, bs, n, k](const Tensor& g, const std::vector<bool>& needs) {
     Tensor ga, gb;
     if (needs[0]) ga = sum_to(matmul(g, transpose(bs, -1, -2)), as.shape());
-    if (needs[1]) {
-      if (bs.dim() == 2 && as.dim() > 2) {
-        // b was shared by every batch entry: contract over batch and rows in
-        // one GEMM instead of a product per entry followed by a sum.
-        const int64_t rows = numel_of(Shape(as.shape().begin(), as.shape().end() - 1));
-        gb = matmul(transpose(reshape(as, {rows, k}), 0, 1), reshape(g, {rows, n}));
-      } else {
-        gb = sum_to(matmul(transpose(as, -1, -2), g), bs.shape());
-      }
-    }
+    if (needs[1]) gb = shared_operand_gradient(as, bs, g);
     return std::vector<Tensor>{ga, gb};
   });
   return out;

@@ -1,8 +1,11 @@
 // Gradcheck samples of the matmul family: plain, transposed operands (read by
-// BLAS through trans flags), batched, broadcast batches and vector operands;
+// BLAS through trans flags), batched, broadcast batches, a per-head b shared
+// over the batch (its gradient stacks the batch's rows: copied, or read in
+// place from heads split off one feature axis) and vector operands;
 // linear with and without bias, over 3-D inputs and a transposed weight.
 #include "attn/ops/matmul.h"
 #include "attn/ops/registry.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 
@@ -21,6 +24,13 @@ void register_matmul_samples(OpRegistry& r) {
     cases.push_back({"3x4 @ transposed 4x2", {input({3, 4}, gen), transposed_input({4, 2}, gen)}, fn});
     cases.push_back({"2x3x4 @ 2x4x2", {input({2, 3, 4}, gen), transposed_input({2, 4, 2}, gen)}, fn});
     cases.push_back({"2x1x3x4 @ 3x4x2 (broadcast batch)", {input({2, 1, 3, 4}, gen), input({3, 4, 2}, gen)}, fn, true});
+    cases.push_back({"2x3x4x5 @ 3x5x2 (per-head b shared over the batch)", {input({2, 3, 4, 5}, gen), input({3, 5, 2}, gen)},
+                     fn, true});
+    auto split_heads = [](const std::vector<Tensor>& in) {
+      return matmul(permute(reshape(in[0], {2, 4, 3, 5}), {0, 2, 1, 3}), in[1]);
+    };
+    cases.push_back({"heads of 2x4x15 split to 2x3x4x5 @ 3x5x2 (shared b, rows read in place)",
+                     {input({2, 4, 15}, gen), input({3, 5, 2}, gen)}, split_heads, true});
     cases.push_back({"2x3x4 @ 4x2 (shared b)", {input({2, 3, 4}, gen), input({4, 2}, gen)}, fn, true});
     cases.push_back({"3x4 @ 2x4x2 (shared a)", {transposed_input({3, 4}, gen), input({2, 4, 2}, gen)}, fn, true});
     cases.push_back({"2x3x4 @ 4 (vector b)", {input({2, 3, 4}, gen), input({4}, gen)}, fn, true});
