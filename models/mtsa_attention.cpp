@@ -11,6 +11,7 @@
 #include "attn/ops/binary.h"
 #include "attn/engine/copy.h"
 #include "attn/ops/dropout.h"
+#include "attn/ops/factorized_attention.h"
 #include "attn/ops/join.h"
 #include "attn/ops/matmul.h"
 #include "attn/ops/reduce.h"
@@ -105,16 +106,11 @@ Tensor masked_exp(const Tensor& x, const Tensor& blocked) {
   return masked_fill(exp(masked_fill(x, blocked, 0.0)), blocked, 0.0);
 }
 
-// The smallest denominator of Step 7 the two-GEMM form may divide by. Above
-// it the quotient is exact to rounding: terms that underflowed to 0 or to
-// subnormals change it by at most n * 2^-126 (float32), a relative error
-// below 2^-42 for n < 2^20, far under float32's rounding; the backward's
-// grad / den stays below
-// 2^64 * |grad|, far from overflow. Below it (a query whose allowed terms
-// all lie more than ~44 below the per-feature maximum of S) the quotient is
-// wrong in the forward pass and grad / den overflows to Inf, which the
-// GEMMs' backward then multiplies by the zeros of E_R and E_S: NaN.
-constexpr double kMinDenominator = 0x1p-64;
+// kMinDenominator (ops/factorized_attention.h) bounds Step 7's denominators
+// from below where the two-GEMM quotient is exact. Below it (a query whose
+// allowed terms all lie more than ~44 below the per-feature maximum of S) the
+// quotient is wrong in the forward pass and grad / den overflows to Inf,
+// which the GEMMs' backward then multiplies by the zeros of E_R and E_S: NaN.
 
 // Eq. 11's p_ji[l] built in full, [B, h, query j, key i, feature l], one
 // stable softmax per query and feature: for the attention trace only.
@@ -155,6 +151,15 @@ Tensor tensorized_self_attention(const Tensor& q, const Tensor& k, const Tensor&
   ATTN_CHECK(options.attn_keep_prob > 0 && options.attn_keep_prob <= 1, op,
              "attention keep probability must lie in (0, 1], got ", options.attn_keep_prob);
 
+  const bool dropout_active = options.training && options.attn_keep_prob < 1.0;
+  if (options.fused && !dropout_active && active_attention_trace() == nullptr) {
+    FactorizedAttention fused = factorized_attention(q, k, v, s, positional, valid,
+                                                     options.sigma_t == SigmaT::LogSigmoid,
+                                                     options.sigma_s == SigmaT::LogSigmoid);
+    if (fused.exact) return fused.out;
+    // Otherwise the composed form below finds the same and takes the per-softmax path.
+  }
+
   const Tensor zero_u8 = zeros({}, DType::U8, valid.device());
   // allowed[b, c, j, i]: query j may attend key i in head c (both real tokens).
   Tensor key_valid = unsqueeze(unsqueeze(valid, 1), 1);     // [B, 1, 1, n]
@@ -189,7 +194,7 @@ Tensor tensorized_self_attention(const Tensor& q, const Tensor& k, const Tensor&
   // Attention dropout's scaled keep masks (E_R's drawn first), applied to the
   // numerator only: the denominator uses the undropped weights.
   Tensor keep_pairs, keep_features;
-  if (options.training && options.attn_keep_prob < 1.0) {
+  if (dropout_active) {
     ATTN_CHECK(options.gen != nullptr, op, "attention dropout needs a generator");
     const double drop = 1.0 - std::sqrt(options.attn_keep_prob);
     keep_pairs = dropout(ones(e_r.shape(), e_r.dtype(), e_r.device()), drop, *options.gen, true);

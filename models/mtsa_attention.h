@@ -77,6 +77,11 @@ struct TensorizedAttentionOptions {
   double attn_keep_prob = 1.0;
   Generator* gen = nullptr;  // needed when attn_keep_prob < 1 and training
   bool training = false;
+  // The fused two-GEMM op (ops/factorized_attention.h); false runs the
+  // composed form it is tested against. Attention dropout and an attached
+  // attention trace always take the composed form (it builds the tensors
+  // they need).
+  bool fused = true;
 };
 
 // Algorithm 1 for all heads at once.

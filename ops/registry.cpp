@@ -33,6 +33,7 @@ const OpRegistry& op_registry() {
     register_loss_samples(r);
     register_multi_dim_attention_samples(r);
     register_separable_attention_samples(r);
+    register_factorized_attention_samples(r);
     register_window_attention_samples(r);
     return r;
   }();

@@ -77,6 +77,7 @@ void register_dropout_samples(OpRegistry& r);
 void register_loss_samples(OpRegistry& r);
 void register_multi_dim_attention_samples(OpRegistry& r);
 void register_separable_attention_samples(OpRegistry& r);
+void register_factorized_attention_samples(OpRegistry& r);
 void register_window_attention_samples(OpRegistry& r);
 
 }  // namespace attn

@@ -95,6 +95,10 @@ inline float sigmoid(float x) {
 
 inline double exp(double x) { return std::exp(x); }
 inline double tanh(double x) { return std::tanh(x); }
+inline double sigmoid(double x) {
+  const double e = std::exp(x < 0 ? x : -x);
+  return x < 0 ? e / (1.0 + e) : 1.0 / (1.0 + e);
+}
 
 }  // namespace vector_math
 }  // namespace attn

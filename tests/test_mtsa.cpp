@@ -18,6 +18,7 @@
 #include "attn/ops/matmul.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/unary.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {
@@ -134,6 +135,57 @@ TEST(MtsaAttention, Algorithm1EqualsTensorFormWithMasksAndPadding) {
     }
     EXPECT_GT(nonzero, static_cast<int64_t>(g.size()) / 2);  // the comparison is not vacuous
   }
+}
+
+// The fused two-GEMM op (ops/factorized_attention.h) against the composed
+// form it replaces, forward and every input gradient, for each sigma_t and
+// sigma_s, with NaN in the padded rows of every operand (both forms select
+// them out). float64: the two differ only by rounding (a few ulp of the
+// O(1) values through n-term sums). float32 fused against float64 composed:
+// float32 rounding through the same sums, ~1e-6 relative; 1e-4 absolute on
+// outputs and gradients of magnitude <= ~10.
+TEST(MtsaAttention, FusedOpMatchesTheComposedFormWithGradients) {
+  std::vector<HeadMask> masks = {HeadMask::Forward, HeadMask::Backward, HeadMask::None, HeadMask::Window};
+  const int64_t n = 7, d = 5;
+  const Tensor positional = head_mask_tensor(masks, n, 1);
+  const Tensor valid = length_mask({7, 4, 1}, n);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (SigmaT st : {SigmaT::LogSigmoid, SigmaT::Identity})
+    for (SigmaT ss : {SigmaT::Identity, SigmaT::LogSigmoid}) {
+      AttentionInputs a = random_heads(3, 4, n, d, 31, 2.0);
+      const Tensor padded = unsqueeze(unsqueeze(eq(valid, zeros({}, DType::U8)), 1), -1);
+      Generator wg(32);
+      const Tensor w = rand_uniform({3, 4, n, d}, -1, 1, wg, DType::F64);
+      auto run = [&](bool fused, DType dt) {
+        std::vector<Tensor> in;
+        for (const Tensor& t : {a.q, a.k, a.v, a.s}) in.push_back(cast(masked_fill(t, padded, nan), dt).set_requires_grad(true));
+        TensorizedAttentionOptions o;
+        o.sigma_t = st;
+        o.sigma_s = ss;
+        o.fused = fused;
+        Tensor out = tensorized_self_attention(in[0], in[1], in[2], in[3], positional, valid, o);
+        sum(out * cast(w, dt)).backward();
+        std::vector<std::vector<double>> values = {out.to_vector()};
+        for (const Tensor& t : in) values.push_back(t.grad().to_vector());
+        return values;
+      };
+      const auto composed = run(false, DType::F64);
+      const std::string where = std::string(sigma_t_name(st)) + "/" + sigma_t_name(ss);
+      for (DType dt : {DType::F64, DType::F32}) {
+        const auto fused = run(true, dt);
+        const double tol = dt == DType::F64 ? 1e-12 : 1e-4;
+        for (size_t t = 0; t < fused.size(); ++t) {
+          int64_t nonzero = 0;
+          for (size_t i = 0; i < fused[t].size(); ++i) {
+            ASSERT_TRUE(std::isfinite(fused[t][i])) << where << " tensor " << t << " element " << i;
+            ASSERT_NEAR(fused[t][i], composed[t][i], tol) << where << " " << dtype_name(dt) << " tensor " << t
+                                                          << " element " << i;
+            nonzero += fused[t][i] != 0.0;
+          }
+          EXPECT_GT(nonzero, static_cast<int64_t>(fused[t].size()) / 3) << where << " tensor " << t;
+        }
+      }
+    }
 }
 
 TEST(MtsaAttention, LogSigmoidSigmaSEqualsTensorForm) {
