@@ -7,6 +7,7 @@
 #include "attn/ops/binary.h"
 #include "attn/ops/join.h"
 #include "attn/ops/matmul.h"
+#include "attn/ops/sigmoid_gate.h"
 #include "attn/ops/unary.h"
 #include "attn/ops/view.h"
 
@@ -135,8 +136,7 @@ Tensor MtsaLayer::forward(const Tensor& x, const Tensor& valid) const {
   Heads hd = attend(x, valid);
   Tensor out;
   if (options_.variant == MtsaVariant::Original) {
-    Tensor g = sigmoid((*gate_)(concat({hd.v, hd.h}, -1)));
-    out = merge_heads(g * hd.v + (1.0 - g) * hd.h);
+    out = merge_heads(sigmoid_gate((*gate_)(concat({hd.v, hd.h}, -1)), hd.v, hd.h));
   } else {
     out = (*out_)(merge_heads(hd.h));
   }

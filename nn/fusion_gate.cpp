@@ -2,6 +2,7 @@
 
 #include "attn/ops/binary.h"
 #include "attn/ops/join.h"
+#include "attn/ops/sigmoid_gate.h"
 #include "attn/ops/unary.h"
 #include "attn/ops/view.h"
 
@@ -15,8 +16,7 @@ GatedFusion::GatedFusion(int64_t features, Generator& gen, DType dtype)
 }
 
 Tensor GatedFusion::forward(const Tensor& s, const Tensor& h) const {
-  Tensor f = sigmoid(w1_(s) + w2_(h) + bias_);
-  return f * h + (1.0 - f) * s;
+  return sigmoid_gate(w1_(s) + w2_(h) + bias_, h, s);
 }
 
 ConcatGate::ConcatGate(int64_t features, Generator& gen, DType dtype) : proj_(2 * features, features, gen, true, dtype) {
@@ -24,8 +24,7 @@ ConcatGate::ConcatGate(int64_t features, Generator& gen, DType dtype) : proj_(2 
 }
 
 Tensor ConcatGate::forward(const Tensor& x, const Tensor& s) const {
-  Tensor f = sigmoid(proj_(concat({x, s}, -1)));
-  return f * x + (1.0 - f) * s;
+  return sigmoid_gate(proj_(concat({x, s}, -1)), x, s);
 }
 
 FeatureFusionGate::FeatureFusionGate(int64_t features, Activation act, Generator& gen, DType dtype)
@@ -36,8 +35,7 @@ FeatureFusionGate::FeatureFusionGate(int64_t features, Activation act, Generator
 Tensor FeatureFusionGate::forward(const Tensor& x, const Tensor& h, const Tensor& e) const {
   Tensor both = proj_(concat({x, h, e}, -1));
   Tensor f = activate(act_, narrow(both, -1, 0, features_));
-  Tensor g = sigmoid(narrow(both, -1, features_, features_));
-  return g * f + (1.0 - g) * x;
+  return sigmoid_gate(narrow(both, -1, features_, features_), f, x);
 }
 
 }  // namespace attn

@@ -1,7 +1,6 @@
 #include "attn/nn/highway.h"
 
-#include "attn/ops/binary.h"
-#include "attn/ops/unary.h"
+#include "attn/ops/sigmoid_gate.h"
 
 namespace attn {
 
@@ -12,9 +11,7 @@ Highway::Highway(int64_t features, Activation act, Generator& gen, DType dtype)
 }
 
 Tensor Highway::forward(const Tensor& x) const {
-  Tensor t = sigmoid(gate_(x));
-  Tensor h = activate(act_, transform_(x));
-  return t * h + (1.0 - t) * x;
+  return sigmoid_gate(gate_(x), activate(act_, transform_(x)), x);
 }
 
 }  // namespace attn

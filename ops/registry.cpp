@@ -34,6 +34,7 @@ const OpRegistry& op_registry() {
     register_multi_dim_attention_samples(r);
     register_separable_attention_samples(r);
     register_factorized_attention_samples(r);
+    register_sigmoid_gate_samples(r);
     register_window_attention_samples(r);
     return r;
   }();

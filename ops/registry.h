@@ -78,6 +78,7 @@ void register_loss_samples(OpRegistry& r);
 void register_multi_dim_attention_samples(OpRegistry& r);
 void register_separable_attention_samples(OpRegistry& r);
 void register_factorized_attention_samples(OpRegistry& r);
+void register_sigmoid_gate_samples(OpRegistry& r);
 void register_window_attention_samples(OpRegistry& r);
 
 }  // namespace attn

@@ -7,7 +7,9 @@
 #include <limits>
 
 #include "attn/engine/error.h"
+#include "attn/engine/random.h"
 #include "attn/ops/binary.h"
+#include "attn/ops/sigmoid_gate.h"
 #include "attn/engine/copy.h"
 #include "attn/ops/unary.h"
 #include "attn/ops/view.h"
@@ -137,6 +139,36 @@ TEST_P(BothDtypes, WhereAndBinaryRunLayoutsMatchTheElementwiseDefinition) {
   check(lt(x, xc), [&](int64_t r, int64_t c) { return x.at({r, c}) < xc.at({r, c}) ? 1.0 : 0.0; }, "x < x");
   check(gt(x, zero), [&](int64_t r, int64_t c) { return x.at({r, c}) > 0 ? 1.0 : 0.0; }, "x > 0");
   check(eq(x, y), [&](int64_t r, int64_t c) { return x.at({r, c}) == y.at({r, c}) ? 1.0 : 0.0; }, "x == y");
+}
+
+// The fused gate against its definition, evaluated in double: across
+// saturation (|z| up to 100 and +-inf: g exactly 0 or 1, never NaN), with a
+// run long enough for the vectorised path and a broadcast gate for the
+// strided one. Tolerance: float64 a few ulp; float32 the rounding of g, two
+// products and a sum of |values| <= 1: 4 * 2^-24 each, 1e-6 together.
+TEST_P(BothDtypes, SigmoidGateIsTheGatedMixAcrossSaturation) {
+  const DType dt = GetParam();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> special = {-inf, -100, -20, -1, 0, 1, 20, 100, inf};
+  const int64_t n = 1000;
+  Generator gen(61);
+  Tensor z = rand_uniform({n}, -6, 6, gen, dt), a = rand_uniform({n}, -1, 1, gen, dt), b = rand_uniform({n}, -1, 1, gen, dt);
+  for (size_t i = 0; i < special.size(); ++i) write_element(z, static_cast<int64_t>(i), special[i]);
+  const double tol = dt == DType::F64 ? 1e-15 : 1e-6;
+  auto expect_mix = [&](const Tensor& got, const std::vector<double>& zv, const std::vector<double>& av,
+                        const std::vector<double>& bv, const char* what) {
+    const std::vector<double> out = got.to_vector();
+    ASSERT_EQ(out.size(), av.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      const double g = 1.0 / (1.0 + std::exp(-zv[i % zv.size()]));
+      ASSERT_NEAR(out[i], g * av[i] + (1 - g) * bv[i], tol) << what << " element " << i << ", z " << zv[i % zv.size()];
+    }
+  };
+  expect_mix(sigmoid_gate(z, a, b), z.to_vector(), a.to_vector(), b.to_vector(), "contiguous");
+  // A gate [5] broadcast over [200, 5] rows: the strided path.
+  Tensor zr = narrow(z, 0, 0, 5);
+  Tensor ar = reshape(a, {200, 5}), br = reshape(b, {200, 5});
+  expect_mix(sigmoid_gate(zr, ar, br), zr.to_vector(), ar.to_vector(), br.to_vector(), "broadcast gate");
 }
 
 TEST_P(BothDtypes, LargeStridedInputsTakeTheParallelPathCorrectly) {

@@ -1,0 +1,69 @@
+// CUDA kernels of the sigmoid gate: one thread per output element through
+// the broadcast offset calculator (a contiguous fast path when nothing
+// broadcasts).
+#include "attn/engine/cuda/cuda_loops.cuh"
+#include "attn/ops/sigmoid_gate_kernels.h"
+#include "attn/ops/unary_math.h"
+
+namespace attn {
+
+namespace {
+
+std::vector<int64_t> strides_in(const Tensor& t, const Tensor& out) {
+  return broadcast_strides(t.shape(), t.strides(), out.shape());
+}
+
+template <class T>
+struct GateFn {
+  T* out;
+  const T* z;
+  const T* a;
+  const T* b;
+  __device__ void operator()(const cuda::Offsets<4>& o) const {
+    const T g = unary_math::stable_sigmoid(z[o.v[1]]);
+    out[o.v[0]] = g * a[o.v[2]] + (T(1) - g) * b[o.v[3]];
+  }
+};
+
+// o.v[0] indexes grad and the three gradients (contiguous in one shape).
+template <class T>
+struct GateBackwardFn {
+  const T* grad;
+  const T* z;
+  const T* a;
+  const T* b;
+  T* gz;
+  T* ga;
+  T* gb;
+  __device__ void operator()(const cuda::Offsets<4>& o) const {
+    const T g = unary_math::stable_sigmoid(z[o.v[1]]);
+    const T gr = grad[o.v[0]];
+    ga[o.v[0]] = gr * g;
+    gb[o.v[0]] = gr * (T(1) - g);
+    gz[o.v[0]] = gr * (a[o.v[2]] - b[o.v[3]]) * (g * (T(1) - g));
+  }
+};
+
+}  // namespace
+
+void sigmoid_gate_cuda(const Tensor& z, const Tensor& a, const Tensor& b, const Tensor& out) {
+  dispatch_floating(out.dtype(), "sigmoid_gate", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    GateFn<T> f{out.data<T>(), z.data<T>(), a.data<T>(), b.data<T>()};
+    cuda::launch_strided<4>("sigmoid_gate", out.shape(),
+                            {out.strides(), strides_in(z, out), strides_in(a, out), strides_in(b, out)}, f);
+  });
+}
+
+void sigmoid_gate_backward_cuda(const Tensor& grad, const Tensor& z, const Tensor& a, const Tensor& b,
+                                const Tensor& grad_z, const Tensor& grad_a, const Tensor& grad_b) {
+  dispatch_floating(grad.dtype(), "sigmoid_gate_backward", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    GateBackwardFn<T> f{grad.data<T>(),   z.data<T>(),      a.data<T>(),     b.data<T>(),
+                        grad_z.data<T>(), grad_a.data<T>(), grad_b.data<T>()};
+    cuda::launch_strided<4>("sigmoid_gate_backward", grad.shape(),
+                            {grad.strides(), strides_in(z, grad), strides_in(a, grad), strides_in(b, grad)}, f);
+  });
+}
+
+}  // namespace attn
