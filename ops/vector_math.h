@@ -48,7 +48,11 @@ inline float exp(float x) {
   const float lo = -87.33654f, hi = 88.72283f;  // e^lo is the smallest normal float
   // Written so that NaN (every comparison false) clamps to lo: k stays a
   // finite integer, and converting NaN to int would be undefined behaviour.
-  const float xc = x >= lo ? (x <= hi ? x : hi) : lo;
+  // Two selects that compile to max and min: a nested select here made GCC
+  // predicate the whole body on the in-range lanes, with twice the
+  // instructions (exp 2.4 -> 3.2 G/s on one Zen 4 thread, same bits).
+  const float above_lo = x > lo ? x : lo;
+  const float xc = above_lo < hi ? above_lo : hi;
   const float shifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   const float k = (xc * 1.44269504088896341f + shifter) - shifter;
   const float r = (xc - k * 0.693359375f) - k * -2.12194440e-4f;  // ln 2 split in two
@@ -65,7 +69,10 @@ inline float exp(float x) {
   const float y = er * scale;
   // Below lo the true value is subnormal or 0; 0 is what callers want (a
   // vanishing softmax weight). NaN compares false everywhere and stays NaN.
-  return x < lo ? 0.0f : (x > hi ? INFINITY : (is_nan(x) ? x : y));
+  // One flat select per case, for the reason above.
+  const float low_fixed = x < lo ? 0.0f : y;
+  const float high_fixed = x > hi ? INFINITY : low_fixed;
+  return is_nan(x) ? x : high_fixed;
 }
 
 inline float tanh(float x) {
