@@ -106,12 +106,6 @@ Tensor masked_exp(const Tensor& x, const Tensor& blocked) {
   return masked_fill(exp(masked_fill(x, blocked, 0.0)), blocked, 0.0);
 }
 
-// kMinDenominator (ops/factorized_attention.h) bounds Step 7's denominators
-// from below where the two-GEMM quotient is exact. Below it (a query whose
-// allowed terms all lie more than ~44 below the per-feature maximum of S) the
-// quotient is wrong in the forward pass and grad / den overflows to Inf,
-// which the GEMMs' backward then multiplies by the zeros of E_R and E_S: NaN.
-
 // Eq. 11's p_ji[l] built in full, [B, h, query j, key i, feature l], one
 // stable softmax per query and feature: for the attention trace only.
 Tensor tensorized_probabilities(const Tensor& r_allowed, const Tensor& s, const Tensor& allowed, SigmaT sigma_t) {
@@ -120,8 +114,12 @@ Tensor tensorized_probabilities(const Tensor& r_allowed, const Tensor& s, const 
   return softmax(scores, 3, unsqueeze(allowed, -1));
 }
 
-// Whether every query with an allowed key has den >= kMinDenominator in every
-// feature (one host read of a flag).
+// Whether every query with an allowed key has den >= kMinDenominator
+// (ops/factorized_attention.h) in every feature (one host read of a flag).
+// Below it (a query whose allowed terms all lie more than ~44 below the
+// per-feature maximum of S) the two-GEMM quotient is wrong in the forward
+// pass and grad / den overflows to Inf, which the GEMMs' backward then
+// multiplies by the zeros of E_R and E_S: NaN.
 bool factorized_is_exact(const Tensor& den, const Tensor& allowed) {
   NoGrad no_grad;
   Tensor has_key = gt(sum(cast(allowed, den.dtype()), {3}, true), zeros({}, den.dtype(), den.device()));
