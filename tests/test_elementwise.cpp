@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 
+#include "test_util.h"
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
 #include "attn/ops/binary.h"
@@ -169,6 +170,18 @@ TEST_P(BothDtypes, SigmoidGateIsTheGatedMixAcrossSaturation) {
   Tensor zr = narrow(z, 0, 0, 5);
   Tensor ar = reshape(a, {200, 5}), br = reshape(b, {200, 5});
   expect_mix(sigmoid_gate(zr, ar, br), zr.to_vector(), ar.to_vector(), br.to_vector(), "broadcast gate");
+}
+
+TEST(SigmoidGate, BadOperandsAreClearErrors) {
+  using testing_support::error_of;
+  const Tensor z = zeros({2, 3}), a = zeros({2, 3});
+  std::string m = error_of([&] { sigmoid_gate(z, a, zeros({4})); });
+  EXPECT_NE(m.find("sigmoid_gate"), std::string::npos) << m;
+  EXPECT_NE(m.find("[4]"), std::string::npos) << m;
+  m = error_of([&] { sigmoid_gate(z, a, zeros({2, 3}, DType::F64)); });
+  EXPECT_NE(m.find("float64"), std::string::npos) << m;
+  m = error_of([&] { sigmoid_gate(Tensor(), a, a); });
+  EXPECT_NE(m.find("sigmoid_gate"), std::string::npos) << m;
 }
 
 TEST_P(BothDtypes, LargeStridedInputsTakeTheParallelPathCorrectly) {

@@ -15,6 +15,7 @@
 #include "attn/ops/binary.h"
 #include "attn/engine/copy.h"
 #include "attn/ops/dropout.h"
+#include "attn/ops/factorized_attention.h"
 #include "attn/ops/matmul.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/unary.h"
@@ -186,6 +187,20 @@ TEST(MtsaAttention, FusedOpMatchesTheComposedFormWithGradients) {
         }
       }
     }
+}
+
+TEST(MtsaAttention, FusedOpNamesBadOperands) {
+  AttentionInputs a = random_heads(2, 2, 4, 3, 41);
+  const Tensor positional = head_mask_tensor({HeadMask::Forward, HeadMask::Backward}, 4, 1);
+  const Tensor valid = length_mask({4, 2}, 4);
+  std::string m = error_of([&] { factorized_attention(a.q, a.k, a.v, a.s, positional, length_mask({4}, 4), true, false); });
+  EXPECT_THAT(m, HasSubstr("valid must be uint8 [B, n] = [2, 4]"));
+  m = error_of([&] { factorized_attention(a.q, a.k, a.v, a.s, head_mask_tensor({HeadMask::Forward}, 4, 1), valid, true, false); });
+  EXPECT_THAT(m, HasSubstr("positional mask must be uint8 [h, n, n] = [2, 4, 4]"));
+  m = error_of([&] { factorized_attention(a.q, a.k, reshape(a.v, {2, 2, 3, 4}), a.s, positional, valid, true, false); });
+  EXPECT_THAT(m, HasSubstr("v must be [B, h, n, d] = [2, 2, 4, 3]"));
+  m = error_of([&] { factorized_attention(a.q, cast(a.k, DType::F32), a.v, a.s, positional, valid, true, false); });
+  EXPECT_THAT(m, HasSubstr("k is float32"));
 }
 
 TEST(MtsaAttention, LogSigmoidSigmaSEqualsTensorForm) {
