@@ -41,7 +41,7 @@ ATTN_SIMD_CLONES void pair_weights_row(T* __restrict r, const uint8_t* __restric
   bool any = false;
   T m = -std::numeric_limits<T>::infinity();
   for (int64_t i = 0; i < n; ++i) {
-    const bool ok = (pos[i] & key_ok[i]) != 0;
+    const bool ok = (pos[i] != 0) & (key_ok[i] != 0);  // masks: nonzero = allowed
     any |= ok;
     const T y = r[i] * scale;
     m = ok && y > m ? y : m;
@@ -49,7 +49,7 @@ ATTN_SIMD_CLONES void pair_weights_row(T* __restrict r, const uint8_t* __restric
   *has_key = any;
   if (!any) m = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const bool ok = (pos[i] & key_ok[i]) != 0;
+    const bool ok = (pos[i] != 0) & (key_ok[i] != 0);  // masks: nonzero = allowed
     const T y = r[i] * scale;
     const T w = Sigmoid ? vector_math::sigmoid(y) : vector_math::exp(ok ? y - m : T(0));
     r[i] = ok ? w : T(0);

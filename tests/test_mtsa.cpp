@@ -203,6 +203,19 @@ TEST(MtsaAttention, FusedOpNamesBadOperands) {
   EXPECT_THAT(m, HasSubstr("k is float32"));
 }
 
+// Masks are "nonzero = allowed": 2 must read as 1 does.
+TEST(MtsaAttention, FusedOpReadsAnyNonzeroMaskValueAsAllowed) {
+  AttentionInputs a = random_heads(2, 2, 5, 3, 43);
+  const Tensor positional = head_mask_tensor({HeadMask::Forward, HeadMask::Backward}, 5, 1);
+  const Tensor valid = length_mask({5, 3}, 5);
+  const Tensor wide_positional = cast(mul_scalar(cast(positional, DType::F64), 2.0), DType::U8);
+  const Tensor wide_valid = cast(mul_scalar(cast(valid, DType::F64), 2.0), DType::U8);
+  const std::vector<double> want = factorized_attention(a.q, a.k, a.v, a.s, positional, valid, true, false).out.to_vector();
+  // 2 against 1 shares no bit: a bitwise test of the two masks would block every pair.
+  EXPECT_EQ(factorized_attention(a.q, a.k, a.v, a.s, wide_positional, valid, true, false).out.to_vector(), want);
+  EXPECT_EQ(factorized_attention(a.q, a.k, a.v, a.s, positional, wide_valid, true, false).out.to_vector(), want);
+}
+
 TEST(MtsaAttention, LogSigmoidSigmaSEqualsTensorForm) {
   // App. A.1: sigma_s is a hyper-parameter like sigma_t. Checked with
   // moderate scores and with scores large enough to underflow exp().
