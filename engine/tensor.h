@@ -97,6 +97,10 @@ Tensor arange(int64_t n, DType dtype = DType::F32);
 // A view over t's storage with new geometry, without autograd history. Ops
 // build on this; users call the differentiable views in ops/view.h.
 Tensor make_view(const Tensor& t, const Shape& shape, const std::vector<int64_t>& strides, int64_t offset);
+// t's strides read as if t were expanded to `target` (0 on broadcast axes).
+inline std::vector<int64_t> broadcast_strides(const Tensor& t, const Shape& target) {
+  return broadcast_strides(t.shape(), t.strides(), target);
+}
 
 // Element offset (in elements, relative to storage start) of the i-th element
 // in row-major logical order.

@@ -10,12 +10,6 @@
 
 namespace attn {
 
-namespace {
-std::vector<int64_t> strides_in(const Tensor& t, const Tensor& out) {
-  return broadcast_strides(t.shape(), t.strides(), out.shape());
-}
-}  // namespace
-
 void binary_forward_cpu(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   dispatch_floating(out.dtype(), binary_op_name(op), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -24,7 +18,8 @@ void binary_forward_cpu(BinaryOp op, const Tensor& a, const Tensor& b, const Ten
     T* po = out.data<T>();
     binary_math::visit(op, [&](auto math) {
       using M = decltype(math);
-      strided_loop<3>(out.shape(), {out.strides(), strides_in(a, out), strides_in(b, out)},
+      strided_loop<3>(out.shape(),
+                      {out.strides(), broadcast_strides(a, out.shape()), broadcast_strides(b, out.shape())},
                       [&](const std::array<int64_t, 3>& o, int64_t n, const std::array<int64_t, 3>& s) {
                         T* d = po + o[0];
                         const T* x = pa + o[1];
@@ -53,7 +48,8 @@ void compare_cpu(CompareOp op, const Tensor& a, const Tensor& b, const Tensor& o
     uint8_t* po = out.data<uint8_t>();
     binary_math::visit(op, [&](auto math) {
       using M = decltype(math);
-      strided_loop<3>(out.shape(), {out.strides(), strides_in(a, out), strides_in(b, out)},
+      strided_loop<3>(out.shape(),
+                      {out.strides(), broadcast_strides(a, out.shape()), broadcast_strides(b, out.shape())},
                       [&](const std::array<int64_t, 3>& o, int64_t n, const std::array<int64_t, 3>& s) {
                         uint8_t* d = po + o[0];
                         const T* x = pa + o[1];
@@ -80,7 +76,9 @@ void where_cpu(const Tensor& cond, const Tensor& a, const Tensor& b, const Tenso
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     T* po = out.data<T>();
-    strided_loop<4>(out.shape(), {out.strides(), strides_in(cond, out), strides_in(a, out), strides_in(b, out)},
+    strided_loop<4>(out.shape(),
+                    {out.strides(), broadcast_strides(cond, out.shape()), broadcast_strides(a, out.shape()),
+                     broadcast_strides(b, out.shape())},
                     [&](const std::array<int64_t, 4>& o, int64_t n, const std::array<int64_t, 4>& s) {
                       T* d = po + o[0];
                       const uint8_t* c = pc + o[1];
@@ -130,7 +128,7 @@ void axpy_cpu(const Tensor& dst, double alpha, const Tensor& src) {
     const T al = static_cast<T>(alpha);
     T* pd = dst.data<T>();
     const T* ps = src.data<T>();
-    strided_loop<2>(dst.shape(), {dst.strides(), strides_in(src, dst)},
+    strided_loop<2>(dst.shape(), {dst.strides(), broadcast_strides(src, dst.shape())},
                     [&](const std::array<int64_t, 2>& o, int64_t n, const std::array<int64_t, 2>& s) {
                       T* d = pd + o[0];
                       const T* x = ps + o[1];

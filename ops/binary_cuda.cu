@@ -9,10 +9,6 @@ namespace attn {
 
 namespace {
 
-std::vector<int64_t> strides_in(const Tensor& t, const Tensor& out) {
-  return broadcast_strides(t.shape(), t.strides(), out.shape());
-}
-
 template <class T, class M>
 struct BinaryFn {
   T* out;
@@ -57,7 +53,8 @@ void binary_forward_cuda(BinaryOp op, const Tensor& a, const Tensor& b, const Te
     binary_math::visit(op, [&](auto math) {
       using M = decltype(math);
       BinaryFn<T, M> f{out.data<T>(), a.data<T>(), b.data<T>()};
-      cuda::launch_strided<3>(name, out.shape(), {out.strides(), strides_in(a, out), strides_in(b, out)}, f);
+      cuda::launch_strided<3>(name, out.shape(),
+                              {out.strides(), broadcast_strides(a, out.shape()), broadcast_strides(b, out.shape())}, f);
     });
   });
 }
@@ -68,7 +65,8 @@ void compare_cuda(CompareOp op, const Tensor& a, const Tensor& b, const Tensor& 
     binary_math::visit(op, [&](auto math) {
       using M = decltype(math);
       CompareFn<T, M> f{out.data<uint8_t>(), a.data<T>(), b.data<T>()};
-      cuda::launch_strided<3>("compare", out.shape(), {out.strides(), strides_in(a, out), strides_in(b, out)}, f);
+      cuda::launch_strided<3>("compare", out.shape(),
+                              {out.strides(), broadcast_strides(a, out.shape()), broadcast_strides(b, out.shape())}, f);
     });
   });
 }
@@ -78,7 +76,9 @@ void where_cuda(const Tensor& cond, const Tensor& a, const Tensor& b, const Tens
     using T = typename decltype(tag)::type;
     WhereFn<T> f{out.data<T>(), cond.data<uint8_t>(), a.data<T>(), b.data<T>()};
     cuda::launch_strided<4>("where", out.shape(),
-                            {out.strides(), strides_in(cond, out), strides_in(a, out), strides_in(b, out)}, f);
+                            {out.strides(), broadcast_strides(cond, out.shape()), broadcast_strides(a, out.shape()),
+                             broadcast_strides(b, out.shape())},
+                            f);
   });
 }
 
@@ -87,7 +87,7 @@ void axpy_cuda(const Tensor& dst, double alpha, const Tensor& src) {
   dispatch_floating(dst.dtype(), "axpy_", [&](auto tag) {
     using T = typename decltype(tag)::type;
     AxpyFn<T> f{dst.data<T>(), src.data<T>(), static_cast<T>(alpha)};
-    cuda::launch_strided<2>("axpy_", dst.shape(), {dst.strides(), strides_in(src, dst)}, f);
+    cuda::launch_strided<2>("axpy_", dst.shape(), {dst.strides(), broadcast_strides(src, dst.shape())}, f);
   });
 }
 

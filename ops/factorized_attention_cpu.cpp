@@ -44,7 +44,7 @@ ATTN_SIMD_CLONES void pair_weights_row(T* __restrict r, const uint8_t* __restric
     const bool ok = (pos[i] != 0) & (key_ok[i] != 0);  // masks: nonzero = allowed
     any |= ok;
     const T y = r[i] * scale;
-    m = ok && y > m ? y : m;
+    m = !Sigmoid && ok && y > m ? y : m;  // the identity's shift only
   }
   *has_key = any;
   if (!any) m = 0;

@@ -44,7 +44,7 @@ Tensor gemm_ready(const Tensor& t) {
 
 // t read with `shape` (its batch axes broadcast to the output's).
 Tensor broadcast_view(const Tensor& t, const Shape& shape) {
-  return make_view(t, shape, broadcast_strides(t.shape(), t.strides(), shape), t.offset());
+  return make_view(t, shape, broadcast_strides(t, shape), t.offset());
 }
 
 // t with leading size-1 axes up to `rank` (a view).
@@ -139,7 +139,7 @@ Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b) {
   if (!any_requires_grad({a, b})) return out;
 
   Tensor as = a.detach(), bs = b.detach();
-  record(out, "matmul", {a, b}, [as, bs, n, k](const Tensor& g, const std::vector<bool>& needs) {
+  record(out, "matmul", {a, b}, [as, bs](const Tensor& g, const std::vector<bool>& needs) {
     Tensor ga, gb;
     if (needs[0]) ga = sum_to(matmul(g, transpose(bs, -1, -2)), as.shape());
     if (needs[1]) gb = shared_operand_gradient(as, bs, g);

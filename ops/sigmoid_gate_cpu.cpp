@@ -9,10 +9,6 @@ namespace attn {
 
 namespace {
 
-std::vector<int64_t> strides_in(const Tensor& t, const Tensor& out) {
-  return broadcast_strides(t.shape(), t.strides(), out.shape());
-}
-
 template <class T>
 inline T mix(T z, T a, T b) {
   const T g = vector_math::sigmoid(z);
@@ -49,7 +45,9 @@ void sigmoid_gate_cpu(const Tensor& z, const Tensor& a, const Tensor& b, const T
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     T* po = out.data<T>();
-    strided_loop<4>(out.shape(), {out.strides(), strides_in(z, out), strides_in(a, out), strides_in(b, out)},
+    strided_loop<4>(out.shape(),
+                    {out.strides(), broadcast_strides(z, out.shape()), broadcast_strides(a, out.shape()),
+                     broadcast_strides(b, out.shape())},
                     [&](const std::array<int64_t, 4>& o, int64_t n, const std::array<int64_t, 4>& s) {
                       if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 1) {
                         forward_run(pz + o[1], pa + o[2], pb + o[3], n, po + o[0]);
@@ -73,7 +71,9 @@ void sigmoid_gate_backward_cpu(const Tensor& grad, const Tensor& z, const Tensor
     T* ga = grad_a.data<T>();
     T* gb = grad_b.data<T>();
     // grad and the three gradients are contiguous in one shape: o[0] indexes them all.
-    strided_loop<4>(grad.shape(), {grad.strides(), strides_in(z, grad), strides_in(a, grad), strides_in(b, grad)},
+    strided_loop<4>(grad.shape(),
+                    {grad.strides(), broadcast_strides(z, grad.shape()), broadcast_strides(a, grad.shape()),
+                     broadcast_strides(b, grad.shape())},
                     [&](const std::array<int64_t, 4>& o, int64_t n, const std::array<int64_t, 4>& s) {
                       if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 1) {
                         backward_run(pg + o[0], pz + o[1], pa + o[2], pb + o[3], n, gz + o[0], ga + o[0], gb + o[0]);

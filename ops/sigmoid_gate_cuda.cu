@@ -9,10 +9,6 @@ namespace attn {
 
 namespace {
 
-std::vector<int64_t> strides_in(const Tensor& t, const Tensor& out) {
-  return broadcast_strides(t.shape(), t.strides(), out.shape());
-}
-
 template <class T>
 struct GateFn {
   T* out;
@@ -51,7 +47,9 @@ void sigmoid_gate_cuda(const Tensor& z, const Tensor& a, const Tensor& b, const 
     using T = typename decltype(tag)::type;
     GateFn<T> f{out.data<T>(), z.data<T>(), a.data<T>(), b.data<T>()};
     cuda::launch_strided<4>("sigmoid_gate", out.shape(),
-                            {out.strides(), strides_in(z, out), strides_in(a, out), strides_in(b, out)}, f);
+                            {out.strides(), broadcast_strides(z, out.shape()), broadcast_strides(a, out.shape()),
+                             broadcast_strides(b, out.shape())},
+                            f);
   });
 }
 
@@ -62,7 +60,9 @@ void sigmoid_gate_backward_cuda(const Tensor& grad, const Tensor& z, const Tenso
     GateBackwardFn<T> f{grad.data<T>(),   z.data<T>(),      a.data<T>(),     b.data<T>(),
                         grad_z.data<T>(), grad_a.data<T>(), grad_b.data<T>()};
     cuda::launch_strided<4>("sigmoid_gate_backward", grad.shape(),
-                            {grad.strides(), strides_in(z, grad), strides_in(a, grad), strides_in(b, grad)}, f);
+                            {grad.strides(), broadcast_strides(z, grad.shape()), broadcast_strides(a, grad.shape()),
+                             broadcast_strides(b, grad.shape())},
+                            f);
   });
 }
 

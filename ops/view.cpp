@@ -94,7 +94,7 @@ Tensor expand(const Tensor& t, const Shape& shape) {
                shape_str(t.shape()), " to ", shape_str(shape));
   }
   if (target == t.shape()) return t;
-  Tensor out = make_view(t, target, broadcast_strides(t.shape(), t.strides(), target), t.offset());
+  Tensor out = make_view(t, target, broadcast_strides(t, target), t.offset());
   Shape original = t.shape();
   record(out, "expand", {t}, [original](const Tensor& g, const std::vector<bool>&) { return one(sum_to(g, original)); });
   return out;
