@@ -111,6 +111,16 @@ inline float sigmoid(float x) {
 }
 
 inline double exp(double x) { return std::exp(x); }
+inline double exp_in_range(double x) { return std::exp(x); }
+inline bool is_nan(double x) {
+  uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return (bits & 0x7fffffffffffffffu) > 0x7ff0000000000000u;
+}
+// The smallest argument whose e^x is a normal number, per type: the lower
+// clamp for exp_in_range.
+constexpr float lowest_normal_exp_arg(float) { return kExpLo; }
+constexpr double lowest_normal_exp_arg(double) { return -708.0; }
 inline double tanh(double x) { return std::tanh(x); }
 inline double sigmoid(double x) {
   const double e = std::exp(x < 0 ? x : -x);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "attn/engine/allocator.h"
@@ -175,6 +176,34 @@ TEST(MultiDimAttention, EncodersMatchWithAndWithoutMaterialisedScores) {
       largest = std::max(largest, max_abs(grads[i]));
     }
     EXPECT_GT(largest, 1e-3) << name;
+  }
+}
+
+// A NaN key entry reaches exactly the outputs that attend to it: the query
+// rows whose mask allows that key, in that feature. Rows that may not see
+// it, and the other features, stay finite, and so do the gradients of the
+// query rows that never meet it (the kernels clamp the exponent's argument
+// and must select the NaN back in).
+TEST(MultiDimAttention, ANanKeyReachesOnlyTheOutputsThatAttendToIt) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Query 0 sees key 0; query 1 sees keys 0 and 1; query 2 sees keys 0 and 2.
+  Tensor mask = samples::u8_mask({1, 0, 0, 1, 1, 0, 1, 0, 1}, {1, 3, 3});
+  std::vector<double> keys(12);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = 0.3 * static_cast<double>(i % 5) - 0.6;
+  keys[1 * 4 + 2] = nan;  // key 1, feature 2
+  for (DType dt : {DType::F32, DType::F64}) {
+    Tensor q = cast(random_input({1, 3, 4}, 61), dt).detach().set_requires_grad(true);
+    Tensor k = from_vector(keys, {1, 3, 4}, dt).set_requires_grad(true);
+    Tensor v = cast(random_input({1, 3, 4}, 62), dt).detach();
+    Tensor out = multi_dim_attention(q, k, v, mask, 5.0);
+    sum(out).backward();
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t f = 0; f < 4; ++f) {
+        const bool sees_nan = i == 1 && f == 2;
+        EXPECT_EQ(std::isnan(out.at({0, i, f})), sees_nan) << dtype_name(dt) << " query " << i << " feature " << f;
+        if (i != 1) EXPECT_TRUE(std::isfinite(q.grad().at({0, i, f}))) << dtype_name(dt) << " query " << i;
+      }
+    EXPECT_TRUE(std::isnan(q.grad().at({0, 1, 2}))) << dtype_name(dt);
   }
 }
 
