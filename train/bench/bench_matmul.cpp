@@ -120,9 +120,10 @@ int bench(int64_t size, int64_t reps, int64_t warmup, DType dtype) {
   const double diff = max_abs_difference<T>(result, reference);
   const double bound = rounding_bound<T>(a, b, n);
   std::printf("matmul benchmark: %lld x %lld %s, %lld reps after %lld warmup, threads %d (engine: OpenMP pieces; "
-              "openblas: its own threads)\n",
+              "openblas: its own threads), OpenBLAS core %s\n",
               static_cast<long long>(size), static_cast<long long>(size), dtype_name(dtype),
-              static_cast<long long>(reps), static_cast<long long>(warmup), omp_get_max_threads());
+              static_cast<long long>(reps), static_cast<long long>(warmup), omp_get_max_threads(),
+              openblas_get_corename());
   auto report = [&](const char* name, const Timings& t) {
     std::printf("  %-9s median %.3f ms (min %.3f, max %.3f), %.1f GFLOP/s\n", name, t.median(), t.min(), t.max(),
                 gflops(t.median()));

@@ -20,6 +20,7 @@
 #include "attn/train/bench/bench_runner.h"
 #include "attn/train/bench/op_profiler.h"
 #include "attn/train/bench/step_floor.h"
+#include "attn/train/cli/blas_core.h"
 #include "attn/train/cli/thread_wait_policy.h"
 
 namespace attn {
@@ -50,9 +51,10 @@ BenchPoint point_for(const BenchSettings& s, const std::string& model, BenchMode
 }
 
 void print_machine_line(const BenchSettings& s) {
-  std::printf("device %s; threads %d (OpenMP, wait policy %s; GEMMs: ops/gemm_threads.h); batch %lld, features %lld%s, "
-              "%s masks, seed %llu\n",
+  std::printf("device %s; threads %d (OpenMP, wait policy %s; GEMMs: ops/gemm_threads.h, OpenBLAS core %s); batch %lld, "
+              "features %lld%s, %s masks, seed %llu\n",
               device_name(s.device), omp_get_max_threads(), wait_policy_at_start().c_str(),
+              blas_core_description().c_str(),
               static_cast<long long>(s.batch), static_cast<long long>(s.features),
               s.hidden ? (", hidden " + std::to_string(s.hidden)).c_str() : "",
               s.random_lengths ? "random-length" : "all-valid", static_cast<unsigned long long>(s.seed));

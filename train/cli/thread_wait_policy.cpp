@@ -3,9 +3,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
-#include <string>
+
+#include "attn/train/cli/environment_at_start.h"
 
 namespace attn {
 
@@ -17,17 +16,7 @@ void use_passive_wait_policy_by_default(char** argv) {
 }
 
 std::string wait_policy_at_start() {
-  std::ifstream in("/proc/self/environ", std::ios::binary);
-  const std::string block((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::string found;
-  for (size_t start = 0; start < block.size();) {
-    size_t end = block.find('\0', start);
-    if (end == std::string::npos) end = block.size();
-    const std::string entry = block.substr(start, end - start);
-    if (entry.rfind("OMP_WAIT_POLICY=", 0) == 0 || entry.rfind("GOMP_SPINCOUNT=", 0) == 0)
-      found += (found.empty() ? "" : " ") + entry;
-    start = end + 1;
-  }
+  const std::string found = environment_at_start({"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"});
   return found.empty() ? "libgomp's default (spin, then sleep)" : found;
 }
 
