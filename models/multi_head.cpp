@@ -4,6 +4,7 @@
 
 #include "attn/engine/error.h"
 #include "attn/models/masks.h"
+#include "attn/ops/dot_product_attention.h"
 #include "attn/ops/matmul.h"
 #include "attn/ops/softmax.h"
 #include "attn/ops/unary.h"
@@ -56,8 +57,10 @@ Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& mask) const {
              "mask must be uint8 [B, n] = ", shape_str({x.size(0), x.size(1)}), ", got ", dtype_name(mask.dtype()),
              " ", shape_str(mask.shape()));
   Tensor q = split_heads(wq_(x), heads_), k = split_heads(wk_(x), heads_), v = split_heads(wv_(x), heads_);
-  Tensor key_mask = unsqueeze(unsqueeze(mask, 1), 1);  // [B, 1, 1, n]
-  Tensor heads = scaled_dot_product_attention(q, k, v, key_mask);
+  // The fused op reads the split_heads views in place and returns heads
+  // stored in [B, n, h, d] order, so merge_heads is a view.
+  Tensor heads =
+      dot_product_attention(q, k, v, mask, 1.0 / std::sqrt(static_cast<double>(q.size(3)))).out;
   return zero_padded(wo_(merge_heads(heads)), mask);
 }
 

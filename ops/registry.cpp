@@ -36,6 +36,7 @@ const OpRegistry& op_registry() {
     register_factorized_attention_samples(r);
     register_sigmoid_gate_samples(r);
     register_window_attention_samples(r);
+    register_dot_product_attention_samples(r);
     return r;
   }();
   return registry;

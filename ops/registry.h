@@ -80,5 +80,6 @@ void register_separable_attention_samples(OpRegistry& r);
 void register_factorized_attention_samples(OpRegistry& r);
 void register_sigmoid_gate_samples(OpRegistry& r);
 void register_window_attention_samples(OpRegistry& r);
+void register_dot_product_attention_samples(OpRegistry& r);
 
 }  // namespace attn

@@ -1,0 +1,319 @@
+// CPU kernels of the fused dot-product attention. Every head g = (b, c) is
+// independent, so tasks are heads: each owns its slice of every output and
+// its own scratch, so the result does not depend on the thread count. A task
+// copies its head into zero-padded panels (keys that are not valid become
+// zero rows there: selected out, never weighted by zero), runs the head's
+// products as panel_product blocks (ops/panel_product.h) and the softmax
+// rows as vectorised loops, and writes its rows back through the operands'
+// strides.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "attn/engine/cpu_loops.h"
+#include "attn/ops/dot_product_attention_kernels.h"
+#include "attn/ops/panel_product.h"
+#include "attn/ops/vector_math.h"
+
+namespace attn {
+
+namespace {
+
+struct Dims {
+  int64_t B, heads, nq, nk, d;
+};
+
+Dims dims_of(const Tensor& q, const Tensor& k) { return {q.size(0), q.size(1), q.size(2), k.size(2), q.size(3)}; }
+
+// Runs task(b, c, scratch) for every head in parallel; `Scratch` is built
+// once per chunk of heads, so its zero padding is written once.
+template <class Scratch, class F>
+void for_each_head(const Dims& s, const F& task) {
+  const int64_t work = std::max<int64_t>(1, s.nq * s.nk * s.d);
+  parallel_for(s.B * s.heads, std::max<int64_t>(1, kParallelGrain / work), [&](int64_t begin, int64_t end) {
+    Scratch scratch(s);
+    for (int64_t g = begin; g < end; ++g) task(g / s.heads, g % s.heads, scratch);
+  });
+}
+
+// One head's panel sizes: queries padded to whole row blocks, keys and
+// features to whole column blocks.
+template <class T>
+struct Panels {
+  int64_t nq, nk, d;
+  explicit Panels(const Dims& s)
+      : nq(round_up(std::max<int64_t>(s.nq, 1), panel_rows<T>)),
+        nk(round_up(std::max<int64_t>(s.nk, 1), kPanelCols)),
+        d(round_up(std::max<int64_t>(s.d, 1), kPanelCols)) {}
+};
+
+// Rows [0, rows) of one head of x into a zero-padded [.., ld] panel, row r
+// kept only where keep(r) (the others stay zero).
+template <class T, class Keep>
+void rows_to_panel(const T* x, const HeadRows& at, int64_t b, int64_t c, int64_t rows, int64_t d, const Keep& keep,
+                   T* panel, int64_t ld) {
+  for (int64_t r = 0; r < rows; ++r)
+    if (keep(r)) std::copy(x + at.at(b, c, r), x + at.at(b, c, r) + d, panel + r * ld);
+}
+
+// The same rows transposed: panel[l * ld + r] = x[row r][l].
+template <class T, class Keep>
+void rows_to_transposed_panel(const T* x, const HeadRows& at, int64_t b, int64_t c, int64_t rows, int64_t d,
+                              const Keep& keep, T* panel, int64_t ld) {
+  for (int64_t r = 0; r < rows; ++r) {
+    if (!keep(r)) continue;
+    const T* row = x + at.at(b, c, r);
+    for (int64_t l = 0; l < d; ++l) panel[l * ld + r] = row[l];
+  }
+}
+
+// Zeroes the panel rows [0, rows) that keep(r) rejects.
+template <class T, class Keep>
+void zero_rows_not_kept(int64_t rows, const Keep& keep, T* panel, int64_t ld) {
+  for (int64_t r = 0; r < rows; ++r)
+    if (!keep(r)) std::fill(panel + r * ld, panel + (r + 1) * ld, T(0));
+}
+
+// out[c * ld_out + r] = in[r * ld_in + c] for an rows x cols block.
+template <class T>
+void transpose_panel(const T* in, int64_t ld_in, int64_t rows, int64_t cols, T* out, int64_t ld_out) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[c * ld_out + r] = in[r * ld_in + c];
+}
+
+// The largest of x[0..n) (NaN never wins), in kLanes independent lanes so
+// that the loop vectorises; max is exact, so any order gives the same value.
+template <class T>
+inline __attribute__((always_inline)) T row_max(const T* __restrict x, int64_t n) {
+  constexpr int64_t kLanes = 16;
+  T lanes[kLanes];
+  for (int64_t t = 0; t < kLanes; ++t) lanes[t] = -std::numeric_limits<T>::infinity();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t t = 0; t < kLanes; ++t) lanes[t] = x[i + t] > lanes[t] ? x[i + t] : lanes[t];
+  T m = -std::numeric_limits<T>::infinity();
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  for (int64_t t = 0; t < kLanes; ++t) m = lanes[t] > m ? lanes[t] : m;
+  return m;
+}
+
+// The sum of x[0..n) in kLanes partial sums (a fixed order: the result does
+// not depend on the thread that runs it).
+template <class T>
+inline __attribute__((always_inline)) T row_sum(const T* __restrict x, int64_t n) {
+  constexpr int64_t kLanes = 16;
+  T lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t t = 0; t < kLanes; ++t) lanes[t] += x[i + t];
+  T s = 0;
+  for (; i < n; ++i) s += x[i];
+  for (int64_t t = 0; t < kLanes; ++t) s += lanes[t];
+  return s;
+}
+
+// Softmax of one row of scores over the valid keys, in place, after scaling;
+// masked entries (whatever they held) become -inf before the max and so
+// exactly 0 after the exp. A row without a valid key becomes all zeros.
+template <class T>
+inline __attribute__((always_inline)) void softmax_row(T* __restrict row, const uint8_t* __restrict ok, int64_t nk,
+                                                       T scale) {
+  const T lowest = -std::numeric_limits<T>::infinity();
+  for (int64_t i = 0; i < nk; ++i) row[i] = ok[i] ? row[i] * scale : lowest;
+  const T m = row_max(row, nk);
+  if (m == lowest) {
+    std::fill(row, row + nk, T(0));
+    return;
+  }
+  for (int64_t i = 0; i < nk; ++i) row[i] = vector_math::exp(row[i] - m);
+  const T inv = T(1) / row_sum(row, nk);  // the sum is >= 1: the largest valid score gives exp(0)
+  for (int64_t i = 0; i < nk; ++i) row[i] *= inv;
+}
+
+// dS = scale P (dP - sum_i P dP) over the valid keys, in place of dP; 0 at
+// masked keys, whose dP is selected away first.
+template <class T>
+inline __attribute__((always_inline)) void softmax_backward_row(const T* __restrict p, T* __restrict dp,
+                                                                const uint8_t* __restrict ok, int64_t nk, T scale,
+                                                                T* __restrict scratch) {
+  for (int64_t i = 0; i < nk; ++i) {
+    dp[i] = ok[i] ? dp[i] : T(0);
+    scratch[i] = p[i] * dp[i];
+  }
+  const T delta = row_sum(scratch, nk);
+  for (int64_t i = 0; i < nk; ++i) dp[i] = ok[i] ? scale * p[i] * (dp[i] - delta) : T(0);
+}
+
+template <class T>
+struct Operands {
+  Dims s;
+  T scale;
+  const T *q, *k, *v, *g, *probs;
+  const uint8_t* valid;
+  HeadRows q_at, k_at, v_at, g_at, out_at, dq_at, dk_at, dv_at;
+  T *out, *out_probs, *dq, *dk, *dv;
+};
+
+// A task's panels, zero-filled once: the products read padding that is
+// never written, and the rows of keys that are not valid are zeroed per head.
+template <class T>
+struct ForwardScratch {
+  Panels<T> pn;
+  std::vector<T> q, kt, v, scores, out;
+  explicit ForwardScratch(const Dims& s)
+      : pn(s),
+        q(pn.nq * pn.d),
+        kt(pn.d * pn.nk),
+        v(pn.nk * pn.d),
+        scores(pn.nq * pn.nk),
+        out(pn.nq * pn.d) {}
+};
+
+template <class T>
+ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t b, int64_t c, ForwardScratch<T>& w) {
+  const Dims& s = p.s;
+  const Panels<T>& pn = w.pn;
+  const uint8_t* ok = p.valid + b * s.nk;
+  auto all = [](int64_t) { return true; };
+  auto valid = [ok](int64_t i) { return ok[i] != 0; };
+  rows_to_panel(p.q, p.q_at, b, c, s.nq, s.d, all, w.q.data(), pn.d);
+  // Scores of keys that are not valid are computed from stale columns and
+  // selected away by the softmax; their value rows must be zero for P V.
+  rows_to_transposed_panel(p.k, p.k_at, b, c, s.nk, s.d, valid, w.kt.data(), pn.nk);
+  rows_to_panel(p.v, p.v_at, b, c, s.nk, s.d, valid, w.v.data(), pn.d);
+  zero_rows_not_kept(s.nk, valid, w.v.data(), pn.d);
+  panel_product(pn.nq, pn.nk, s.d, w.q.data(), pn.d, w.kt.data(), pn.nk, w.scores.data(), pn.nk);
+  for (int64_t j = 0; j < s.nq; ++j) {
+    T* row = w.scores.data() + j * pn.nk;
+    softmax_row(row, ok, s.nk, p.scale);
+    std::fill(row + s.nk, row + pn.nk, T(0));
+    std::copy(row, row + s.nk, p.out_probs + ((b * s.heads + c) * s.nq + j) * s.nk);
+  }
+  // P V over the valid keys only: the others' rows of v are zero and so is P there.
+  panel_product(pn.nq, pn.d, s.nk, w.scores.data(), pn.nk, w.v.data(), pn.d, w.out.data(), pn.d);
+  for (int64_t j = 0; j < s.nq; ++j)
+    std::copy(w.out.begin() + j * pn.d, w.out.begin() + j * pn.d + s.d, p.out + p.out_at.at(b, c, j));
+}
+
+template <class T>
+struct BackwardScratch {
+  Panels<T> pn;
+  int64_t nqc;  // queries as the columns of the transposed panels
+  std::vector<T> q, k, vt, g, probs, ds, row, pt, dst, dq, dk, dv;
+  explicit BackwardScratch(const Dims& s)
+      : pn(s),
+        nqc(round_up(pn.nq, kPanelCols)),
+        q(nqc * pn.d),
+        k(pn.nk * pn.d),
+        vt(pn.d * pn.nk),
+        g(nqc * pn.d),
+        probs(pn.nq * pn.nk),
+        ds(pn.nq * pn.nk),
+        row(pn.nk),
+        pt(pn.nk * nqc),
+        dst(pn.nk * nqc),
+        dq(pn.nq * pn.d),
+        dk(pn.nk * pn.d),
+        dv(pn.nk * pn.d) {}
+};
+
+template <class T>
+ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t b, int64_t c, BackwardScratch<T>& w) {
+  const Dims& s = p.s;
+  const Panels<T>& pn = w.pn;
+  const uint8_t* ok = p.valid + b * s.nk;
+  auto all = [](int64_t) { return true; };
+  auto valid = [ok](int64_t i) { return ok[i] != 0; };
+  rows_to_panel(p.q, p.q_at, b, c, s.nq, s.d, all, w.q.data(), pn.d);
+  rows_to_panel(p.g, p.g_at, b, c, s.nq, s.d, all, w.g.data(), pn.d);
+  rows_to_panel(p.k, p.k_at, b, c, s.nk, s.d, valid, w.k.data(), pn.d);
+  zero_rows_not_kept(s.nk, valid, w.k.data(), pn.d);  // dS is 0 there; dS K must not meet stale rows
+  rows_to_transposed_panel(p.v, p.v_at, b, c, s.nk, s.d, valid, w.vt.data(), pn.nk);
+  for (int64_t j = 0; j < s.nq; ++j) {
+    const T* row = p.probs + ((b * s.heads + c) * s.nq + j) * s.nk;
+    std::copy(row, row + s.nk, w.probs.data() + j * pn.nk);
+  }
+  // dP = grad V^T, then dS row by row (padded rows and keys stay 0).
+  panel_product(pn.nq, pn.nk, s.d, w.g.data(), pn.d, w.vt.data(), pn.nk, w.ds.data(), pn.nk);
+  for (int64_t j = 0; j < pn.nq; ++j) {
+    T* row = w.ds.data() + j * pn.nk;
+    if (j < s.nq) {
+      softmax_backward_row(w.probs.data() + j * pn.nk, row, ok, s.nk, p.scale, w.row.data());
+      std::fill(row + s.nk, row + pn.nk, T(0));
+    } else {
+      std::fill(row, row + pn.nk, T(0));
+    }
+  }
+  // grad_q = dS K; grad_k = dS^T q; grad_v = P^T grad.
+  panel_product(pn.nq, pn.d, s.nk, w.ds.data(), pn.nk, w.k.data(), pn.d, w.dq.data(), pn.d);
+  transpose_panel(w.ds.data(), pn.nk, s.nq, s.nk, w.dst.data(), w.nqc);
+  transpose_panel(w.probs.data(), pn.nk, s.nq, s.nk, w.pt.data(), w.nqc);
+  panel_product(pn.nk, pn.d, s.nq, w.dst.data(), w.nqc, w.q.data(), pn.d, w.dk.data(), pn.d);
+  panel_product(pn.nk, pn.d, s.nq, w.pt.data(), w.nqc, w.g.data(), pn.d, w.dv.data(), pn.d);
+  for (int64_t j = 0; j < s.nq; ++j)
+    std::copy(w.dq.begin() + j * pn.d, w.dq.begin() + j * pn.d + s.d, p.dq + p.dq_at.at(b, c, j));
+  for (int64_t i = 0; i < s.nk; ++i) {
+    T* dki = p.dk + p.dk_at.at(b, c, i);
+    T* dvi = p.dv + p.dv_at.at(b, c, i);
+    if (!ok[i]) {  // a padded key passes no gradient, whatever the queries hold
+      std::fill(dki, dki + s.d, T(0));
+      std::fill(dvi, dvi + s.d, T(0));
+      continue;
+    }
+    std::copy(w.dk.begin() + i * pn.d, w.dk.begin() + i * pn.d + s.d, dki);
+    std::copy(w.dv.begin() + i * pn.d, w.dv.begin() + i * pn.d + s.d, dvi);
+  }
+}
+
+template <class T>
+Operands<T> operands(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_valid, double scale) {
+  Operands<T> p{};
+  p.s = dims_of(q, k);
+  p.scale = static_cast<T>(scale);
+  p.q = q.data<T>();
+  p.k = k.data<T>();
+  p.v = v.data<T>();
+  p.valid = key_valid.data<uint8_t>();
+  p.q_at = head_rows(q);
+  p.k_at = head_rows(k);
+  p.v_at = head_rows(v);
+  return p;
+}
+
+}  // namespace
+
+void dot_product_attention_forward_cpu(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_valid,
+                                       double scale, const Tensor& out, const Tensor& probabilities) {
+  dispatch_floating(q.dtype(), "dot_product_attention", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Operands<T> p = operands<T>(q, k, v, key_valid, scale);
+    p.out = out.data<T>();
+    p.out_at = head_rows(out);
+    p.out_probs = probabilities.data<T>();
+    for_each_head<ForwardScratch<T>>(
+        p.s, [&p](int64_t b, int64_t c, ForwardScratch<T>& w) { forward_head(p, b, c, w); });
+  });
+}
+
+void dot_product_attention_backward_cpu(const Tensor& grad, const Tensor& q, const Tensor& k, const Tensor& v,
+                                        const Tensor& key_valid, const Tensor& probabilities, double scale,
+                                        const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v) {
+  dispatch_floating(q.dtype(), "dot_product_attention_backward", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Operands<T> p = operands<T>(q, k, v, key_valid, scale);
+    p.g = grad.data<T>();
+    p.g_at = head_rows(grad);
+    p.probs = probabilities.data<T>();
+    p.dq = grad_q.data<T>();
+    p.dq_at = head_rows(grad_q);
+    p.dk = grad_k.data<T>();
+    p.dk_at = head_rows(grad_k);
+    p.dv = grad_v.data<T>();
+    p.dv_at = head_rows(grad_v);
+    for_each_head<BackwardScratch<T>>(
+        p.s, [&p](int64_t b, int64_t c, BackwardScratch<T>& w) { backward_head(p, b, c, w); });
+  });
+}
+
+}  // namespace attn
