@@ -162,21 +162,34 @@ Tensor MultiScaleAttention::forward(const Tensor& x, const Tensor& mask, const s
   const std::vector<int64_t> n_of = lengths.empty() ? valid_counts(mask) : lengths;
   ATTN_CHECK(static_cast<int64_t>(n_of.size()) == x.size(0), op, "needs one length per example (", x.size(0),
              "), got ", n_of.size());
+  // One fused call over every head: each head gets its scale's band in a
+  // per-head mask, the split_heads views are read in place and the heads
+  // come back in [B, n, h, d] order, so merge_heads is a view.
+  std::vector<std::vector<int64_t>> radii_of_head;  // [head][example]
+  for (size_t s = 0; s < scales_.size(); ++s) {
+    std::vector<int64_t> radii;
+    for (int64_t len : n_of) radii.push_back(scales_[s].radius(len));
+    radii_of_head.insert(radii_of_head.end(), static_cast<size_t>(counts_[s]), radii);
+  }
+  const Tensor allowed = window_band_mask_per_head(mask, radii_of_head);  // [B, h, n, 2R+1]
   Tensor q = split_heads(wq_(x), heads_), k = split_heads(wk_(x), heads_), v = split_heads(wv_(x), heads_);
-  std::vector<Tensor> groups;
+  WindowAttention a = fused_window_attention(q, k, v, allowed, 1.0 / std::sqrt(static_cast<double>(q.size(3))));
+  // The traces, per scale, as window_attention records them: the heads of
+  // the scale and the band of its own widest radius.
+  const int64_t n = x.size(1), reach = (allowed.size(3) - 1) / 2;
   int64_t first = 0;
   for (size_t s = 0; s < scales_.size(); ++s) {
     const int64_t c = counts_[s];
     if (c == 0) continue;
-    std::vector<int64_t> radii;
-    for (int64_t len : n_of) radii.push_back(scales_[s].radius(len));
+    int64_t own = 0;
+    for (int64_t len : n_of) own = std::max(own, std::min(scales_[s].radius(len), std::max<int64_t>(n - 1, 0)));
     AttentionTraceScope trace_scope("scale=" + scales_[s].name());
-    groups.push_back(window_attention(narrow(q, 1, first, c), narrow(k, 1, first, c), narrow(v, 1, first, c), mask,
-                                      radii));
+    trace_attention("window",
+                    [&] { return narrow(narrow(a.probabilities, 1, first, c), 3, reach - own, 2 * own + 1); });
+    trace_attention("window_mask", [&] { return narrow(narrow(allowed, 1, first, 1), 3, reach - own, 2 * own + 1); });
     first += c;
   }
-  Tensor heads = groups.size() == 1 ? groups[0] : concat(groups, 1);
-  return zero_padded(wo_(merge_heads(heads)), mask);
+  return zero_padded(wo_(merge_heads(a.out)), mask);
 }
 
 MultiScaleLayer::MultiScaleLayer(int64_t hidden, const std::vector<Scale>& scales,

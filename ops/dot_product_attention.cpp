@@ -30,19 +30,7 @@ void check_operand(const char* which, const Tensor& t, const Tensor& q) {
   ATTN_CHECK(t.defined() && t.dim() == 4, kOp, which, " must be [B, h, n, d], got ",
              t.defined() ? shape_str(t.shape()) : std::string("undefined"));
   ATTN_CHECK(t.dtype() == q.dtype(), kOp, which, " is ", dtype_name(t.dtype()), " but q is ", dtype_name(q.dtype()));
-  ATTN_CHECK(t.device() == q.device(), kOp, which, " on ", device_name(t.device()), ", q on ",
-             device_name(q.device()));
-}
-
-// The kernels read any view whose feature axis is contiguous, without history.
-Tensor readable(const Tensor& t) {
-  const Tensor d = t.detach();
-  return d.size(3) <= 1 || d.strides()[3] == 1 ? d : contiguous(d);
-}
-
-// An uninitialised [B, h, n, d] tensor stored in [B, n, h, d] order.
-Tensor heads_last_but_one(int64_t B, int64_t h, int64_t n, int64_t d, const Tensor& like) {
-  return transpose(empty({B, n, h, d}, like.dtype(), like.device()), 1, 2);
+  ATTN_CHECK(t.device() == q.device(), kOp, which, " on ", device_name(t.device()), ", q on ", device_name(q.device()));
 }
 
 void check_operands(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_valid, double scale) {
@@ -71,17 +59,18 @@ DotProductAttention dot_product_attention(const Tensor& q, const Tensor& k, cons
                                           double scale) {
   check_operands(q, k, v, key_valid, scale);
   const int64_t B = q.size(0), h = q.size(1), nq = q.size(2), nk = k.size(2), d = q.size(3);
-  const Tensor qr = readable(q), kr = readable(k), vr = readable(v), valid = contiguous(key_valid);
-  Tensor out = heads_last_but_one(B, h, nq, d, q);
+  const Tensor qr = with_contiguous_rows(q), kr = with_contiguous_rows(k), vr = with_contiguous_rows(v),
+               valid = contiguous(key_valid);
+  Tensor out = empty_heads_token_major(B, h, nq, d, q.dtype(), q.device());
   Tensor probs = empty({B, h, nq, nk}, q.dtype(), q.device());
   kForward(q.device(), qr, kr, vr, valid, scale, out, probs);
   if (any_requires_grad({q, k, v})) {
     record(out, kOp, {q, k, v}, [qr, kr, vr, valid, probs, scale](const Tensor& g, const std::vector<bool>&) {
       const int64_t B = qr.size(0), h = qr.size(1), d = qr.size(3);
-      Tensor gq = heads_last_but_one(B, h, qr.size(2), d, qr);
-      Tensor gk = heads_last_but_one(B, h, kr.size(2), d, kr);
-      Tensor gv = heads_last_but_one(B, h, kr.size(2), d, kr);
-      kBackward(g.device(), readable(g), qr, kr, vr, valid, probs, scale, gq, gk, gv);
+      Tensor gq = empty_heads_token_major(B, h, qr.size(2), d, qr.dtype(), qr.device());
+      Tensor gk = empty_heads_token_major(B, h, kr.size(2), d, kr.dtype(), kr.device());
+      Tensor gv = empty_heads_token_major(B, h, kr.size(2), d, kr.dtype(), kr.device());
+      kBackward(g.device(), with_contiguous_rows(g), qr, kr, vr, valid, probs, scale, gq, gk, gv);
       return std::vector<Tensor>{gq, gk, gv};
     });
   }

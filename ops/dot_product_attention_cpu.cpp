@@ -162,12 +162,7 @@ struct ForwardScratch {
   Panels<T> pn;
   std::vector<T> q, kt, v, scores, out;
   explicit ForwardScratch(const Dims& s)
-      : pn(s),
-        q(pn.nq * pn.d),
-        kt(pn.d * pn.nk),
-        v(pn.nk * pn.d),
-        scores(pn.nq * pn.nk),
-        out(pn.nq * pn.d) {}
+      : pn(s), q(pn.nq * pn.d), kt(pn.d * pn.nk), v(pn.nk * pn.d), scores(pn.nq * pn.nk), out(pn.nq * pn.d) {}
 };
 
 template <class T>
@@ -291,8 +286,8 @@ void dot_product_attention_forward_cpu(const Tensor& q, const Tensor& k, const T
     p.out = out.data<T>();
     p.out_at = head_rows(out);
     p.out_probs = probabilities.data<T>();
-    for_each_head<ForwardScratch<T>>(
-        p.s, [&p](int64_t b, int64_t c, ForwardScratch<T>& w) { forward_head(p, b, c, w); });
+    for_each_head<ForwardScratch<T>>(p.s,
+                                     [&p](int64_t b, int64_t c, ForwardScratch<T>& w) { forward_head(p, b, c, w); });
   });
 }
 
@@ -311,8 +306,8 @@ void dot_product_attention_backward_cpu(const Tensor& grad, const Tensor& q, con
     p.dk_at = head_rows(grad_k);
     p.dv = grad_v.data<T>();
     p.dv_at = head_rows(grad_v);
-    for_each_head<BackwardScratch<T>>(
-        p.s, [&p](int64_t b, int64_t c, BackwardScratch<T>& w) { backward_head(p, b, c, w); });
+    for_each_head<BackwardScratch<T>>(p.s,
+                                      [&p](int64_t b, int64_t c, BackwardScratch<T>& w) { backward_head(p, b, c, w); });
   });
 }
 

@@ -137,9 +137,9 @@ void dot_product_attention_forward_cuda(const Tensor& q, const Tensor& k, const 
     const int64_t rows = z.B * z.heads * z.nq;
     if (rows == 0) return;
     const cuda::RowLaunch l = cuda::row_launch(rows, 1);  // warp rows
-    ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), forward_kernel<T>)(
-        q.data<T>(), k.data<T>(), v.data<T>(), key_valid.data<uint8_t>(), z, head_rows(q), head_rows(k),
-        head_rows(v), head_rows(out), static_cast<T>(scale), out.data<T>(), probabilities.data<T>());
+    ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), forward_kernel<T>)
+    (q.data<T>(), k.data<T>(), v.data<T>(), key_valid.data<uint8_t>(), z, head_rows(q), head_rows(k), head_rows(v),
+     head_rows(out), static_cast<T>(scale), out.data<T>(), probabilities.data<T>());
     ATTN_CUDA_CHECK_LAUNCH("dot_product_attention");
   });
 }
@@ -154,17 +154,16 @@ void dot_product_attention_backward_cuda(const Tensor& grad, const Tensor& q, co
     Tensor ds = empty({rows * z.nk}, q.dtype(), q.device());
     if (rows > 0) {
       const cuda::RowLaunch l = cuda::row_launch(rows, 1);
-      ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), grad_queries_kernel<T>)(
-          grad.data<T>(), k.data<T>(), v.data<T>(), key_valid.data<uint8_t>(), probabilities.data<T>(), z,
-          head_rows(grad), head_rows(k), head_rows(v), head_rows(grad_q), static_cast<T>(scale), ds.data<T>(),
-          grad_q.data<T>());
+      ATTN_CUDA_LAUNCH(l.grid, l.threads, 0, cuda::stream(), grad_queries_kernel<T>)
+      (grad.data<T>(), k.data<T>(), v.data<T>(), key_valid.data<uint8_t>(), probabilities.data<T>(), z, head_rows(grad),
+       head_rows(k), head_rows(v), head_rows(grad_q), static_cast<T>(scale), ds.data<T>(), grad_q.data<T>());
       ATTN_CUDA_CHECK_LAUNCH("dot_product_attention_backward");
     }
     const int64_t keys = z.B * z.heads * z.nk * z.d;
     if (keys == 0) return;
-    ATTN_CUDA_LAUNCH(cuda::blocks_for(keys), cuda::kThreads, 0, cuda::stream(), grad_keys_kernel<T>)(
-        grad.data<T>(), q.data<T>(), key_valid.data<uint8_t>(), probabilities.data<T>(), ds.data<T>(), z,
-        head_rows(grad), head_rows(q), head_rows(grad_k), head_rows(grad_v), grad_k.data<T>(), grad_v.data<T>());
+    ATTN_CUDA_LAUNCH(cuda::blocks_for(keys), cuda::kThreads, 0, cuda::stream(), grad_keys_kernel<T>)
+    (grad.data<T>(), q.data<T>(), key_valid.data<uint8_t>(), probabilities.data<T>(), ds.data<T>(), z, head_rows(grad),
+     head_rows(q), head_rows(grad_k), head_rows(grad_v), grad_k.data<T>(), grad_v.data<T>());
     ATTN_CUDA_CHECK_LAUNCH("dot_product_attention_backward");
   });
 }

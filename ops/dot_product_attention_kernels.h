@@ -4,19 +4,9 @@
 // feature axis and any other strides (HeadRows); key_valid is contiguous
 // [B, nk]; probabilities contiguous [B, h, nq, nk].
 #pragma once
-#include <cstdint>
-
-#include "attn/engine/tensor.h"
+#include "attn/ops/head_rows.h"
 
 namespace attn {
-
-// Where row j of head (b, c) of a [B, h, n, d] operand starts, in elements
-// from its data pointer: b * batch + c * head + j * row.
-struct HeadRows {
-  int64_t batch, head, row;
-  int64_t at(int64_t b, int64_t c, int64_t j) const { return b * batch + c * head + j * row; }
-};
-inline HeadRows head_rows(const Tensor& t) { return {t.strides()[0], t.strides()[1], t.strides()[2]}; }
 
 // out and probabilities as in ops/dot_product_attention.h (rows without a
 // valid key: zeros in both).

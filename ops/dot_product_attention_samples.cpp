@@ -33,31 +33,30 @@ void register_dot_product_attention_samples(OpRegistry& r) {
     };
     auto qkv = [&gen](int64_t B, int64_t h, int64_t nq, int64_t nk, int64_t d, double range) {
       return std::vector<Tensor>{samples::input({B, h, nq, d}, gen, -range, range),
-                                 samples::input({B, h, nk, d}, gen, -range, range),
-                                 samples::input({B, h, nk, d}, gen)};
+                                 samples::input({B, h, nk, d}, gen, -range, range), samples::input({B, h, nk, d}, gen)};
     };
     std::vector<OpCase> cases;
-    cases.push_back({"B3 h2 n4 d3, lengths 4, 2, 0 (no valid key)", qkv(3, 2, 4, 4, 3, 2.0), with(valid_of({4, 2, 0}, 4))});
+    cases.push_back(
+        {"B3 h2 n4 d3, lengths 4, 2, 0 (no valid key)", qkv(3, 2, 4, 4, 3, 2.0), with(valid_of({4, 2, 0}, 4))});
     cases.push_back({"B1 h2 nq3 nk5 d4, length 4, scores in [-3, 3]", qkv(1, 2, 3, 5, 4, 3.0), with(valid_of({4}, 5))});
-    cases.push_back({"B1 h1 nq2 nk35 d33 (wider than a warp), length 33", qkv(1, 1, 2, 35, 33, 1.0),
-                     with(valid_of({33}, 35))});
+    cases.push_back(
+        {"B1 h1 nq2 nk35 d33 (wider than a warp), length 33", qkv(1, 1, 2, 35, 33, 1.0), with(valid_of({33}, 35))});
     // The Transformer's layout: heads are views of [B, n, h * d] projections.
     Tensor valid = valid_of({4, 3}, 4);
     auto split = [](const Tensor& x) { return transpose(reshape(x, {x.size(0), x.size(1), 2, 3}), 1, 2); };
-    OpCase heads{"B2 n4 h2 d3, split_heads views of [B, n, h d], lengths 4, 3",
-                 {samples::input({2, 4, 6}, gen, -2, 2), samples::input({2, 4, 6}, gen, -2, 2),
-                  samples::input({2, 4, 6}, gen)},
-                 [valid, split](const std::vector<Tensor>& in) {
-                   return dot_product_attention(split(in[0]), split(in[1]), split(in[2]), samples::like(valid, in[0]),
-                                                0.5)
-                       .out;
-                 },
-                 true};
+    OpCase heads{
+        "B2 n4 h2 d3, split_heads views of [B, n, h d], lengths 4, 3",
+        {samples::input({2, 4, 6}, gen, -2, 2), samples::input({2, 4, 6}, gen, -2, 2), samples::input({2, 4, 6}, gen)},
+        [valid, split](const std::vector<Tensor>& in) {
+          return dot_product_attention(split(in[0]), split(in[1]), split(in[2]), samples::like(valid, in[0]), 0.5).out;
+        },
+        true};
     cases.push_back(heads);
     OpCase strided{"B2 h1 n4 d3, transposed q, k, v, lengths 4, 3",
                    {samples::transposed_input({2, 1, 4, 3}, gen, -2, 2),
                     samples::transposed_input({2, 1, 4, 3}, gen, -2, 2), samples::transposed_input({2, 1, 4, 3}, gen)},
-                   with(valid), true};
+                   with(valid),
+                   true};
     cases.push_back(strided);
     return cases;
   };

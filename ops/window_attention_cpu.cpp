@@ -2,7 +2,8 @@
 // independent, so tasks are groups: each owns its slice of every output, the
 // backward accumulates grad_k and grad_v without atomics, and the result does
 // not depend on the thread count. Inner loops run over the contiguous
-// features; the only scratch is one row of W scores.
+// features of rows found through the operands' strides (HeadRows); the only
+// scratch is one row of W scores.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -17,11 +18,17 @@ namespace {
 
 struct Dims {
   int64_t G, heads, n, d, W, R;
+  bool per_head_mask;
 };
 
 Dims dims_of(const Tensor& q, const Tensor& allowed) {
-  const int64_t W = allowed.size(2);
-  return {q.size(0) * q.size(1), q.size(1), q.size(2), q.size(3), W, (W - 1) / 2};
+  const int64_t W = allowed.size(allowed.dim() - 1);
+  return {q.size(0) * q.size(1), q.size(1), q.size(2), q.size(3), W, (W - 1) / 2, allowed.dim() == 4};
+}
+
+// The band mask rows of head g: its own, or its example's.
+const uint8_t* mask_of(const Tensor& allowed, const Dims& s, int64_t g) {
+  return allowed.data<uint8_t>() + (s.per_head_mask ? g : g / s.heads) * s.n * s.W;
 }
 
 template <class F>
@@ -53,33 +60,34 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& al
   const Dims s = dims_of(q, allowed);
   const T sc = static_cast<T>(scale);
   for_each_group(s, [&](int64_t g) {
-    const T *qg = q.data<T>() + g * s.n * s.d, *kg = k.data<T>() + g * s.n * s.d, *vg = v.data<T>() + g * s.n * s.d;
-    const uint8_t* mg = allowed.data<uint8_t>() + (g / s.heads) * s.n * s.W;
-    T* og = out.data<T>() + g * s.n * s.d;
+    const int64_t b = g / s.heads, c = g % s.heads;
+    const HeadRows qa = head_rows(q), ka = head_rows(k), va = head_rows(v), oa = head_rows(out);
+    const T *qg = q.data<T>(), *kg = k.data<T>(), *vg = v.data<T>();
+    const uint8_t* mg = mask_of(allowed, s, g);
     T* pg = probabilities.data<T>() + g * s.n * s.W;
     for (int64_t j = 0; j < s.n; ++j) {
       const uint8_t* ok = mg + j * s.W;
       T* p = pg + j * s.W;
-      T* o = og + j * s.d;
+      T* o = out.data<T>() + oa.at(b, c, j);
       std::fill(p, p + s.W, T(0));
       std::fill(o, o + s.d, T(0));
-      const Band b = band_of(s, j);
+      const Band band = band_of(s, j);
       // Scores of the allowed keys (kept in p), and their maximum.
       T m = -std::numeric_limits<T>::infinity();
-      for (int64_t t = b.lo; t < b.hi; ++t) {
+      for (int64_t t = band.lo; t < band.hi; ++t) {
         if (!ok[t]) continue;
-        p[t] = sc * dot(qg + j * s.d, kg + (j - s.R + t) * s.d, s.d);
+        p[t] = sc * dot(qg + qa.at(b, c, j), kg + ka.at(b, c, j - s.R + t), s.d);
         m = std::max(m, p[t]);
       }
       if (m == -std::numeric_limits<T>::infinity()) continue;  // no allowed key: zeros
       T z = 0;
-      for (int64_t t = b.lo; t < b.hi; ++t)
+      for (int64_t t = band.lo; t < band.hi; ++t)
         if (ok[t]) z += (p[t] = std::exp(p[t] - m));  // the largest is exactly 1, so z >= 1
       const T inv = T(1) / z;
-      for (int64_t t = b.lo; t < b.hi; ++t) {
+      for (int64_t t = band.lo; t < band.hi; ++t) {
         if (!ok[t]) continue;
         p[t] *= inv;
-        const T* vi = vg + (j - s.R + t) * s.d;
+        const T* vi = vg + va.at(b, c, j - s.R + t);
         for (int64_t l = 0; l < s.d; ++l) o[l] += p[t] * vi[l];
       }
     }
@@ -93,36 +101,38 @@ void backward(const Tensor& grad, const Tensor& q, const Tensor& k, const Tensor
   const Dims s = dims_of(q, allowed);
   const T sc = static_cast<T>(scale);
   for_each_group(s, [&](int64_t g) {
-    const int64_t base = g * s.n * s.d;
-    const T *qg = q.data<T>() + base, *kg = k.data<T>() + base, *vg = v.data<T>() + base;
-    const T* gg = grad.data<T>() + base;
+    const int64_t b = g / s.heads, c = g % s.heads;
+    const HeadRows qa = head_rows(q), ka = head_rows(k), va = head_rows(v), ga = head_rows(grad);
+    const HeadRows dqa = head_rows(grad_q), dka = head_rows(grad_k), dva = head_rows(grad_v);
+    const T *qg = q.data<T>(), *kg = k.data<T>(), *vg = v.data<T>(), *gg = grad.data<T>();
     const T* pg = probabilities.data<T>() + g * s.n * s.W;
-    const uint8_t* mg = allowed.data<uint8_t>() + (g / s.heads) * s.n * s.W;
-    T *gq = grad_q.data<T>() + base, *gk = grad_k.data<T>() + base, *gv = grad_v.data<T>() + base;
-    std::fill(gq, gq + s.n * s.d, T(0));
-    std::fill(gk, gk + s.n * s.d, T(0));
-    std::fill(gv, gv + s.n * s.d, T(0));
+    const uint8_t* mg = mask_of(allowed, s, g);
+    T *gq = grad_q.data<T>(), *gk = grad_k.data<T>(), *gv = grad_v.data<T>();
+    for (int64_t j = 0; j < s.n; ++j) {
+      std::fill(gq + dqa.at(b, c, j), gq + dqa.at(b, c, j) + s.d, T(0));
+      std::fill(gk + dka.at(b, c, j), gk + dka.at(b, c, j) + s.d, T(0));
+      std::fill(gv + dva.at(b, c, j), gv + dva.at(b, c, j) + s.d, T(0));
+    }
     std::vector<T> dp(static_cast<size_t>(s.W));
     for (int64_t j = 0; j < s.n; ++j) {
       const uint8_t* ok = mg + j * s.W;
       const T* p = pg + j * s.W;
-      const T *gj = gg + j * s.d, *qj = qg + j * s.d;
-      T* gqj = gq + j * s.d;
-      const Band b = band_of(s, j);
+      const T *gj = gg + ga.at(b, c, j), *qj = qg + qa.at(b, c, j);
+      T* gqj = gq + dqa.at(b, c, j);
+      const Band band = band_of(s, j);
       // dP and sum_t P dP (= grad[j] . out[j]) over the allowed keys.
       T delta = 0;
-      for (int64_t t = b.lo; t < b.hi; ++t) {
+      for (int64_t t = band.lo; t < band.hi; ++t) {
         if (!ok[t]) continue;
-        const int64_t i = j - s.R + t;
-        dp[t] = dot(gj, vg + i * s.d, s.d);
+        dp[t] = dot(gj, vg + va.at(b, c, j - s.R + t), s.d);
         delta += p[t] * dp[t];
       }
-      for (int64_t t = b.lo; t < b.hi; ++t) {
+      for (int64_t t = band.lo; t < band.hi; ++t) {
         if (!ok[t]) continue;
         const int64_t i = j - s.R + t;
         const T ds = sc * p[t] * (dp[t] - delta);
-        const T *ki = kg + i * s.d;
-        T *gki = gk + i * s.d, *gvi = gv + i * s.d;
+        const T* ki = kg + ka.at(b, c, i);
+        T *gki = gk + dka.at(b, c, i), *gvi = gv + dva.at(b, c, i);
         for (int64_t l = 0; l < s.d; ++l) {
           gqj[l] += ds * ki[l];
           gki[l] += ds * qj[l];

@@ -1,10 +1,11 @@
 // Kernel signatures of the fused window attention (ops/window_attention.h),
-// one slot per device. Every tensor is contiguous: q, k, v, out, grad,
-// grad_q, grad_k and grad_v are [B, h, n, d], seen as G = B h independent
-// groups (group g belongs to example g / h); allowed is [B, n, W];
-// probabilities [B, h, n, W].
+// one slot per device. q, k, v, out, grad, grad_q, grad_k and grad_v are
+// [B, h, n, d] tensors with a contiguous feature axis and any other strides
+// (HeadRows), seen as G = B h independent heads; allowed is contiguous
+// [B, n, W] (shared by an example's heads) or [B, h, n, W] (one band per
+// head); probabilities contiguous [B, h, n, W].
 #pragma once
-#include "attn/engine/tensor.h"
+#include "attn/ops/head_rows.h"
 
 namespace attn {
 

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "attn/ops/registry.h"
+#include "attn/ops/view.h"
 #include "attn/ops/window_attention.h"
 
 namespace attn {
@@ -50,6 +51,20 @@ void register_window_attention_samples(OpRegistry& r) {
     // A band and a head wider than one warp: the CUDA lanes loop over both.
     cases.push_back({"B1 h1 n17 d33, radius 16 (W = 33), length 15", qkv(1, 1, 17, 33, 1.0),
                      with(valid_of({15}, 17), {16})});
+    // The Multi-Scale Transformer's call: a band per head, heads read in place
+    // from [B, n, h d] projections.
+    const Tensor per_head_valid = valid_of({5, 3}, 5);
+    auto split = [](const Tensor& x) { return transpose(reshape(x, {x.size(0), x.size(1), 3, 2}), 1, 2); };
+    OpCase per_head{"B2 n5 h3 d2, a band per head (radii 0, 1, 4), split_heads views, lengths 5, 3",
+                    {samples::input({2, 5, 6}, gen, -2, 2), samples::input({2, 5, 6}, gen, -2, 2),
+                     samples::input({2, 5, 6}, gen)},
+                    [per_head_valid, split](const std::vector<Tensor>& in) {
+                      const Tensor allowed =
+                          window_band_mask_per_head(samples::like(per_head_valid, in[0]), {{0, 0}, {1, 1}, {4, 4}});
+                      return fused_window_attention(split(in[0]), split(in[1]), split(in[2]), allowed, 0.7).out;
+                    },
+                    true};
+    cases.push_back(per_head);
     OpCase strided{"B2 h1 n4 d3, transposed q, k, v, radii 1, 3, lengths 4, 3",
                    {samples::transposed_input({2, 1, 4, 3}, gen, -2, 2),
                     samples::transposed_input({2, 1, 4, 3}, gen, -2, 2), samples::transposed_input({2, 1, 4, 3}, gen)},

@@ -36,12 +36,13 @@ struct AttentionRun {
 
 // Heads of three [B, n, h d] leaves, attention, and the gradients of
 // sum(out * weights) into the leaves.
-AttentionRun run(bool fused, const std::vector<Tensor>& leaves, const Tensor& valid, int64_t heads, const Tensor& weights) {
+AttentionRun run(bool fused, const std::vector<Tensor>& leaves, const Tensor& valid, int64_t heads,
+                 const Tensor& weights) {
   for (const Tensor& t : leaves) t.zero_grad();
   const Tensor q = split_heads(leaves[0], heads), k = split_heads(leaves[1], heads), v = split_heads(leaves[2], heads);
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
-  DotProductAttention a = fused ? dot_product_attention(q, k, v, valid, scale)
-                                : dot_product_attention_composed(q, k, v, valid, scale);
+  DotProductAttention a =
+      fused ? dot_product_attention(q, k, v, valid, scale) : dot_product_attention_composed(q, k, v, valid, scale);
   sum(a.out * weights).backward();
   AttentionRun r{a.out.detach(), a.probabilities, {}};
   for (const Tensor& t : leaves) r.grads.push_back(t.grad());
@@ -65,7 +66,8 @@ TEST(DotProductAttention, FusedMatchesTheComposedForm) {
   for (DType dt : {DType::F64, DType::F32}) {
     const std::vector<Tensor> leaves = projections(dt, B, n, heads * d, 1);
     const Tensor weights = cast(random_input({B, heads, n, d}, 9), dt).detach();
-    const AttentionRun fused = run(true, leaves, valid, heads, weights), composed = run(false, leaves, valid, heads, weights);
+    const AttentionRun fused = run(true, leaves, valid, heads, weights),
+                       composed = run(false, leaves, valid, heads, weights);
     const double eps = dt == DType::F64 ? std::ldexp(1.0, -52) : std::ldexp(1.0, -23);
     auto bound = [&](const Tensor& t) { return 8 * n * eps * std::max(1.0, max_abs(t)); };
     EXPECT_LT(max_abs_diff(fused.out, composed.out), bound(composed.out)) << dtype_name(dt);
@@ -123,17 +125,28 @@ TEST(DotProductAttention, NanInPaddedKeysReachesNothing) {
 }
 
 TEST(DotProductAttention, BadOperandsNameTheProblem) {
-  const Tensor q = random_input({2, 3, 4, 5}, 31), k = random_input({2, 3, 6, 5}, 32), v = random_input({2, 3, 6, 5}, 33);
+  const Tensor q = random_input({2, 3, 4, 5}, 31), k = random_input({2, 3, 6, 5}, 32),
+               v = random_input({2, 3, 6, 5}, 33);
   const Tensor valid = ones({2, 6}, DType::U8);
   auto fails_with = [](const std::function<void()>& f, const std::string& text) {
     const std::string e = error_of(f);
     EXPECT_NE(e.find(text), std::string::npos) << "error was: " << e;
   };
-  fails_with([&] { dot_product_attention(q, k, random_input({2, 3, 6, 4}, 34), valid, 1.0); },
-             "v of shape [2, 3, 6, 4] must have k's shape [2, 3, 6, 5]");
-  fails_with([&] { dot_product_attention(q, random_input({2, 2, 6, 5}, 35), random_input({2, 2, 6, 5}, 36), valid, 1.0); },
-             "does not fit q of shape [2, 3, 4, 5]");
-  fails_with([&] { dot_product_attention(q, k, v, ones({2, 4}, DType::U8), 1.0); }, "key_valid must be uint8 [B, nk] = [2, 6]");
+  fails_with(
+      [&] {
+        dot_product_attention(q, k, random_input({2, 3, 6, 4}, 34), valid, 1.0);
+      },
+      "v of shape [2, 3, 6, 4] must have k's shape [2, 3, 6, 5]");
+  fails_with(
+      [&] {
+        dot_product_attention(q, random_input({2, 2, 6, 5}, 35), random_input({2, 2, 6, 5}, 36), valid, 1.0);
+      },
+      "does not fit q of shape [2, 3, 4, 5]");
+  fails_with(
+      [&] {
+        dot_product_attention(q, k, v, ones({2, 4}, DType::U8), 1.0);
+      },
+      "key_valid must be uint8 [B, nk] = [2, 6]");
   fails_with([&] { dot_product_attention(q, k, v, ones({2, 6}, DType::F32), 1.0); }, "key_valid must be uint8");
   fails_with([&] { dot_product_attention(q, cast(k, DType::F32), v, valid, 1.0); }, "k is float32 but q is float64");
   fails_with([&] { dot_product_attention(q, k, v, valid, std::nan("")); }, "scale must be finite");

@@ -188,19 +188,95 @@ TEST(WindowAttentionFused, HugeScoresStayFinite) {
   for (double x : a.probabilities.to_vector()) EXPECT_TRUE(std::isfinite(x));
 }
 
+// Heads of several window sizes in one call (a band per head, the
+// Multi-Scale Transformer's layout: split_heads views in, heads out in
+// [B, n, h, d] order) give what one call per group of heads with a shared
+// band gives, in the output and in every gradient, in both dtypes.
+TEST(WindowAttentionFused, PerHeadBandsMatchOneCallPerGroup) {
+  const int64_t B = 3, n = 9, h = 3, d = 4;
+  const Tensor valid = length_mask({9, 6, 1}, n);
+  const std::vector<std::vector<int64_t>> radii{{0, 0, 0}, {1, 2, 1}, {4, 3, 8}};
+  for (DType dt : {DType::F64, DType::F32}) {
+    std::vector<Tensor> leaves;
+    for (uint64_t i = 0; i < 3; ++i)
+      leaves.push_back(cast(random_input({B, n, h * d}, 40 + i), dt).detach().set_requires_grad(true));
+    const Tensor weights = cast(random_input({B, h, n, d}, 44), dt).detach();
+    auto heads_of = [&](const Tensor& x) { return transpose(reshape(x, {B, n, h, d}), 1, 2); };
+    std::vector<Tensor> outs, grads;
+    for (bool one_call : {true, false}) {
+      for (const Tensor& t : leaves) t.zero_grad();
+      const Tensor q = heads_of(leaves[0]), k = heads_of(leaves[1]), v = heads_of(leaves[2]);
+      Tensor out;
+      if (one_call) {
+        out = fused_window_attention(q, k, v, window_band_mask_per_head(valid, radii), 0.5).out;
+        EXPECT_EQ(out.strides(), std::vector<int64_t>({n * h * d, d, h * d, 1})) << "heads in [B, n, h, d] order";
+      } else {
+        std::vector<Tensor> per_head;
+        for (int64_t c = 0; c < h; ++c)
+          per_head.push_back(fused_window_attention(narrow(q, 1, c, 1), narrow(k, 1, c, 1), narrow(v, 1, c, 1),
+                                                    window_band_mask(valid, radii[static_cast<size_t>(c)]), 0.5)
+                                 .out);
+        out = concat(per_head, 1);
+      }
+      sum(out * weights).backward();
+      outs.push_back(out.detach());
+      for (const Tensor& t : leaves) grads.push_back(t.grad());
+    }
+    const double bound = dt == DType::F64 ? 1e-12 : 1e-5;
+    EXPECT_LT(max_abs_diff(outs[0], outs[1]), bound) << dtype_name(dt);
+    EXPECT_GT(max_abs(outs[0]), 0.1) << dtype_name(dt);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_LT(max_abs_diff(grads[i], grads[3 + i]), bound) << dtype_name(dt) << " operand " << i;
+      EXPECT_GT(max_abs(grads[i]), 1e-3) << dtype_name(dt) << " operand " << i;
+    }
+  }
+}
+
+// Head c's band in the per-head mask is its own window_band_mask, centred in
+// the wider band of the widest radius.
+TEST(WindowAttentionFused, PerHeadMaskCentresEachHeadsBand) {
+  const Tensor valid = length_mask({7, 4}, 7);
+  const std::vector<std::vector<int64_t>> radii{{1, 0}, {3, 2}};
+  const Tensor all = window_band_mask_per_head(valid, radii);
+  ASSERT_EQ(all.shape(), Shape({2, 2, 7, 7}));
+  for (int64_t c = 0; c < 2; ++c) {
+    const Tensor own = window_band_mask(valid, radii[static_cast<size_t>(c)]);
+    const int64_t r = (own.size(2) - 1) / 2;
+    EXPECT_EQ(cast(squeeze(narrow(narrow(all, 1, c, 1), 3, 3 - r, 2 * r + 1), 1), DType::F64).to_vector(),
+              cast(own, DType::F64).to_vector())
+        << "head " << c;
+  }
+  EXPECT_THAT(error_of([&] {
+                window_band_mask_per_head(valid, {{1, 1}, {2}});
+              }),
+              HasSubstr("needs one radius per example (2), got 1"));
+}
+
 TEST(WindowAttentionFused, BadOperandsNameTheProblem) {
   Tensor q = random_input({2, 1, 4, 3}, 21);
   Tensor band = window_band_mask(length_mask({4, 2}, 4), {1, 1});
-  EXPECT_THAT(error_of([&] { fused_window_attention(q, random_input({2, 1, 4, 2}, 22), q, band, 1.0); }),
+  EXPECT_THAT(error_of([&] {
+                fused_window_attention(q, random_input({2, 1, 4, 2}, 22), q, band, 1.0);
+              }),
               HasSubstr("k must have q's shape [2, 1, 4, 3], got [2, 1, 4, 2]"));
-  EXPECT_THAT(error_of([&] { fused_window_attention(q, q, q, ones({2, 4, 2}, DType::U8), 1.0); }),
-              HasSubstr("odd W"));
-  EXPECT_THAT(error_of([&] { fused_window_attention(q, q, q, ones({2, 4, 3}, DType::F64), 1.0); }),
-              HasSubstr("uint8 [B, n, W]"));
-  EXPECT_THAT(error_of([&] { fused_window_attention(random_input({2, 4, 3}, 23), q, q, band, 1.0); }),
+  EXPECT_THAT(error_of([&] { fused_window_attention(q, q, q, ones({2, 4, 2}, DType::U8), 1.0); }), HasSubstr("odd W"));
+  EXPECT_THAT(error_of([&] {
+                fused_window_attention(q, q, q, ones({2, 4, 3}, DType::F64), 1.0);
+              }),
+              HasSubstr("uint8 band mask [B, n, W]"));
+  EXPECT_THAT(error_of([&] {
+                fused_window_attention(q, q, q, ones({2, 3, 4, 3}, DType::U8), 1.0);
+              }),
+              HasSubstr("allowed must be [B, h, n, W] = [2, 1, 4, odd W]"));
+  EXPECT_THAT(error_of([&] {
+                fused_window_attention(random_input({2, 4, 3}, 23), q, q, band, 1.0);
+              }),
               HasSubstr("q must be [B, h, n, d]"));
-  EXPECT_THAT(error_of([&] { fused_window_attention(q, q, q, band, std::nan("")); }), HasSubstr("scale must be finite"));
-  EXPECT_THAT(error_of([&] { window_band_mask(length_mask({4, 2}, 4), {1}); }),
+  EXPECT_THAT(error_of([&] { fused_window_attention(q, q, q, band, std::nan("")); }),
+              HasSubstr("scale must be finite"));
+  EXPECT_THAT(error_of([&] {
+                window_band_mask(length_mask({4, 2}, 4), {1});
+              }),
               HasSubstr("needs one radius per example (2), got 1"));
 }
 
