@@ -27,9 +27,10 @@ constexpr int64_t panel_rows = 16 / (kPanelCols / PanelVector<T>::lanes);  // 8 
 // x rounded up to a multiple of `step`.
 inline int64_t round_up(int64_t x, int64_t step) { return (x + step - 1) / step * step; }
 
-// C[m x n] = A[m x kk] B[kk x n], all row-major with leading dimensions lda,
-// ldb, ldc; inlined into its caller so it compiles for the caller's clone.
-template <class T>
+// C[m x n] = A[m x kk] B[kk x n] (Accumulate: C += A B), all row-major
+// with leading dimensions lda, ldb, ldc; inlined into its caller so it
+// compiles for the caller's clone.
+template <class T, bool Accumulate = false>
 inline __attribute__((always_inline)) void panel_product(int64_t m, int64_t n, int64_t kk, const T* A, int64_t lda,
                                                          const T* B, int64_t ldb, T* C, int64_t ldc) {
   using V = typename PanelVector<T>::type;
@@ -38,7 +39,13 @@ inline __attribute__((always_inline)) void panel_product(int64_t m, int64_t n, i
     for (int64_t c0 = 0; c0 < n; c0 += kPanelCols) {
       V acc[R][VW];
       for (int64_t r = 0; r < R; ++r)
-        for (int64_t v = 0; v < VW; ++v) acc[r][v] = V{};
+        for (int64_t v = 0; v < VW; ++v) {
+          if (Accumulate) {
+            std::memcpy(&acc[r][v], C + (r0 + r) * ldc + c0 + v * L, sizeof(V));
+          } else {
+            acc[r][v] = V{};
+          }
+        }
       for (int64_t k = 0; k < kk; ++k) {
         V b[VW];
         for (int64_t v = 0; v < VW; ++v) std::memcpy(&b[v], B + k * ldb + c0 + v * L, sizeof(V));
@@ -50,6 +57,13 @@ inline __attribute__((always_inline)) void panel_product(int64_t m, int64_t n, i
       for (int64_t r = 0; r < R; ++r)
         for (int64_t v = 0; v < VW; ++v) std::memcpy(C + (r0 + r) * ldc + c0 + v * L, &acc[r][v], sizeof(V));
     }
+}
+
+// C += A B, as above.
+template <class T>
+inline __attribute__((always_inline)) void panel_product_add(int64_t m, int64_t n, int64_t kk, const T* A, int64_t lda,
+                                                             const T* B, int64_t ldb, T* C, int64_t ldc) {
+  panel_product<T, true>(m, n, kk, A, lda, B, ldb, C, ldc);
 }
 
 }  // namespace attn

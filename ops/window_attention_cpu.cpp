@@ -1,15 +1,25 @@
-// CPU kernels of the fused window attention. Every group g (example x head) is
-// independent, so tasks are groups: each owns its slice of every output, the
-// backward accumulates grad_k and grad_v without atomics, and the result does
-// not depend on the thread count. Inner loops run over the contiguous
-// features of rows found through the operands' strides (HeadRows); the only
-// scratch is one row of W scores.
+// CPU kernels of the fused window attention. Every head g = (b, c) is
+// independent, so tasks are heads: each owns its slice of every output and
+// its own scratch, so the result does not depend on the thread count.
+//
+// A task copies its head into zero-padded panels with a halo of R rows on
+// each side (key i sits at panel row i + R), then walks its queries in
+// blocks of panel_rows: the queries j0 .. j0 + 7 see keys j0 - R .. j0 + 7 + R,
+// one contiguous panel window, so a block's scores, P v and, in the backward,
+// dO v^T, dS k, dS^T q and P^T dO are small products (ops/panel_product.h)
+// over a window of round_up(W + 7, 32) keys: O(n W d) work, vectorised.
+// Entries outside a query's band or not allowed by the mask are selected out
+// of the softmax; keys no query may attend are zero rows of the panels and
+// get exactly zero gradients. Rows are read and written through the
+// operands' strides (HeadRows).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "attn/engine/cpu_loops.h"
+#include "attn/ops/attention_rows.h"
+#include "attn/ops/panel_product.h"
 #include "attn/ops/window_attention_kernels.h"
 
 namespace attn {
@@ -31,116 +41,227 @@ const uint8_t* mask_of(const Tensor& allowed, const Dims& s, int64_t g) {
   return allowed.data<uint8_t>() + (s.per_head_mask ? g : g / s.heads) * s.n * s.W;
 }
 
-template <class F>
-void for_each_group(const Dims& s, const F& task) {
+// A head's panel sizes: queries in whole blocks of panel_rows, a block's key
+// window of kw columns, keys with their halo in kn rows, features in d.
+template <class T>
+struct Panels {
+  int64_t rows, nq, kw, kn, d;
+  explicit Panels(const Dims& s)
+      : rows(panel_rows<T>),
+        nq(round_up(std::max<int64_t>(s.n, 1), panel_rows<T>)),
+        kw(round_up(panel_rows<T> + s.W - 1, kPanelCols)),
+        kn(nq - panel_rows<T> + kw),
+        d(round_up(std::max<int64_t>(s.d, 1), kPanelCols)) {}
+};
+
+// Runs task(g, scratch) for every head in parallel; `Scratch` is built once
+// per chunk of heads, so its zero padding is written once.
+template <class Scratch, class F>
+void for_each_head(const Dims& s, const F& task) {
   const int64_t work = std::max<int64_t>(1, s.n * s.W * s.d);
   parallel_for(s.G, std::max<int64_t>(1, kParallelGrain / work), [&](int64_t begin, int64_t end) {
-    for (int64_t g = begin; g < end; ++g) task(g);
+    Scratch scratch(s);
+    for (int64_t g = begin; g < end; ++g) task(g, scratch);
   });
 }
 
-// The band offsets t of query j whose key j - R + t lies inside [0, n).
-struct Band {
-  int64_t lo, hi;  // t in [lo, hi)
+// band[t] = 1 where band offset t of query j names a key inside [0, n)
+// that the mask allows, else 0.
+inline void band_of(const Dims& s, const uint8_t* mask, int64_t j, uint8_t* band) {
+  const uint8_t* ok = mask + j * s.W;
+  const int64_t lo = std::max<int64_t>(0, s.R - j), hi = std::min<int64_t>(s.W, s.n - j + s.R);
+  for (int64_t t = 0; t < s.W; ++t) band[t] = t >= lo && t < hi && ok[t] != 0;
+}
+
+// attended[i]: some query of the head may attend key i.
+void attended_keys(const Dims& s, const uint8_t* mask, std::vector<uint8_t>& band, std::vector<uint8_t>& attended) {
+  std::fill(attended.begin(), attended.end(), uint8_t{0});
+  for (int64_t j = 0; j < s.n; ++j) {
+    band_of(s, mask, j, band.data());
+    for (int64_t t = 0; t < s.W; ++t)
+      if (band[t]) attended[static_cast<size_t>(j - s.R + t)] = 1;
+  }
+}
+
+// Head rows into a panel, row r at panel row r + offset (kept rows only; the
+// others are zeroed when zero_others, else left as they are).
+template <class T>
+void rows_to_panel(const T* x, const HeadRows& at, int64_t b, int64_t c, const Dims& s, const uint8_t* keep,
+                   int64_t offset, bool zero_others, T* panel, int64_t ld) {
+  for (int64_t r = 0; r < s.n; ++r) {
+    T* dst = panel + (r + offset) * ld;
+    if (!keep || keep[r]) {
+      std::copy(x + at.at(b, c, r), x + at.at(b, c, r) + s.d, dst);
+    } else if (zero_others) {
+      std::fill(dst, dst + ld, T(0));
+    }
+  }
+}
+
+// The same, transposed: panel[l * ld + r + offset] = x[row r][l].
+template <class T>
+void rows_to_transposed_panel(const T* x, const HeadRows& at, int64_t b, int64_t c, const Dims& s, const uint8_t* keep,
+                              int64_t offset, T* panel, int64_t ld) {
+  for (int64_t r = 0; r < s.n; ++r) {
+    const T* row = x + at.at(b, c, r);
+    for (int64_t l = 0; l < s.d; ++l) panel[l * ld + r + offset] = keep[r] ? row[l] : T(0);
+  }
+}
+
+// A task's panels, zero-filled once. In a block's window, query j = j0 + r's
+// band offset t is column r + t.
+template <class T>
+struct ForwardScratch {
+  Panels<T> pn;
+  std::vector<T> q, kt, v, scores, probs, out;
+  std::vector<uint8_t> band, attended;
+  explicit ForwardScratch(const Dims& s)
+      : pn(s),
+        q(pn.nq * pn.d),
+        kt(pn.d * pn.kn),
+        v(pn.kn * pn.d),
+        scores(pn.rows * pn.kw),
+        probs(pn.rows * pn.kw),
+        out(pn.rows * pn.d),
+        band(static_cast<size_t>(s.W)),
+        attended(static_cast<size_t>(s.n)) {}
 };
-Band band_of(const Dims& s, int64_t j) {
-  return {std::max<int64_t>(0, s.R - j), std::min<int64_t>(s.W, s.n - j + s.R)};
+
+template <class T>
+struct Operands {
+  Dims s;
+  T scale;
+  const T *q, *k, *v, *g, *probs;
+  const Tensor* allowed;
+  HeadRows q_at, k_at, v_at, g_at, out_at, dq_at, dk_at, dv_at;
+  T *out, *out_probs, *dq, *dk, *dv;
+};
+
+template <class T>
+ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t g, ForwardScratch<T>& w) {
+  const Dims& s = p.s;
+  const Panels<T>& pn = w.pn;
+  const int64_t b = g / s.heads, c = g % s.heads;
+  const uint8_t* mask = mask_of(*p.allowed, s, g);
+  attended_keys(s, mask, w.band, w.attended);
+  rows_to_panel(p.q, p.q_at, b, c, s, nullptr, 0, false, w.q.data(), pn.d);
+  rows_to_transposed_panel(p.k, p.k_at, b, c, s, w.attended.data(), s.R, w.kt.data(), pn.kn);
+  rows_to_panel(p.v, p.v_at, b, c, s, w.attended.data(), s.R, true, w.v.data(), pn.d);
+  for (int64_t j0 = 0; j0 < s.n; j0 += pn.rows) {
+    panel_product(pn.rows, pn.kw, s.d, w.q.data() + j0 * pn.d, pn.d, w.kt.data() + j0, pn.kn, w.scores.data(), pn.kw);
+    std::fill(w.probs.begin(), w.probs.end(), T(0));
+    for (int64_t r = 0; r < pn.rows && j0 + r < s.n; ++r) {
+      const int64_t j = j0 + r;
+      band_of(s, mask, j, w.band.data());
+      T* prow = w.probs.data() + r * pn.kw + r;  // band offset t at prow[t]
+      std::copy(w.scores.begin() + r * pn.kw + r, w.scores.begin() + r * pn.kw + r + s.W, prow);
+      softmax_row(prow, w.band.data(), s.W, p.scale);  // zeros where not allowed, or everywhere
+      std::copy(prow, prow + s.W, p.out_probs + (g * s.n + j) * s.W);
+    }
+    panel_product(pn.rows, pn.d, pn.kw, w.probs.data(), pn.kw, w.v.data() + j0 * pn.d, pn.d, w.out.data(), pn.d);
+    for (int64_t r = 0; r < pn.rows && j0 + r < s.n; ++r)
+      std::copy(w.out.begin() + r * pn.d, w.out.begin() + r * pn.d + s.d, p.out + p.out_at.at(b, c, j0 + r));
+  }
 }
 
 template <class T>
-T dot(const T* a, const T* b, int64_t d) {
-  T s = 0;
-  for (int64_t l = 0; l < d; ++l) s += a[l] * b[l];
-  return s;
+struct BackwardScratch {
+  Panels<T> pn;
+  std::vector<T> q, g, k, vt, probs, ds, probs_t, ds_t, dq, dk, dv, row;
+  std::vector<uint8_t> band, attended;
+  explicit BackwardScratch(const Dims& s)
+      : pn(s),
+        q(pn.nq * pn.d),
+        g(pn.nq * pn.d),
+        k(pn.kn * pn.d),
+        vt(pn.d * pn.kn),
+        probs(pn.rows * pn.kw),
+        ds(pn.rows * pn.kw),
+        probs_t(pn.kw * pn.rows),
+        ds_t(pn.kw * pn.rows),
+        dq(pn.rows * pn.d),
+        dk(pn.kn * pn.d),
+        dv(pn.kn * pn.d),
+        row(static_cast<size_t>(s.W)),
+        band(static_cast<size_t>(s.W)),
+        attended(static_cast<size_t>(s.n)) {}
+};
+
+template <class T>
+ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t g, BackwardScratch<T>& w) {
+  const Dims& s = p.s;
+  const Panels<T>& pn = w.pn;
+  const int64_t b = g / s.heads, c = g % s.heads;
+  const uint8_t* mask = mask_of(*p.allowed, s, g);
+  attended_keys(s, mask, w.band, w.attended);
+  rows_to_panel(p.q, p.q_at, b, c, s, nullptr, 0, false, w.q.data(), pn.d);
+  rows_to_panel(p.g, p.g_at, b, c, s, nullptr, 0, false, w.g.data(), pn.d);
+  rows_to_panel(p.k, p.k_at, b, c, s, w.attended.data(), s.R, true, w.k.data(), pn.d);
+  rows_to_transposed_panel(p.v, p.v_at, b, c, s, w.attended.data(), s.R, w.vt.data(), pn.kn);
+  std::fill(w.dk.begin(), w.dk.end(), T(0));
+  std::fill(w.dv.begin(), w.dv.end(), T(0));
+  for (int64_t j0 = 0; j0 < s.n; j0 += pn.rows) {
+    // dP = dO v^T over the block's window (parked in ds), then dS per row.
+    panel_product(pn.rows, pn.kw, s.d, w.g.data() + j0 * pn.d, pn.d, w.vt.data() + j0, pn.kn, w.ds.data(), pn.kw);
+    std::fill(w.probs.begin(), w.probs.end(), T(0));
+    for (int64_t r = 0; r < pn.rows; ++r) {
+      const int64_t j = j0 + r;
+      T* dsrow = w.ds.data() + r * pn.kw;
+      if (j >= s.n) {
+        std::fill(dsrow, dsrow + pn.kw, T(0));
+        continue;
+      }
+      band_of(s, mask, j, w.band.data());
+      const T* saved = p.probs + (g * s.n + j) * s.W;
+      T* prow = w.probs.data() + r * pn.kw + r;
+      for (int64_t t = 0; t < s.W; ++t) prow[t] = w.band[t] ? saved[t] : T(0);
+      // dS = scale P (dP - delta) on the band, 0 everywhere else in the window.
+      softmax_backward_row(prow, dsrow + r, w.band.data(), s.W, p.scale, w.row.data());
+      std::fill(dsrow, dsrow + r, T(0));
+      std::fill(dsrow + r + s.W, dsrow + pn.kw, T(0));
+    }
+    // dQ = dS k; dK += dS^T q; dV += P^T dO, over the block's window.
+    panel_product(pn.rows, pn.d, pn.kw, w.ds.data(), pn.kw, w.k.data() + j0 * pn.d, pn.d, w.dq.data(), pn.d);
+    for (int64_t r = 0; r < pn.rows && j0 + r < s.n; ++r)
+      std::copy(w.dq.begin() + r * pn.d, w.dq.begin() + r * pn.d + s.d, p.dq + p.dq_at.at(b, c, j0 + r));
+    for (int64_t r = 0; r < pn.rows; ++r)
+      for (int64_t t = 0; t < pn.kw; ++t) {
+        w.ds_t[t * pn.rows + r] = w.ds[r * pn.kw + t];
+        w.probs_t[t * pn.rows + r] = w.probs[r * pn.kw + t];
+      }
+    panel_product_add(pn.kw, pn.d, pn.rows, w.ds_t.data(), pn.rows, w.q.data() + j0 * pn.d, pn.d,
+                      w.dk.data() + j0 * pn.d, pn.d);
+    panel_product_add(pn.kw, pn.d, pn.rows, w.probs_t.data(), pn.rows, w.g.data() + j0 * pn.d, pn.d,
+                      w.dv.data() + j0 * pn.d, pn.d);
+  }
+  for (int64_t i = 0; i < s.n; ++i) {
+    T* dki = p.dk + p.dk_at.at(b, c, i);
+    T* dvi = p.dv + p.dv_at.at(b, c, i);
+    if (!w.attended[static_cast<size_t>(i)]) {  // no query may attend it: exactly no gradient
+      std::fill(dki, dki + s.d, T(0));
+      std::fill(dvi, dvi + s.d, T(0));
+      continue;
+    }
+    const T* dk = w.dk.data() + (i + s.R) * pn.d;
+    const T* dv = w.dv.data() + (i + s.R) * pn.d;
+    std::copy(dk, dk + s.d, dki);
+    std::copy(dv, dv + s.d, dvi);
+  }
 }
 
 template <class T>
-void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& allowed, double scale,
-             const Tensor& out, const Tensor& probabilities) {
-  const Dims s = dims_of(q, allowed);
-  const T sc = static_cast<T>(scale);
-  for_each_group(s, [&](int64_t g) {
-    const int64_t b = g / s.heads, c = g % s.heads;
-    const HeadRows qa = head_rows(q), ka = head_rows(k), va = head_rows(v), oa = head_rows(out);
-    const T *qg = q.data<T>(), *kg = k.data<T>(), *vg = v.data<T>();
-    const uint8_t* mg = mask_of(allowed, s, g);
-    T* pg = probabilities.data<T>() + g * s.n * s.W;
-    for (int64_t j = 0; j < s.n; ++j) {
-      const uint8_t* ok = mg + j * s.W;
-      T* p = pg + j * s.W;
-      T* o = out.data<T>() + oa.at(b, c, j);
-      std::fill(p, p + s.W, T(0));
-      std::fill(o, o + s.d, T(0));
-      const Band band = band_of(s, j);
-      // Scores of the allowed keys (kept in p), and their maximum.
-      T m = -std::numeric_limits<T>::infinity();
-      for (int64_t t = band.lo; t < band.hi; ++t) {
-        if (!ok[t]) continue;
-        p[t] = sc * dot(qg + qa.at(b, c, j), kg + ka.at(b, c, j - s.R + t), s.d);
-        m = std::max(m, p[t]);
-      }
-      if (m == -std::numeric_limits<T>::infinity()) continue;  // no allowed key: zeros
-      T z = 0;
-      for (int64_t t = band.lo; t < band.hi; ++t)
-        if (ok[t]) z += (p[t] = std::exp(p[t] - m));  // the largest is exactly 1, so z >= 1
-      const T inv = T(1) / z;
-      for (int64_t t = band.lo; t < band.hi; ++t) {
-        if (!ok[t]) continue;
-        p[t] *= inv;
-        const T* vi = vg + va.at(b, c, j - s.R + t);
-        for (int64_t l = 0; l < s.d; ++l) o[l] += p[t] * vi[l];
-      }
-    }
-  });
-}
-
-template <class T>
-void backward(const Tensor& grad, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& allowed,
-              const Tensor& probabilities, double scale, const Tensor& grad_q, const Tensor& grad_k,
-              const Tensor& grad_v) {
-  const Dims s = dims_of(q, allowed);
-  const T sc = static_cast<T>(scale);
-  for_each_group(s, [&](int64_t g) {
-    const int64_t b = g / s.heads, c = g % s.heads;
-    const HeadRows qa = head_rows(q), ka = head_rows(k), va = head_rows(v), ga = head_rows(grad);
-    const HeadRows dqa = head_rows(grad_q), dka = head_rows(grad_k), dva = head_rows(grad_v);
-    const T *qg = q.data<T>(), *kg = k.data<T>(), *vg = v.data<T>(), *gg = grad.data<T>();
-    const T* pg = probabilities.data<T>() + g * s.n * s.W;
-    const uint8_t* mg = mask_of(allowed, s, g);
-    T *gq = grad_q.data<T>(), *gk = grad_k.data<T>(), *gv = grad_v.data<T>();
-    for (int64_t j = 0; j < s.n; ++j) {
-      std::fill(gq + dqa.at(b, c, j), gq + dqa.at(b, c, j) + s.d, T(0));
-      std::fill(gk + dka.at(b, c, j), gk + dka.at(b, c, j) + s.d, T(0));
-      std::fill(gv + dva.at(b, c, j), gv + dva.at(b, c, j) + s.d, T(0));
-    }
-    std::vector<T> dp(static_cast<size_t>(s.W));
-    for (int64_t j = 0; j < s.n; ++j) {
-      const uint8_t* ok = mg + j * s.W;
-      const T* p = pg + j * s.W;
-      const T *gj = gg + ga.at(b, c, j), *qj = qg + qa.at(b, c, j);
-      T* gqj = gq + dqa.at(b, c, j);
-      const Band band = band_of(s, j);
-      // dP and sum_t P dP (= grad[j] . out[j]) over the allowed keys.
-      T delta = 0;
-      for (int64_t t = band.lo; t < band.hi; ++t) {
-        if (!ok[t]) continue;
-        dp[t] = dot(gj, vg + va.at(b, c, j - s.R + t), s.d);
-        delta += p[t] * dp[t];
-      }
-      for (int64_t t = band.lo; t < band.hi; ++t) {
-        if (!ok[t]) continue;
-        const int64_t i = j - s.R + t;
-        const T ds = sc * p[t] * (dp[t] - delta);
-        const T* ki = kg + ka.at(b, c, i);
-        T *gki = gk + dka.at(b, c, i), *gvi = gv + dva.at(b, c, i);
-        for (int64_t l = 0; l < s.d; ++l) {
-          gqj[l] += ds * ki[l];
-          gki[l] += ds * qj[l];
-          gvi[l] += p[t] * gj[l];
-        }
-      }
-    }
-  });
+Operands<T> operands(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& allowed, double scale) {
+  Operands<T> p{};
+  p.s = dims_of(q, allowed);
+  p.scale = static_cast<T>(scale);
+  p.q = q.data<T>();
+  p.k = k.data<T>();
+  p.v = v.data<T>();
+  p.allowed = &allowed;
+  p.q_at = head_rows(q);
+  p.k_at = head_rows(k);
+  p.v_at = head_rows(v);
+  return p;
 }
 
 }  // namespace
@@ -148,7 +269,12 @@ void backward(const Tensor& grad, const Tensor& q, const Tensor& k, const Tensor
 void window_attention_forward_cpu(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& allowed,
                                   double scale, const Tensor& out, const Tensor& probabilities) {
   dispatch_floating(q.dtype(), "window_attention", [&](auto tag) {
-    forward<typename decltype(tag)::type>(q, k, v, allowed, scale, out, probabilities);
+    using T = typename decltype(tag)::type;
+    Operands<T> p = operands<T>(q, k, v, allowed, scale);
+    p.out = out.data<T>();
+    p.out_at = head_rows(out);
+    p.out_probs = probabilities.data<T>();
+    for_each_head<ForwardScratch<T>>(p.s, [&p](int64_t g, ForwardScratch<T>& w) { forward_head(p, g, w); });
   });
 }
 
@@ -156,7 +282,18 @@ void window_attention_backward_cpu(const Tensor& grad, const Tensor& q, const Te
                                    const Tensor& allowed, const Tensor& probabilities, double scale,
                                    const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v) {
   dispatch_floating(q.dtype(), "window_attention_backward", [&](auto tag) {
-    backward<typename decltype(tag)::type>(grad, q, k, v, allowed, probabilities, scale, grad_q, grad_k, grad_v);
+    using T = typename decltype(tag)::type;
+    Operands<T> p = operands<T>(q, k, v, allowed, scale);
+    p.g = grad.data<T>();
+    p.g_at = head_rows(grad);
+    p.probs = probabilities.data<T>();
+    p.dq = grad_q.data<T>();
+    p.dq_at = head_rows(grad_q);
+    p.dk = grad_k.data<T>();
+    p.dk_at = head_rows(grad_k);
+    p.dv = grad_v.data<T>();
+    p.dv_at = head_rows(grad_v);
+    for_each_head<BackwardScratch<T>>(p.s, [&p](int64_t g, BackwardScratch<T>& w) { backward_head(p, g, w); });
   });
 }
 
