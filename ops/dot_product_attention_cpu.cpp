@@ -14,6 +14,7 @@
 #include "attn/engine/cpu_loops.h"
 #include "attn/ops/attention_rows.h"
 #include "attn/ops/dot_product_attention_kernels.h"
+#include "attn/ops/head_panels.h"
 #include "attn/ops/panel_product.h"
 
 namespace attn {
@@ -48,40 +49,6 @@ struct Panels {
         d(round_up(std::max<int64_t>(s.d, 1), kPanelCols)) {}
 };
 
-// Rows [0, rows) of one head of x into a zero-padded [.., ld] panel, row r
-// kept only where keep(r) (the others stay zero).
-template <class T, class Keep>
-void rows_to_panel(const T* x, const HeadRows& at, int64_t b, int64_t c, int64_t rows, int64_t d, const Keep& keep,
-                   T* panel, int64_t ld) {
-  for (int64_t r = 0; r < rows; ++r)
-    if (keep(r)) std::copy(x + at.at(b, c, r), x + at.at(b, c, r) + d, panel + r * ld);
-}
-
-// The same rows transposed: panel[l * ld + r] = x[row r][l].
-template <class T, class Keep>
-void rows_to_transposed_panel(const T* x, const HeadRows& at, int64_t b, int64_t c, int64_t rows, int64_t d,
-                              const Keep& keep, T* panel, int64_t ld) {
-  for (int64_t r = 0; r < rows; ++r) {
-    if (!keep(r)) continue;
-    const T* row = x + at.at(b, c, r);
-    for (int64_t l = 0; l < d; ++l) panel[l * ld + r] = row[l];
-  }
-}
-
-// Zeroes the panel rows [0, rows) that keep(r) rejects.
-template <class T, class Keep>
-void zero_rows_not_kept(int64_t rows, const Keep& keep, T* panel, int64_t ld) {
-  for (int64_t r = 0; r < rows; ++r)
-    if (!keep(r)) std::fill(panel + r * ld, panel + (r + 1) * ld, T(0));
-}
-
-// out[c * ld_out + r] = in[r * ld_in + c] for an rows x cols block.
-template <class T>
-void transpose_panel(const T* in, int64_t ld_in, int64_t rows, int64_t cols, T* out, int64_t ld_out) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) out[c * ld_out + r] = in[r * ld_in + c];
-}
-
 template <class T>
 struct Operands {
   Dims s;
@@ -93,7 +60,8 @@ struct Operands {
 };
 
 // A task's panels, zero-filled once: the products read padding that is
-// never written, and the rows of keys that are not valid are zeroed per head.
+// never written, and the rows of keys that are not valid are zeroed per head
+// (ops/head_panels.h).
 template <class T>
 struct ForwardScratch {
   Panels<T> pn;
@@ -107,14 +75,11 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t b, int64_t c, F
   const Dims& s = p.s;
   const Panels<T>& pn = w.pn;
   const uint8_t* ok = p.valid + b * s.nk;
-  auto all = [](int64_t) { return true; };
-  auto valid = [ok](int64_t i) { return ok[i] != 0; };
-  rows_to_panel(p.q, p.q_at, b, c, s.nq, s.d, all, w.q.data(), pn.d);
-  // Scores of keys that are not valid are computed from stale columns and
-  // selected away by the softmax; their value rows must be zero for P V.
-  rows_to_transposed_panel(p.k, p.k_at, b, c, s.nk, s.d, valid, w.kt.data(), pn.nk);
-  rows_to_panel(p.v, p.v_at, b, c, s.nk, s.d, valid, w.v.data(), pn.d);
-  zero_rows_not_kept(s.nk, valid, w.v.data(), pn.d);
+  head_rows_to_panel(p.q, p.q_at, b, c, s.nq, s.d, nullptr, 0, w.q.data(), pn.d);
+  // Keys that are not valid are zero columns of k^T and zero rows of v; the
+  // softmax also selects their scores away.
+  head_rows_to_transposed_panel(p.k, p.k_at, b, c, s.nk, s.d, ok, 0, w.kt.data(), pn.nk);
+  head_rows_to_panel(p.v, p.v_at, b, c, s.nk, s.d, ok, 0, w.v.data(), pn.d);
   panel_product(pn.nq, pn.nk, s.d, w.q.data(), pn.d, w.kt.data(), pn.nk, w.scores.data(), pn.nk);
   for (int64_t j = 0; j < s.nq; ++j) {
     T* row = w.scores.data() + j * pn.nk;
@@ -155,13 +120,10 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t b, int64_t c, 
   const Dims& s = p.s;
   const Panels<T>& pn = w.pn;
   const uint8_t* ok = p.valid + b * s.nk;
-  auto all = [](int64_t) { return true; };
-  auto valid = [ok](int64_t i) { return ok[i] != 0; };
-  rows_to_panel(p.q, p.q_at, b, c, s.nq, s.d, all, w.q.data(), pn.d);
-  rows_to_panel(p.g, p.g_at, b, c, s.nq, s.d, all, w.g.data(), pn.d);
-  rows_to_panel(p.k, p.k_at, b, c, s.nk, s.d, valid, w.k.data(), pn.d);
-  zero_rows_not_kept(s.nk, valid, w.k.data(), pn.d);  // dS is 0 there; dS K must not meet stale rows
-  rows_to_transposed_panel(p.v, p.v_at, b, c, s.nk, s.d, valid, w.vt.data(), pn.nk);
+  head_rows_to_panel(p.q, p.q_at, b, c, s.nq, s.d, nullptr, 0, w.q.data(), pn.d);
+  head_rows_to_panel(p.g, p.g_at, b, c, s.nq, s.d, nullptr, 0, w.g.data(), pn.d);
+  head_rows_to_panel(p.k, p.k_at, b, c, s.nk, s.d, ok, 0, w.k.data(), pn.d);
+  head_rows_to_transposed_panel(p.v, p.v_at, b, c, s.nk, s.d, ok, 0, w.vt.data(), pn.nk);
   for (int64_t j = 0; j < s.nq; ++j) {
     const T* row = p.probs + ((b * s.heads + c) * s.nq + j) * s.nk;
     std::copy(row, row + s.nk, w.probs.data() + j * pn.nk);

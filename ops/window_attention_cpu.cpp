@@ -19,6 +19,7 @@
 
 #include "attn/engine/cpu_loops.h"
 #include "attn/ops/attention_rows.h"
+#include "attn/ops/head_panels.h"
 #include "attn/ops/panel_product.h"
 #include "attn/ops/window_attention_kernels.h"
 
@@ -83,31 +84,6 @@ void attended_keys(const Dims& s, const uint8_t* mask, std::vector<uint8_t>& ban
   }
 }
 
-// Head rows into a panel, row r at panel row r + offset (kept rows only; the
-// others are zeroed when zero_others, else left as they are).
-template <class T>
-void rows_to_panel(const T* x, const HeadRows& at, int64_t b, int64_t c, const Dims& s, const uint8_t* keep,
-                   int64_t offset, bool zero_others, T* panel, int64_t ld) {
-  for (int64_t r = 0; r < s.n; ++r) {
-    T* dst = panel + (r + offset) * ld;
-    if (!keep || keep[r]) {
-      std::copy(x + at.at(b, c, r), x + at.at(b, c, r) + s.d, dst);
-    } else if (zero_others) {
-      std::fill(dst, dst + ld, T(0));
-    }
-  }
-}
-
-// The same, transposed: panel[l * ld + r + offset] = x[row r][l].
-template <class T>
-void rows_to_transposed_panel(const T* x, const HeadRows& at, int64_t b, int64_t c, const Dims& s, const uint8_t* keep,
-                              int64_t offset, T* panel, int64_t ld) {
-  for (int64_t r = 0; r < s.n; ++r) {
-    const T* row = x + at.at(b, c, r);
-    for (int64_t l = 0; l < s.d; ++l) panel[l * ld + r + offset] = keep[r] ? row[l] : T(0);
-  }
-}
-
 // A task's panels, zero-filled once. In a block's window, query j = j0 + r's
 // band offset t is column r + t.
 template <class T>
@@ -144,9 +120,9 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t g, ForwardScrat
   const int64_t b = g / s.heads, c = g % s.heads;
   const uint8_t* mask = mask_of(*p.allowed, s, g);
   attended_keys(s, mask, w.band, w.attended);
-  rows_to_panel(p.q, p.q_at, b, c, s, nullptr, 0, false, w.q.data(), pn.d);
-  rows_to_transposed_panel(p.k, p.k_at, b, c, s, w.attended.data(), s.R, w.kt.data(), pn.kn);
-  rows_to_panel(p.v, p.v_at, b, c, s, w.attended.data(), s.R, true, w.v.data(), pn.d);
+  head_rows_to_panel(p.q, p.q_at, b, c, s.n, s.d, nullptr, 0, w.q.data(), pn.d);
+  head_rows_to_transposed_panel(p.k, p.k_at, b, c, s.n, s.d, w.attended.data(), s.R, w.kt.data(), pn.kn);
+  head_rows_to_panel(p.v, p.v_at, b, c, s.n, s.d, w.attended.data(), s.R, w.v.data(), pn.d);
   for (int64_t j0 = 0; j0 < s.n; j0 += pn.rows) {
     panel_product(pn.rows, pn.kw, s.d, w.q.data() + j0 * pn.d, pn.d, w.kt.data() + j0, pn.kn, w.scores.data(), pn.kw);
     std::fill(w.probs.begin(), w.probs.end(), T(0));
@@ -194,10 +170,10 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t g, BackwardScr
   const int64_t b = g / s.heads, c = g % s.heads;
   const uint8_t* mask = mask_of(*p.allowed, s, g);
   attended_keys(s, mask, w.band, w.attended);
-  rows_to_panel(p.q, p.q_at, b, c, s, nullptr, 0, false, w.q.data(), pn.d);
-  rows_to_panel(p.g, p.g_at, b, c, s, nullptr, 0, false, w.g.data(), pn.d);
-  rows_to_panel(p.k, p.k_at, b, c, s, w.attended.data(), s.R, true, w.k.data(), pn.d);
-  rows_to_transposed_panel(p.v, p.v_at, b, c, s, w.attended.data(), s.R, w.vt.data(), pn.kn);
+  head_rows_to_panel(p.q, p.q_at, b, c, s.n, s.d, nullptr, 0, w.q.data(), pn.d);
+  head_rows_to_panel(p.g, p.g_at, b, c, s.n, s.d, nullptr, 0, w.g.data(), pn.d);
+  head_rows_to_panel(p.k, p.k_at, b, c, s.n, s.d, w.attended.data(), s.R, w.k.data(), pn.d);
+  head_rows_to_transposed_panel(p.v, p.v_at, b, c, s.n, s.d, w.attended.data(), s.R, w.vt.data(), pn.kn);
   std::fill(w.dk.begin(), w.dk.end(), T(0));
   std::fill(w.dv.begin(), w.dv.end(), T(0));
   for (int64_t j0 = 0; j0 < s.n; j0 += pn.rows) {
@@ -224,11 +200,8 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t g, BackwardScr
     panel_product(pn.rows, pn.d, pn.kw, w.ds.data(), pn.kw, w.k.data() + j0 * pn.d, pn.d, w.dq.data(), pn.d);
     for (int64_t r = 0; r < pn.rows && j0 + r < s.n; ++r)
       std::copy(w.dq.begin() + r * pn.d, w.dq.begin() + r * pn.d + s.d, p.dq + p.dq_at.at(b, c, j0 + r));
-    for (int64_t r = 0; r < pn.rows; ++r)
-      for (int64_t t = 0; t < pn.kw; ++t) {
-        w.ds_t[t * pn.rows + r] = w.ds[r * pn.kw + t];
-        w.probs_t[t * pn.rows + r] = w.probs[r * pn.kw + t];
-      }
+    transpose_panel(w.ds.data(), pn.kw, pn.rows, pn.kw, w.ds_t.data(), pn.rows);
+    transpose_panel(w.probs.data(), pn.kw, pn.rows, pn.kw, w.probs_t.data(), pn.rows);
     panel_product_add(pn.kw, pn.d, pn.rows, w.ds_t.data(), pn.rows, w.q.data() + j0 * pn.d, pn.d,
                       w.dk.data() + j0 * pn.d, pn.d);
     panel_product_add(pn.kw, pn.d, pn.rows, w.probs_t.data(), pn.rows, w.g.data() + j0 * pn.d, pn.d,
