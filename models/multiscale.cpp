@@ -165,11 +165,11 @@ Tensor MultiScaleAttention::forward(const Tensor& x, const Tensor& mask, const s
   // One fused call over every head: each head gets its scale's band in a
   // per-head mask, the split_heads views are read in place and the heads
   // come back in [B, n, h, d] order, so merge_heads is a view.
-  std::vector<std::vector<int64_t>> radii_of_head;  // [head][example]
+  std::vector<std::vector<int64_t>> radii_of_scale(scales_.size());  // [scale][example]
+  std::vector<std::vector<int64_t>> radii_of_head;                     // [head][example]
   for (size_t s = 0; s < scales_.size(); ++s) {
-    std::vector<int64_t> radii;
-    for (int64_t len : n_of) radii.push_back(scales_[s].radius(len));
-    radii_of_head.insert(radii_of_head.end(), static_cast<size_t>(counts_[s]), radii);
+    for (int64_t len : n_of) radii_of_scale[s].push_back(scales_[s].radius(len));
+    radii_of_head.insert(radii_of_head.end(), static_cast<size_t>(counts_[s]), radii_of_scale[s]);
   }
   const Tensor allowed = window_band_mask_per_head(mask, radii_of_head);  // [B, h, n, 2R+1]
   Tensor q = split_heads(wq_(x), heads_), k = split_heads(wk_(x), heads_), v = split_heads(wv_(x), heads_);
@@ -181,8 +181,8 @@ Tensor MultiScaleAttention::forward(const Tensor& x, const Tensor& mask, const s
   for (size_t s = 0; s < scales_.size(); ++s) {
     const int64_t c = counts_[s];
     if (c == 0) continue;
-    int64_t own = 0;
-    for (int64_t len : n_of) own = std::max(own, std::min(scales_[s].radius(len), std::max<int64_t>(n - 1, 0)));
+    int64_t own = 0;  // the scale's widest radius, capped at n - 1 as in window_band_mask
+    for (int64_t r : radii_of_scale[s]) own = std::max(own, std::min(r, std::max<int64_t>(n - 1, 0)));
     AttentionTraceScope trace_scope("scale=" + scales_[s].name());
     trace_attention("window",
                     [&] { return narrow(narrow(a.probabilities, 1, first, c), 3, reach - own, 2 * own + 1); });

@@ -22,10 +22,6 @@ Sizes sizes_of(const Tensor& q, const Tensor& k) { return {q.size(0), q.size(1),
 
 using Row = cuda::RowGroup<false>;  // one warp per query row
 
-__device__ __forceinline__ int64_t row_at(const HeadRows& r, int64_t b, int64_t c, int64_t j) {
-  return b * r.batch + c * r.head + j * r.row;
-}
-
 template <class T>
 __device__ __forceinline__ T dot(const T* a, const T* b, int64_t d) {
   T s = 0;
@@ -39,9 +35,9 @@ __global__ void forward_kernel(const T* q, const T* k, const T* v, const uint8_t
   for (int64_t r = Row::first_row(); r < z.B * z.heads * z.nq; r += Row::row_step()) {
     const int64_t j = r % z.nq, g = r / z.nq, b = g / z.heads, c = g % z.heads;
     const uint8_t* ok = valid + b * z.nk;
-    const T* qj = q + row_at(qa, b, c, j);
+    const T* qj = q + qa.at(b, c, j);
     T* p = probs + r * z.nk;
-    T* o = out + row_at(oa, b, c, j);
+    T* o = out + oa.at(b, c, j);
     // Scores of the valid keys (parked in p) and their maximum.
     T m = cuda::neg_inf<T>();
     for (int64_t i = Row::lane(); i < z.nk; i += Row::size()) {
@@ -49,7 +45,7 @@ __global__ void forward_kernel(const T* q, const T* k, const T* v, const uint8_t
         p[i] = T(0);
         continue;
       }
-      p[i] = scale * dot(qj, k + row_at(ka, b, c, i), z.d);
+      p[i] = scale * dot(qj, k + ka.at(b, c, i), z.d);
       m = p[i] > m ? p[i] : m;
     }
     m = Row::reduce(m, cuda::MaxOp{}, cuda::neg_inf<T>(), static_cast<T*>(nullptr));
@@ -67,7 +63,7 @@ __global__ void forward_kernel(const T* q, const T* k, const T* v, const uint8_t
     for (int64_t l = Row::lane(); l < z.d; l += Row::size()) {
       T acc = 0;
       for (int64_t i = 0; i < z.nk; ++i)
-        if (ok[i]) acc += p[i] * v[row_at(va, b, c, i) + l];
+        if (ok[i]) acc += p[i] * v[va.at(b, c, i) + l];
       o[l] = acc;
     }
     __syncwarp();
@@ -81,7 +77,7 @@ __global__ void grad_queries_kernel(const T* grad, const T* k, const T* v, const
   for (int64_t r = Row::first_row(); r < z.B * z.heads * z.nq; r += Row::row_step()) {
     const int64_t j = r % z.nq, g = r / z.nq, b = g / z.heads, c = g % z.heads;
     const uint8_t* ok = valid + b * z.nk;
-    const T* gj = grad + row_at(ga, b, c, j);
+    const T* gj = grad + ga.at(b, c, j);
     const T* p = probs + r * z.nk;
     T* dsr = ds + r * z.nk;
     // dP parked in ds; delta = sum_i P dP over the valid keys.
@@ -91,18 +87,18 @@ __global__ void grad_queries_kernel(const T* grad, const T* k, const T* v, const
         dsr[i] = T(0);
         continue;
       }
-      dsr[i] = dot(gj, v + row_at(va, b, c, i), z.d);
+      dsr[i] = dot(gj, v + va.at(b, c, i), z.d);
       delta += p[i] * dsr[i];
     }
     delta = Row::reduce(delta, cuda::SumOp{}, T(0), static_cast<T*>(nullptr));
     for (int64_t i = Row::lane(); i < z.nk; i += Row::size())
       if (ok[i]) dsr[i] = scale * p[i] * (dsr[i] - delta);
     __syncwarp();  // every lane reads the whole row of ds below
-    T* dq = gq + row_at(dqa, b, c, j);
+    T* dq = gq + dqa.at(b, c, j);
     for (int64_t l = Row::lane(); l < z.d; l += Row::size()) {
       T acc = 0;
       for (int64_t i = 0; i < z.nk; ++i)
-        if (ok[i]) acc += dsr[i] * k[row_at(ka, b, c, i) + l];
+        if (ok[i]) acc += dsr[i] * k[ka.at(b, c, i) + l];
       dq[l] = acc;
     }
     __syncwarp();
@@ -118,12 +114,12 @@ __global__ void grad_keys_kernel(const T* grad, const T* q, const uint8_t* valid
     if (valid[b * z.nk + i]) {
       for (int64_t j = 0; j < z.nq; ++j) {
         const int64_t pr = (g * z.nq + j) * z.nk + i;
-        sum_k += ds[pr] * q[row_at(qa, b, c, j) + l];
-        sum_v += probs[pr] * grad[row_at(ga, b, c, j) + l];
+        sum_k += ds[pr] * q[qa.at(b, c, j) + l];
+        sum_v += probs[pr] * grad[ga.at(b, c, j) + l];
       }
     }
-    gk[row_at(dka, b, c, i) + l] = sum_k;
-    gv[row_at(dva, b, c, i) + l] = sum_v;
+    gk[dka.at(b, c, i) + l] = sum_k;
+    gv[dva.at(b, c, i) + l] = sum_v;
   }
 }
 

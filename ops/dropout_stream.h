@@ -8,7 +8,7 @@
 #pragma once
 #include <cstdint>
 
-#include "attn/ops/unary_math.h"  // ATTN_HD
+#include "attn/ops/host_device.h"
 
 namespace attn {
 namespace dropout_stream {

@@ -6,14 +6,15 @@
 #include <cstdint>
 
 #include "attn/engine/tensor.h"
+#include "attn/ops/host_device.h"
 
 namespace attn {
 
 // Where row j of head (b, c) starts, in elements from the data pointer:
-// b * batch + c * head + j * row. Plain fields, so device code can read them.
+// b * batch + c * head + j * row. Host and device code both call at().
 struct HeadRows {
   int64_t batch, head, row;
-  int64_t at(int64_t b, int64_t c, int64_t j) const { return b * batch + c * head + j * row; }
+  ATTN_HD int64_t at(int64_t b, int64_t c, int64_t j) const { return b * batch + c * head + j * row; }
 };
 inline HeadRows head_rows(const Tensor& t) { return {t.strides()[0], t.strides()[1], t.strides()[2]}; }
 

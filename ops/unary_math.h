@@ -4,13 +4,8 @@
 #pragma once
 #include <cmath>
 
+#include "attn/ops/host_device.h"
 #include "attn/ops/unary.h"
-
-#ifdef __CUDACC__
-#define ATTN_HD __host__ __device__ inline
-#else
-#define ATTN_HD inline
-#endif
 
 namespace attn {
 namespace unary_math {

@@ -25,7 +25,7 @@ Sizes sizes_of(const Tensor& q, const Tensor& allowed) {
 
 // Row j of head g = (b, c) of an operand, through its strides.
 __device__ __forceinline__ int64_t row_at(const HeadRows& r, const Sizes& z, int64_t g, int64_t j) {
-  return (g / z.heads) * r.batch + (g % z.heads) * r.head + j * r.row;
+  return r.at(g / z.heads, g % z.heads, j);
 }
 
 using Row = cuda::RowGroup<false>;  // one warp per query row
