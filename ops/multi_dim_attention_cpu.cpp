@@ -55,22 +55,39 @@ void valid_keys(const uint8_t* mask_row, int64_t nk, std::vector<int64_t>& keys)
 // it through a = 2u and r = 1 / (1 + e^a):
 //   tanh(u) = 1 - 2r, so l = c - 2c r and two scores differ by 2c (r' - r);
 //   1 - tanh(u)^2 = 4 e^a r^2, with no cancellation where tanh saturates.
-// That is one exp and one division per score, with no tanh polynomial and
-// no score buffer: the softmax shift is the row's largest score, which sits
-// at the largest key value (tanh is increasing), so it costs a max over keys.
-// |a| is clamped to 60: tanh(30) rounds to 1 in float64 as well, and
-// e^60 r^2 stays a normal number. The clamp turns NaN into a number, so the
-// callers select NaN back in.
+// No tanh polynomial and no score buffer: the softmax shift is the row's
+// largest score, which sits at the largest key value (tanh is increasing),
+// so it costs a max over keys.
+//
+// e^a = e^(2q/c) e^(2k/c), so a task whose 2q/c and 2k/c all lie within
+// +-kFactorLimit computes those n x w factors once and each pair's e^a is a
+// product: per pair one exp (the softmax weight) and a division instead of
+// two exps. The factors are float64 and their product is rounded once to T,
+// so e^a is as accurate as one exp of a (three float32 roundings made the
+// float32 backward 2-3x less accurate at c = 50); it stays a normal number in
+// float32 (e^+-80). Other tasks (a huge or NaN operand) take the exact form, which clamps |a| to 60:
+// tanh(30) rounds to 1 in float64 as well, and e^60 r^2 stays a normal
+// number. The clamp turns NaN into a number, so that form selects NaN back in.
+constexpr double kFactorLimit = 40;
+
 template <class T>
 struct Logistic {
   T e, r;  // e^a and 1 / (1 + e^a)
 };
 
-template <class T>
-inline __attribute__((always_inline)) Logistic<T> logistic_of(T a) {
-  const T above = a > T(-60) ? a : T(-60);
-  const T e = vector_math::exp_in_range(above < T(60) ? above : T(60));
-  return {e, T(1) / (T(1) + e)};
+// A pair's logistic from its two operands: e^(2q/c) and e^(2k/c) (float64)
+// when kFactored, q and k otherwise.
+template <bool kFactored, class S, class T>
+inline __attribute__((always_inline)) Logistic<T> pair_logistic(S x, S y, T two_inv_c) {
+  if constexpr (kFactored) {
+    const T e = static_cast<T>(x * y);
+    return {e, T(1) / (T(1) + e)};
+  } else {
+    const T a = (x + y) * two_inv_c;
+    const T above = a > T(-60) ? a : T(-60);
+    const T e = vector_math::exp_in_range(above < T(60) ? above : T(60));
+    return {e, T(1) / (T(1) + e)};
+  }
 }
 
 // e^x for a shifted score x <= 0; below the normal range the weight is e^lo,
@@ -81,25 +98,61 @@ inline __attribute__((always_inline)) T exp_of_shifted(T x) {
   return vector_math::exp_in_range(x > lo ? x : lo);
 }
 
-// r of each feature's largest score in a query row: the row's softmax shift.
+// Where a task reads the operands of its query rows and key rows: q and k
+// in place (S = T, stride d), or the task's own factor rows (S = double,
+// stride w).
+template <class S>
+struct PairOperands {
+  const S* q;
+  int64_t q_stride;
+  const S* k;
+  int64_t k_stride;
+};
+
+// Fills factors (rows x w) with e^(2x/c) of a block of rows; false when some
+// |2x/c| exceeds kFactorLimit or is NaN, and then the factors are unusable.
 template <class T>
-inline __attribute__((always_inline)) void shift_row(int64_t w, T two_inv_c, const T* __restrict q,
-                                                      const T* __restrict key_max, T* __restrict r_max) {
-  for (int64_t f = 0; f < w; ++f) r_max[f] = logistic_of((q[f] + key_max[f]) * two_inv_c).r;
+inline __attribute__((always_inline)) bool exp_factors(const T* __restrict x, int64_t rows, int64_t stride, int64_t w,
+                                                       double two_inv_c, double* __restrict factors) {
+  const double limit = kFactorLimit;
+  for (int64_t r = 0; r < rows; ++r) {
+    int in_range = 1;
+    for (int64_t f = 0; f < w; ++f) {
+      const double a = static_cast<double>(x[r * stride + f]) * two_inv_c;
+      in_range &= (a >= -limit) & (a <= limit);  // NaN fails both
+      factors[r * w + f] = vector_math::exp_f64_in_range(a > -limit ? (a < limit ? a : limit) : -limit);
+    }
+    if (!in_range) return false;
+  }
+  return true;
+}
+
+// Each feature's largest key operand over a query row's keys (max k and max
+// e^(2k/c) are at the same key), and the r of that largest score: the row's
+// softmax shift.
+template <bool kFactored, class S, class T>
+inline __attribute__((always_inline)) void shift_row(int64_t w, T two_inv_c, const PairOperands<S>& in,
+                                                     const S* __restrict q, const std::vector<int64_t>& keys,
+                                                     S* __restrict key_max, T* __restrict r_max) {
+  for (int64_t f = 0; f < w; ++f) key_max[f] = -std::numeric_limits<S>::infinity();
+  for (int64_t j : keys) {
+    const S* k = in.k + j * in.k_stride;
+    for (int64_t f = 0; f < w; ++f) key_max[f] = key_max[f] < k[f] ? k[f] : key_max[f];
+  }
+  for (int64_t f = 0; f < w; ++f) r_max[f] = pair_logistic<kFactored>(q[f], key_max[f], two_inv_c).r;
 }
 
 // Adds one key's softmax weights e^(l - l_max) and weighted values to the
 // running sums. The key of the largest score gives exactly e^0 = 1 (the same
-// a, so the same r), hence z >= 1.
-template <class T>
-inline __attribute__((always_inline)) void accumulate_row(int64_t w, T two_c, T two_inv_c, const T* __restrict q,
-                                                           const T* __restrict k, const T* __restrict r_max,
-                                                           const T* __restrict v, T* __restrict z,
-                                                           T* __restrict acc) {
+// operands, so the same r), hence z >= 1.
+template <bool kFactored, class S, class T>
+inline __attribute__((always_inline)) void accumulate_row(int64_t w, T two_c, T two_inv_c, const S* __restrict q,
+                                                          const S* __restrict k, const T* __restrict r_max,
+                                                          const T* __restrict v, T* __restrict z, T* __restrict acc) {
   for (int64_t f = 0; f < w; ++f) {
-    const T a = (q[f] + k[f]) * two_inv_c;
-    const T e = exp_of_shifted(two_c * (r_max[f] - logistic_of(a).r));
-    const T weight = vector_math::is_nan(a) ? a : e;
+    const T e = exp_of_shifted(two_c * (r_max[f] - pair_logistic<kFactored>(q[f], k[f], two_inv_c).r));
+    T weight = e;
+    if constexpr (!kFactored) weight = vector_math::is_nan(q[f] + k[f]) ? q[f] + k[f] : e;
     z[f] += weight;
     acc[f] += weight * v[f];
   }
@@ -107,17 +160,19 @@ inline __attribute__((always_inline)) void accumulate_row(int64_t w, T two_c, T 
 
 // The backward terms of one (query row, key row) pair over w features;
 // shift = c - log_norm, so shift - 2c r = l - log_norm = log P.
-template <class T>
-inline __attribute__((always_inline)) void backward_pair(int64_t w, T two_c, T two_inv_c, const T* __restrict q,
-                                                          const T* __restrict g, const T* __restrict o,
-                                                          const T* __restrict shift, const T* __restrict k,
-                                                          const T* __restrict v, T* __restrict dq,
-                                                          T* __restrict dk, T* __restrict dv) {
+template <bool kFactored, class S, class T>
+inline __attribute__((always_inline)) void backward_pair(int64_t w, T two_c, T two_inv_c, const S* __restrict q,
+                                                         const T* __restrict g, const T* __restrict o,
+                                                         const T* __restrict shift, const S* __restrict k,
+                                                         const T* __restrict v, T* __restrict dq, T* __restrict dk,
+                                                         T* __restrict dv) {
   for (int64_t f = 0; f < w; ++f) {
-    const Logistic<T> s = logistic_of((q[f] + k[f]) * two_inv_c);
+    const Logistic<T> s = pair_logistic<kFactored>(q[f], k[f], two_inv_c);
     const T log_p = shift[f] - two_c * s.r;
+    T p = exp_of_shifted(log_p);
     // A NaN operand of this pair made the forward's log_norm NaN.
-    const T gp = g[f] * (vector_math::is_nan(log_p) ? log_p : exp_of_shifted(log_p));
+    if constexpr (!kFactored) p = vector_math::is_nan(log_p) ? log_p : p;
+    const T gp = g[f] * p;
     dv[f] += gp;
     const T dpre = gp * (v[f] - o[f]) * (T(4) * s.e * s.r * s.r);
     dq[f] += dpre;
@@ -130,17 +185,48 @@ template <class T>
 struct Operands {
   Dims s;
   T c, two_c, two_inv_c;
+  double factor_scale;  // 2 / c, the factors' exponent per operand
   const T *q, *k, *v, *g, *o, *log_norm;
   const uint8_t* mask;
   T *out, *out_log_norm, *dq, *dk, *dv;
 };
 
+// A task's per-block scratch: the factor rows, when its operands allow them.
 template <class T>
-ATTN_SIMD_CLONES void forward_task(const Operands<T>& p, int64_t b, int64_t f0, int64_t f1) {
+struct TaskFactors {
+  std::vector<double> q, k;
+  bool usable = false;
+};
+
+template <class T>
+inline __attribute__((always_inline)) TaskFactors<T> factors_of(const Operands<T>& p, int64_t b, int64_t f0,
+                                                                int64_t w) {
   const Dims& s = p.s;
-  const int64_t w = f1 - f0;
+  TaskFactors<T> t;
+  t.q.resize(s.nq * w);
+  t.k.resize(s.nk * w);
+  t.usable = exp_factors(p.q + b * s.nq * s.d + f0, s.nq, s.d, w, p.factor_scale, t.q.data()) &&
+             exp_factors(p.k + b * s.nk * s.d + f0, s.nk, s.d, w, p.factor_scale, t.k.data());
+  return t;
+}
+
+template <class T>
+PairOperands<T> operands_in_place(const Operands<T>& p, int64_t b, int64_t f0) {
+  return {p.q + b * p.s.nq * p.s.d + f0, p.s.d, p.k + b * p.s.nk * p.s.d + f0, p.s.d};
+}
+
+template <class T>
+PairOperands<double> factor_operands(const TaskFactors<T>& t, int64_t w) {
+  return {t.q.data(), w, t.k.data(), w};
+}
+
+template <bool kFactored, class S, class T>
+inline __attribute__((always_inline)) void forward_rows(const Operands<T>& p, const PairOperands<S>& in, int64_t b,
+                                                        int64_t f0, int64_t w) {
+  const Dims& s = p.s;
   std::vector<int64_t> keys;
-  std::vector<T> key_max(w), r_max(w), z(w), acc(w);
+  std::vector<S> key_max(w);
+  std::vector<T> r_max(w), z(w), acc(w);
   for (int64_t i = 0; i < s.nq; ++i) {
     const int64_t row = (b * s.nq + i) * s.d + f0;
     valid_keys(p.mask + (b * s.nq + i) * s.nk, s.nk, keys);
@@ -149,19 +235,13 @@ ATTN_SIMD_CLONES void forward_task(const Operands<T>& p, int64_t b, int64_t f0, 
       std::fill(p.out_log_norm + row, p.out_log_norm + row + w, T(0));
       continue;
     }
-    std::fill(key_max.begin(), key_max.end(), -std::numeric_limits<T>::infinity());
-    for (int64_t j : keys) {
-      const T* k = p.k + (b * s.nk + j) * s.d + f0;
-      for (int64_t f = 0; f < w; ++f) key_max[f] = key_max[f] < k[f] ? k[f] : key_max[f];
-    }
-    shift_row(w, p.two_inv_c, p.q + row, key_max.data(), r_max.data());
+    const S* q = in.q + i * in.q_stride;
+    shift_row<kFactored>(w, p.two_inv_c, in, q, keys, key_max.data(), r_max.data());
     std::fill(z.begin(), z.end(), T(0));
     std::fill(acc.begin(), acc.end(), T(0));
-    for (int64_t j : keys) {
-      const int64_t key_row = (b * s.nk + j) * s.d + f0;
-      accumulate_row(w, p.two_c, p.two_inv_c, p.q + row, p.k + key_row, r_max.data(), p.v + key_row, z.data(),
-                     acc.data());
-    }
+    for (int64_t j : keys)
+      accumulate_row<kFactored>(w, p.two_c, p.two_inv_c, q, in.k + j * in.k_stride, r_max.data(),
+                                p.v + (b * s.nk + j) * s.d + f0, z.data(), acc.data());
     for (int64_t f = 0; f < w; ++f) {
       p.out[row + f] = acc[f] / z[f];
       p.out_log_norm[row + f] = (p.c - p.two_c * r_max[f]) + std::log(z[f]);  // l_max + log z
@@ -169,10 +249,10 @@ ATTN_SIMD_CLONES void forward_task(const Operands<T>& p, int64_t b, int64_t f0, 
   }
 }
 
-template <class T>
-ATTN_SIMD_CLONES void backward_task(const Operands<T>& p, int64_t b, int64_t f0, int64_t f1) {
+template <bool kFactored, class S, class T>
+inline __attribute__((always_inline)) void backward_rows(const Operands<T>& p, const PairOperands<S>& in, int64_t b,
+                                                         int64_t f0, int64_t w) {
   const Dims& s = p.s;
-  const int64_t w = f1 - f0;
   for (int64_t j = 0; j < s.nk; ++j) {
     const int64_t row = (b * s.nk + j) * s.d + f0;
     std::fill(p.dk + row, p.dk + row + w, T(0));
@@ -185,23 +265,44 @@ ATTN_SIMD_CLONES void backward_task(const Operands<T>& p, int64_t b, int64_t f0,
     valid_keys(p.mask + (b * s.nq + i) * s.nk, s.nk, keys);
     std::fill(dq.begin(), dq.end(), T(0));
     for (int64_t f = 0; f < w; ++f) shift[f] = p.c - p.log_norm[row + f];
+    const S* q = in.q + i * in.q_stride;
     for (int64_t j : keys) {
       const int64_t key_row = (b * s.nk + j) * s.d + f0;
-      backward_pair(w, p.two_c, p.two_inv_c, p.q + row, p.g + row, p.o + row, shift.data(), p.k + key_row,
-                    p.v + key_row, dq.data(), p.dk + key_row, p.dv + key_row);
+      backward_pair<kFactored>(w, p.two_c, p.two_inv_c, q, p.g + row, p.o + row, shift.data(), in.k + j * in.k_stride,
+                               p.v + key_row, dq.data(), p.dk + key_row, p.dv + key_row);
     }
     std::copy(dq.begin(), dq.end(), p.dq + row);
   }
 }
 
 template <class T>
-Operands<T> operands(const Tensor& query, const Tensor& key, const Tensor& values, const Tensor& mask,
-                     double scale_c) {
+ATTN_SIMD_CLONES void forward_task(const Operands<T>& p, int64_t b, int64_t f0, int64_t f1) {
+  const int64_t w = f1 - f0;
+  const TaskFactors<T> t = factors_of(p, b, f0, w);
+  if (t.usable)
+    forward_rows<true>(p, factor_operands(t, w), b, f0, w);
+  else
+    forward_rows<false>(p, operands_in_place(p, b, f0), b, f0, w);
+}
+
+template <class T>
+ATTN_SIMD_CLONES void backward_task(const Operands<T>& p, int64_t b, int64_t f0, int64_t f1) {
+  const int64_t w = f1 - f0;
+  const TaskFactors<T> t = factors_of(p, b, f0, w);
+  if (t.usable)
+    backward_rows<true>(p, factor_operands(t, w), b, f0, w);
+  else
+    backward_rows<false>(p, operands_in_place(p, b, f0), b, f0, w);
+}
+
+template <class T>
+Operands<T> operands(const Tensor& query, const Tensor& key, const Tensor& values, const Tensor& mask, double scale_c) {
   Operands<T> p{};
   p.s = dims_of(query, key);
   p.c = static_cast<T>(scale_c);
   p.two_c = static_cast<T>(2 * scale_c);
   p.two_inv_c = static_cast<T>(2 / scale_c);
+  p.factor_scale = 2 / scale_c;
   p.q = query.data<T>();
   p.k = key.data<T>();
   p.v = values.data<T>();
@@ -211,8 +312,8 @@ Operands<T> operands(const Tensor& query, const Tensor& key, const Tensor& value
 
 }  // namespace
 
-void multi_dim_attention_forward_cpu(const Tensor& query, const Tensor& key, const Tensor& values,
-                                     const Tensor& mask, double scale_c, const Tensor& out, const Tensor& log_norm) {
+void multi_dim_attention_forward_cpu(const Tensor& query, const Tensor& key, const Tensor& values, const Tensor& mask,
+                                     double scale_c, const Tensor& out, const Tensor& log_norm) {
   dispatch_floating(query.dtype(), "multi_dim_attention", [&](auto tag) {
     using T = typename decltype(tag)::type;
     Operands<T> p = operands<T>(query, key, values, mask, scale_c);
@@ -222,10 +323,9 @@ void multi_dim_attention_forward_cpu(const Tensor& query, const Tensor& key, con
   });
 }
 
-void multi_dim_attention_backward_cpu(const Tensor& grad, const Tensor& query, const Tensor& key,
-                                      const Tensor& values, const Tensor& mask, double scale_c, const Tensor& out,
-                                      const Tensor& log_norm, const Tensor& grad_query, const Tensor& grad_key,
-                                      const Tensor& grad_values) {
+void multi_dim_attention_backward_cpu(const Tensor& grad, const Tensor& query, const Tensor& key, const Tensor& values,
+                                      const Tensor& mask, double scale_c, const Tensor& out, const Tensor& log_norm,
+                                      const Tensor& grad_query, const Tensor& grad_key, const Tensor& grad_values) {
   dispatch_floating(query.dtype(), "multi_dim_attention_backward", [&](auto tag) {
     using T = typename decltype(tag)::type;
     Operands<T> p = operands<T>(query, key, values, mask, scale_c);

@@ -112,6 +112,44 @@ inline float sigmoid(float x) {
 
 inline double exp(double x) { return std::exp(x); }
 inline double exp_in_range(double x) { return std::exp(x); }
+
+// e^x in float64 for |x| <= 708 as plain arithmetic, so a loop over it
+// vectorises where std::exp would be a call: for float32 kernels that need a
+// product of two exps rounded once (ops/multi_dim_attention_cpu.cpp). The
+// same range reduction as the float exp (ln 2 split so that k ln2_hi is
+// exact), then Taylor terms to r^13: |r| <= ln(2) / 2 leaves a truncation
+// error below 1e-17, so the result is within a few ulp of float64.
+inline double exp_f64_in_range(double x) {
+  const double shifter = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to an integer
+  const double shifted = x * 1.4426950408889634 + shifter;
+  const double k = shifted - shifter;
+  const double r = (x - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
+  // Horner over 1/n! for n = 13 down to 0.
+  double p = 1.0 / 6227020800.0;
+  p = p * r + 1.0 / 479001600.0;
+  p = p * r + 1.0 / 39916800.0;
+  p = p * r + 1.0 / 3628800.0;
+  p = p * r + 1.0 / 362880.0;
+  p = p * r + 1.0 / 40320.0;
+  p = p * r + 1.0 / 5040.0;
+  p = p * r + 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  // shifted's bits are the shifter's plus k (one ulp of it is 1), so 2^k is
+  // built with integer arithmetic that vectorises without AVX-512.
+  int64_t shifted_bits, shifter_bits;
+  std::memcpy(&shifted_bits, &shifted, sizeof shifted_bits);
+  std::memcpy(&shifter_bits, &shifter, sizeof shifter_bits);
+  const uint64_t scale_bits = static_cast<uint64_t>(shifted_bits - shifter_bits + 1023) << 52;  // |k| <= 1022
+  double scale;
+  std::memcpy(&scale, &scale_bits, sizeof scale);
+  return p * scale;
+}
+
 inline bool is_nan(double x) {
   uint64_t bits;
   std::memcpy(&bits, &x, sizeof bits);

@@ -71,6 +71,30 @@ TEST(MultiDimAttention, FusedMatchesTheMaterialisedScoresWithPaddingAndDirection
   }
 }
 
+// The CPU kernel computes e^a as e^(2q/c) e^(2k/c) where every |2q/c| and
+// |2k/c| of a (batch, feature block) task is at most 40, and exactly
+// otherwise. Batch 0 here has |q| up to 150 (2q/c up to 60 at c = 5) with
+// k = -q + noise, so its diagonal pairs are not saturated; batch 1 is in
+// range. Both paths must match the materialised scores in one call.
+TEST(MultiDimAttention, OperandsOutsideTheFactorRangeMatchTheMaterialisedScores) {
+  const int64_t B = 2, n = 5, d = 70;
+  Tensor scale = from_vector({150.0, 1.0}, {B, 1, 1}, DType::F64);
+  Tensor q = mul(random_input({B, n, d}, 31), scale).detach();
+  Tensor k = add(mul(q, from_vector({-1.0, 0.0}, {B, 1, 1}, DType::F64)), random_input({B, n, d}, 32)).detach();
+  EXPECT_GT(max_abs(q), 100.0);  // 2q/c > 40: batch 0 leaves the factored form
+  std::vector<Tensor> leaves{random_input({B, n, d}, 33), q.set_requires_grad(true), k.set_requires_grad(true),
+                             random_input({d}, 34)};
+  Tensor mask = pair_mask(length_mask({5, 5}, n), direction_mask(n, Direction::None));
+  Tensor weights = random_input({B, n, d}, 35).detach();
+  AttentionRun fused = run_attention(false, leaves, mask, weights);
+  AttentionRun reference = run_attention(true, leaves, mask, weights);
+  EXPECT_LT(max_abs_diff(fused.out, reference.out), 1e-12);
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    EXPECT_LT(max_abs_diff(fused.grads[i], reference.grads[i]), 1e-11) << "leaf " << i;
+    EXPECT_GT(max_abs(fused.grads[i]), 1e-3) << "leaf " << i;
+  }
+}
+
 TEST(MultiDimAttention, Float32MatchesFloat64) {
   const int64_t B = 2, nq = 5, nk = 7, d = 33;
   Tensor q = random_input({B, nq, d}, 11).detach(), k = random_input({B, nk, d}, 12).detach();

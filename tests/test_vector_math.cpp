@@ -46,6 +46,20 @@ TEST(VectorMath, ExpIsWithinFourUlpOverTheNormalRange) {
   EXPECT_GT(worst, 0.0);  // it is an approximation: a zero would mean the test compared the library with itself
 }
 
+// The float64 exp that float32 kernels use for products of two exps rounded
+// once: a few float64 ulp over the range they use it on (and beyond).
+TEST(VectorMath, ExpF64IsWithinFourDoubleUlp) {
+  const double double_ulp = std::ldexp(1.0, -52);
+  double worst = 0;
+  for (int64_t i = 0; i <= 400000; ++i) {
+    const double x = -700.0 + 1400.0 * static_cast<double>(i) / 400000.0;
+    const double ref = std::exp(x);
+    worst = std::max(worst, std::abs(vector_math::exp_f64_in_range(x) - ref) / ref);
+  }
+  EXPECT_LT(worst, 4 * double_ulp) << "worst relative error " << worst;
+  EXPECT_EQ(vector_math::exp_f64_in_range(0.0), 1.0);
+}
+
 TEST(VectorMath, ExpLimitsAndNan) {
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(exp_at(0.0f), 1.0f);
