@@ -55,9 +55,11 @@ void valid_keys(const uint8_t* mask_row, int64_t nk, std::vector<int64_t>& keys)
 // it through a = 2u and r = 1 / (1 + e^a):
 //   tanh(u) = 1 - 2r, so l = c - 2c r and two scores differ by 2c (r' - r);
 //   1 - tanh(u)^2 = 4 e^a r^2, with no cancellation where tanh saturates.
-// No tanh polynomial and no score buffer: the softmax shift is the row's
-// largest score, which sits at the largest key value (tanh is increasing),
-// so it costs a max over keys.
+// No tanh polynomial and no score buffer. Scores lie in (-c, c), so for
+// c <= kShiftByCLimit the softmax shift is c itself (r = 0): every weight is
+// at least e^(-2c), a normal float32, and no row needs a maximum. A larger c
+// shifts by the row's largest score, which sits at the largest key value
+// (tanh is increasing), so it costs a max over keys.
 //
 // e^a = e^(2q/c) e^(2k/c), so a task whose 2q/c and 2k/c all lie within
 // +-kFactorLimit computes those n x w factors once and each pair's e^a is a
@@ -69,6 +71,7 @@ void valid_keys(const uint8_t* mask_row, int64_t nk, std::vector<int64_t>& keys)
 // tanh(30) rounds to 1 in float64 as well, and e^60 r^2 stays a normal
 // number. The clamp turns NaN into a number, so that form selects NaN back in.
 constexpr double kFactorLimit = 40;
+constexpr double kShiftByCLimit = 40;
 
 template <class T>
 struct Logistic {
@@ -142,9 +145,10 @@ inline __attribute__((always_inline)) void shift_row(int64_t w, T two_inv_c, con
   for (int64_t f = 0; f < w; ++f) r_max[f] = pair_logistic<kFactored>(q[f], key_max[f], two_inv_c).r;
 }
 
-// Adds one key's softmax weights e^(l - l_max) and weighted values to the
-// running sums. The key of the largest score gives exactly e^0 = 1 (the same
-// operands, so the same r), hence z >= 1.
+// Adds one key's softmax weights e^(l - shift) and weighted values to the
+// running sums; shift = c - 2c r_shift. Shifted by c, each weight is at least
+// e^(-2c); by the row's largest score, that key gives exactly e^0 = 1 (the
+// same operands, so the same r). Either way z > 0.
 template <bool kFactored, class S, class T>
 inline __attribute__((always_inline)) void accumulate_row(int64_t w, T two_c, T two_inv_c, const S* __restrict q,
                                                           const S* __restrict k, const T* __restrict r_max,
@@ -226,7 +230,8 @@ inline __attribute__((always_inline)) void forward_rows(const Operands<T>& p, co
   const Dims& s = p.s;
   std::vector<int64_t> keys;
   std::vector<S> key_max(w);
-  std::vector<T> r_max(w), z(w), acc(w);
+  std::vector<T> r_max(w, T(0)), z(w), acc(w);  // r of the shift
+  const bool shift_by_c = p.c <= T(kShiftByCLimit);
   for (int64_t i = 0; i < s.nq; ++i) {
     const int64_t row = (b * s.nq + i) * s.d + f0;
     valid_keys(p.mask + (b * s.nq + i) * s.nk, s.nk, keys);
@@ -236,7 +241,7 @@ inline __attribute__((always_inline)) void forward_rows(const Operands<T>& p, co
       continue;
     }
     const S* q = in.q + i * in.q_stride;
-    shift_row<kFactored>(w, p.two_inv_c, in, q, keys, key_max.data(), r_max.data());
+    if (!shift_by_c) shift_row<kFactored>(w, p.two_inv_c, in, q, keys, key_max.data(), r_max.data());
     std::fill(z.begin(), z.end(), T(0));
     std::fill(acc.begin(), acc.end(), T(0));
     for (int64_t j : keys)
@@ -244,7 +249,7 @@ inline __attribute__((always_inline)) void forward_rows(const Operands<T>& p, co
                                 p.v + (b * s.nk + j) * s.d + f0, z.data(), acc.data());
     for (int64_t f = 0; f < w; ++f) {
       p.out[row + f] = acc[f] / z[f];
-      p.out_log_norm[row + f] = (p.c - p.two_c * r_max[f]) + std::log(z[f]);  // l_max + log z
+      p.out_log_norm[row + f] = (p.c - p.two_c * r_max[f]) + std::log(z[f]);  // shift + log z
     }
   }
 }
