@@ -158,7 +158,7 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
               "in inference (forward under NoGrad) and training (forward + backward of the summed outputs),\n"
               "and records the allocator's peak bytes per step. Table on stdout, progress on stderr.\n"
               "With --profile: one training step per model and length, time and bytes by kernel op, and on the\n"
-              "CPU the step's floor: its GEMM FLOPs, fused-attention exp/tanh and other kernels' bytes at this\n"
+              "CPU the step's floor: its GEMM FLOPs, fused-attention exps and other kernels' bytes at this\n"
               "machine's measured rates (train/bench/step_floor.h).");
   std::string default_models;
   for (const std::string& name : default_bench_models()) default_models += (default_models.empty() ? "" : ",") + name;

@@ -19,7 +19,6 @@ namespace attn {
 KernelWork& operator+=(KernelWork& a, const KernelWork& b) {
   a.gemm_flops += b.gemm_flops;
   a.exps += b.exps;
-  a.tanhs += b.tanhs;
   a.bytes += b.bytes;
   return a;
 }
@@ -64,12 +63,14 @@ KernelWork kernel_work(const char* op, KernelTensors args) {
   }
   // Signatures: ops/multi_dim_attention_kernels.h, ops/separable_attention_kernels.h,
   // ops/window_attention_kernels.h.
+  // One exp per pair and pass: e^a is a product of per-row factors
+  // (ops/multi_dim_attention_cpu.cpp), the softmax weight is the exp.
   if (named(op, "multi_dim_attention")) {
-    w.exps = w.tanhs = pairs(args, 3, 0);
+    w.exps = pairs(args, 3, 0);
     return w;
   }
   if (named(op, "multi_dim_attention_backward")) {
-    w.exps = w.tanhs = pairs(args, 4, 1);
+    w.exps = pairs(args, 4, 1);
     return w;
   }
   // Window attention's dot products are multiply-adds like a GEMM's, counted
@@ -110,15 +111,12 @@ double best_seconds(int reps, const F& f) {
   return best;
 }
 
-// y = exp(x) / tanh(x) elementwise, built for AVX2 as well as the baseline
+// y = exp(x) elementwise, built for AVX2 as well as the baseline
 // like the fused kernels (ATTN_SIMD_CLONES), so the rate is the one they can
 // reach. (A float sum would not vectorise without -ffast-math: its order is
 // fixed.)
 ATTN_SIMD_CLONES void exp_into(const float* __restrict x, float* __restrict y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = vector_math::exp(x[i]);
-}
-ATTN_SIMD_CLONES void tanh_into(const float* __restrict x, float* __restrict y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = vector_math::tanh(x[i]);
 }
 
 // Elements per second (in billions) through `fn`, over all threads, on rows
@@ -144,7 +142,6 @@ double transcendental_rate(void (*fn)(const float*, float*, int64_t)) {
 MachineRates measure_machine_rates() {
   MachineRates r;
   r.exp_gper_s = transcendental_rate(exp_into);
-  r.tanh_gper_s = transcendental_rate(tanh_into);
   {
     const int64_t n = int64_t(1) << 26;  // 256 MiB of floats each way
     std::vector<float> src(static_cast<size_t>(n), 1.0f), dst(static_cast<size_t>(n));
@@ -176,7 +173,7 @@ MachineRates measure_machine_rates() {
 StepFloor step_floor(const KernelWork& work, const MachineRates& rates) {
   StepFloor f;
   f.gemm_ms = work.gemm_flops / (rates.gemm_gflops * 1e6);
-  f.transcendental_ms = work.exps / (rates.exp_gper_s * 1e6) + work.tanhs / (rates.tanh_gper_s * 1e6);
+  f.transcendental_ms = work.exps / (rates.exp_gper_s * 1e6);
   f.memory_ms = work.bytes / (rates.copy_gbytes_s * 1e6);
   return f;
 }
@@ -185,17 +182,17 @@ std::string format_rates(const MachineRates& r) {
   char line[320];
   std::snprintf(line, sizeof line,
                 "machine rates (best of 3-5, all threads): GEMM %.1f GFLOP/s (OpenBLAS threaded, float32 1024^3); "
-                "exp %.2f G/s, tanh %.2f G/s (vectorised float32, in cache); copy %.1f GB/s (read + write)\n",
-                r.gemm_gflops, r.exp_gper_s, r.tanh_gper_s, r.copy_gbytes_s);
+                "exp %.2f G/s (vectorised float32, in cache); copy %.1f GB/s (read + write)\n",
+                r.gemm_gflops, r.exp_gper_s, r.copy_gbytes_s);
   return line;
 }
 
 std::string format_floor(const KernelWork& work, const StepFloor& floor, double step_ms) {
   char line[400];
   std::snprintf(line, sizeof line,
-                "floor %.1f ms = GEMM %.2f GFLOP -> %.1f ms + fused-attention transcendentals %.1f M exp, %.1f M tanh "
+                "floor %.1f ms = GEMM %.2f GFLOP -> %.1f ms + fused-attention exps %.1f M "
                 "-> %.1f ms + other kernels' bytes %.1f MiB -> %.1f ms; step / floor = %.2f\n",
-                floor.total_ms(), work.gemm_flops / 1e9, floor.gemm_ms, work.exps / 1e6, work.tanhs / 1e6,
+                floor.total_ms(), work.gemm_flops / 1e9, floor.gemm_ms, work.exps / 1e6,
                 floor.transcendental_ms, work.bytes / (1 << 20), floor.memory_ms,
                 floor.total_ms() > 0 ? step_ms / floor.total_ms() : 0.0);
   return line;

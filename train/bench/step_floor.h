@@ -4,9 +4,9 @@
 // here; the floor is the sum of work / rate:
 //   GEMM FLOPs (matmul, linear) at OpenBLAS's own threaded rate on a square
 //     float32 product,
-//   the fused attention kernels' per-pair transcendentals (exp, or exp and
-//     tanh, over [batch, queries, keys, features]) at the rates of the
-//     engine's vectorised float32 exp and tanh over all threads,
+//   the fused attention kernels' per-pair exps (over [batch, queries, keys,
+//     features] or the window) at the rate of the engine's vectorised
+//     float32 exp over all threads,
 //   every other kernel's tensor bytes (inputs read, outputs written, each once)
 //     at the measured copy bandwidth.
 // It is a floor, not a prediction: it assumes perfect overlap-free reuse and
@@ -23,7 +23,6 @@ namespace attn {
 struct KernelWork {
   double gemm_flops = 0;
   double exps = 0;     // transcendentals of the fused attention kernels
-  double tanhs = 0;
   double bytes = 0;    // tensor bytes of every kernel that is neither of the above
 };
 KernelWork& operator+=(KernelWork& a, const KernelWork& b);
@@ -35,7 +34,6 @@ KernelWork kernel_work(const char* op, KernelTensors args);
 struct MachineRates {
   double gemm_gflops = 0;        // float32, 1024^3, OpenBLAS threaded, best of 3
   double exp_gper_s = 0;         // vectorised float32 exp, all threads, best of 5
-  double tanh_gper_s = 0;        // vectorised float32 tanh
   double copy_gbytes_s = 0;      // bytes read + written by a parallel 256 MiB copy, best of 3
 };
 MachineRates measure_machine_rates();
