@@ -52,7 +52,7 @@ AttentionRun run_attention(bool materialize, const std::vector<Tensor>& leaves, 
 }
 
 TEST(MultiDimAttention, FusedMatchesTheMaterialisedScoresWithPaddingAndDirections) {
-  const int64_t B = 3, n = 6, d = 70;  // d spans two CPU feature blocks
+  const int64_t B = 3, n = 6, d = 70;  // a batch this small splits d into CPU feature blocks
   Tensor valid = length_mask({6, 4, 0}, n);  // the third sequence is empty
   for (Direction dir : {Direction::Forward, Direction::Backward, Direction::None}) {
     Tensor mask = pair_mask(valid, direction_mask(n, dir));
