@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "attn/engine/cpu_caching_allocator.h"
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include "attn/train/cli/bench_command.h"
 #include "attn/train/bench/bench_options.h"
 #include "attn/train/bench/bench_report.h"
+#include "attn/train/bench/bench_runner.h"
 #include "attn/engine/util/cli_args.h"
 #include "attn/train/bench/op_profiler.h"
 #include "attn/engine/util/svg_chart.h"
@@ -314,6 +316,20 @@ TEST(BenchRunner, ReportsTheBytesTheCpuCacheRetains) {
   // The step's intermediates and gradients were freed into the cache, which keeps them.
   EXPECT_GT(r.cached_bytes, 0);
   EXPECT_LE(r.cached_bytes, cpu_cache_stats().limit_bytes);
+}
+
+// The faults/step column counts first touches of fresh pages: a fresh
+// anonymous mapping faults when it is written (at least once, however large
+// the pages the kernel backs it with).
+TEST(BenchRunner, MinorPageFaultsCountFirstTouches) {
+  const size_t bytes = size_t(4) << 20;
+  void* region = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(region, MAP_FAILED);
+  const int64_t before = minor_page_faults();
+  for (size_t at = 0; at < bytes; at += 4096) static_cast<volatile char*>(region)[at] = 1;
+  const int64_t after = minor_page_faults();
+  ::munmap(region, bytes);
+  EXPECT_GE(after - before, 1);
 }
 
 TEST_F(BenchEndToEnd, MemoryBudgetStopsAModel) {

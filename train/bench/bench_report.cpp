@@ -30,7 +30,8 @@ std::string csv_field(const std::string& s) {
 const std::vector<std::string>& bench_csv_columns() {
   static const std::vector<std::string> columns = {
       "model",  "mode",   "device", "batch",  "length", "features",   "reps",    "status", "median_ms",
-      "q1_ms",  "q3_ms",  "min_ms", "max_ms", "peak_bytes", "peak_mib", "rss_mib", "cache_mib", "params", "threads", "note"};
+      "q1_ms",  "q3_ms",  "min_ms", "max_ms", "peak_bytes", "peak_mib", "rss_mib", "cache_mib", "faults_per_step",
+      "params", "threads", "note"};
   return columns;
 }
 
@@ -59,6 +60,7 @@ std::string bench_csv(const std::vector<BenchResult>& results) {
                                   fixed(mib(r.peak_bytes), 1),
                                   r.rss_bytes ? fixed(mib(r.rss_bytes), 1) : std::string(),
                                   r.status == "ok" ? fixed(mib(r.cached_bytes), 1) : std::string(),
+                                  r.status == "ok" ? fixed(r.faults_per_step, 1) : std::string(),
                                   r.parameters ? std::to_string(r.parameters) : std::string(),
                                   r.threads ? std::to_string(r.threads) : std::string(),
                                   csv_field(r.note)};
@@ -70,8 +72,8 @@ std::string bench_csv(const std::vector<BenchResult>& results) {
 
 std::string bench_table_header() {
   char line[256];
-  std::snprintf(line, sizeof line, "%-12s %-5s %6s %11s %23s %11s %11s %10s %10s\n", "model", "mode", "length",
-                "median ms", "IQR ms", "min ms", "peak MiB", "RSS MiB", "cache MiB");
+  std::snprintf(line, sizeof line, "%-12s %-5s %6s %11s %23s %11s %11s %10s %10s %12s\n", "model", "mode", "length",
+                "median ms", "IQR ms", "min ms", "peak MiB", "RSS MiB", "cache MiB", "faults/step");
   return line;
 }
 
@@ -80,9 +82,10 @@ std::string bench_table_row(const BenchResult& r) {
   const BenchPoint& p = r.point;
   if (r.status == "ok") {
     const std::string iqr = fixed(r.time.q1_ms, 1) + " - " + fixed(r.time.q3_ms, 1);
-    std::snprintf(line, sizeof line, "%-12s %-5s %6lld %11.1f %23s %11.1f %11.1f %10.1f %10.1f\n", p.model.c_str(),
-                  bench_mode_name(p.mode), static_cast<long long>(p.length), r.time.median_ms, iqr.c_str(),
-                  r.time.min_ms, mib(r.peak_bytes), mib(r.rss_bytes), mib(r.cached_bytes));
+    std::snprintf(line, sizeof line, "%-12s %-5s %6lld %11.1f %23s %11.1f %11.1f %10.1f %10.1f %12.1f\n",
+                  p.model.c_str(), bench_mode_name(p.mode), static_cast<long long>(p.length), r.time.median_ms,
+                  iqr.c_str(), r.time.min_ms, mib(r.peak_bytes), mib(r.rss_bytes), mib(r.cached_bytes),
+                  r.faults_per_step);
   } else if (r.status == "over_budget") {
     std::snprintf(line, sizeof line, "%-12s %-5s %6lld   out of memory budget: %s; longer lengths skipped\n",
                   p.model.c_str(), bench_mode_name(p.mode), static_cast<long long>(p.length), r.note.c_str());

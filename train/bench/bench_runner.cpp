@@ -102,6 +102,12 @@ void run_bench_step(Encoder& encoder, const BenchInputs& inputs, BenchMode mode)
   run_bench_step_with_outputs(encoder, inputs, mode);
 }
 
+int64_t minor_page_faults() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_minflt);
+}
+
 int64_t peak_rss_bytes() {
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage);
@@ -120,18 +126,21 @@ BenchResult run_bench_point(const BenchPoint& point) {
 
   Allocator& allocator = allocator_for(point.device);
   std::vector<double> ms;
+  int64_t timed_faults = 0;
   for (int64_t rep = 0; rep < point.warmup + point.reps; ++rep) {
     // Gradients of the previous step are dropped first, so every step starts
     // from the same live set and its peak includes the gradients it makes.
     for (const Tensor& p : encoder->parameters()) p.zero_grad();
     const int64_t baseline = allocator.stats().current_bytes;
     allocator.reset_peak();
+    const int64_t faults_before = minor_page_faults();
     cuda_synchronize();  // a no-op on the CPU; on a GPU the step's kernels are timed to completion
     const auto start = std::chrono::steady_clock::now();
     run_bench_step(*encoder, inputs, point.mode);
     cuda_synchronize();
     const auto stop = std::chrono::steady_clock::now();
     if (rep < point.warmup) continue;
+    timed_faults += minor_page_faults() - faults_before;
     ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
     result.peak_bytes = std::max(result.peak_bytes, allocator.stats().peak_bytes - baseline);
   }
@@ -139,6 +148,7 @@ BenchResult run_bench_point(const BenchPoint& point) {
   result.time = summarize_times(ms);
   result.rss_bytes = peak_rss_bytes();
   result.cached_bytes = allocator.stats().cached_bytes;
+  if (!ms.empty()) result.faults_per_step = static_cast<double>(timed_faults) / static_cast<double>(ms.size());
   result.threads = omp_get_max_threads();
   return result;
 }

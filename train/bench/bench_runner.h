@@ -40,6 +40,7 @@ struct BenchResult {
   int64_t peak_bytes = 0;     // allocator peak above the pre-step level, max over timed steps (or the prediction)
   int64_t rss_bytes = 0;      // the process's peak resident set so far (getrusage ru_maxrss)
   int64_t cached_bytes = 0;   // what the device allocator's cache retains after the point's steps
+  double faults_per_step = 0;  // minor page faults of the process per timed step (getrusage ru_minflt)
   int64_t parameters = 0;
   int64_t threads = 0;        // OpenMP threads the point ran with
 };
@@ -69,6 +70,8 @@ BenchResult run_bench_point(const BenchPoint& point);
 
 // Peak resident set size of this process in bytes.
 int64_t peak_rss_bytes();
+// Minor page faults of this process so far (first touches of fresh pages).
+int64_t minor_page_faults();
 
 // Throws a clear Error when `device` cannot run here (CUDA without the
 // backend in this build).

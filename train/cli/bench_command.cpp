@@ -86,7 +86,8 @@ int run_sweep(const BenchSettings& s) {
   print_machine_line(s);
   std::printf("peak MiB: the engine allocator's peak above the pre-step level (max over timed steps); RSS MiB: the "
               "process's peak resident set so far; cache MiB: freed blocks the allocator retains for reuse after "
-              "the point\n\n");
+              "the point; faults/step: the process's minor page faults per timed step (0 once every buffer is "
+              "reused)\n\n");
   std::printf("%s", bench_table_header().c_str());
   std::fflush(stdout);
 
