@@ -80,10 +80,11 @@ void valid_keys(const uint8_t* mask_row, int64_t nk, std::vector<int64_t>& keys)
 // product: per pair one exp (the softmax weight) and a division instead of
 // two exps. The factors are float64 and their product is rounded once to T,
 // so e^a is as accurate as one exp of a (three float32 roundings made the
-// float32 backward 2-3x less accurate at c = 50); it stays a normal number in
-// float32 (e^+-80). Other tasks (a huge or NaN operand) take the exact form, which clamps |a| to 60:
-// tanh(30) rounds to 1 in float64 as well, and e^60 r^2 stays a normal
-// number. The clamp turns NaN into a number, so that form selects NaN back in.
+// float32 backward 2-3x less accurate at c = 50); it stays a normal number
+// in float32 (e^+-80). Other tasks (a huge or NaN operand) take the exact
+// form, which clamps |a| to 60: tanh(30) rounds to 1 in float64 as well,
+// and e^60 r^2 stays a normal number. The clamp turns NaN into a number, so
+// that form selects NaN back in.
 constexpr double kFactorLimit = 40;
 constexpr double kShiftByCLimit = 40;
 
@@ -107,8 +108,9 @@ inline __attribute__((always_inline)) Logistic<T> pair_logistic(S x, S y, T two_
   }
 }
 
-// e^x for a shifted score x <= 0; below the normal range the weight is e^lo,
-// a vanishing weight next to the shift's own e^0 = 1.
+// e^x for a shifted score x <= 0. Shifted by c <= 40 it never leaves the
+// normal range; shifted by the row's largest score (weight e^0 = 1), a
+// weight below it becomes e^lo, which vanishes next to that 1.
 template <class T>
 inline __attribute__((always_inline)) T exp_of_shifted(T x) {
   const T lo = vector_math::lowest_normal_exp_arg(T(0));
