@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "attn/engine/blas_threads.h"
-#include "attn/engine/cpu_loops.h"
-#include "attn/engine/parallel.h"
 #include "attn/engine/copy.h"
+#include "attn/engine/cpu_loops.h"
+#include "attn/engine/dtype.h"
+#include "attn/engine/parallel.h"
+#include "attn/engine/tensor.h"
 #include "attn/ops/gemm_threads.h"
 #include "attn/ops/matmul_kernels.h"
 
@@ -19,49 +21,118 @@ namespace {
 // A product is cut into row blocks of at least this many rows.
 constexpr int64_t kMinBlockRows = 16;
 
-// C (m x n, row-major, ldc) = alpha op(A) op(B) + beta C.
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-          int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b,
-              static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
-}
-
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
-          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a, static_cast<int>(lda), b,
-              static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
-}
-
-// Rows r0.. of op(A): A is stored [m, k] (row r0 starts r0 * lda in) or, when
-// transposed, [k, m] (column r0 starts r0 in).
+// One OpenBLAS call: C (m x n, row-major, ldc) = op(A) op(B) + beta C, op(A)
+// being m x k and op(B) k x n.
 template <class T>
-const T* rows_from(const T* a, bool trans, int64_t lda, int64_t r0) {
-  return trans ? a + r0 : a + r0 * lda;
+struct GemmCall {
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  const T* a;
+  int64_t lda;
+  const T* b;
+  int64_t ldb;
+  T beta;
+  T* c;
+  int64_t ldc;
+};
+
+// The whole product of A (layout la) and B (layout lb) into contiguous C.
+template <class T>
+GemmCall<T> product_call(const GemmLayout& la, const T* a, const GemmLayout& lb, const T* b, int64_t m, int64_t n,
+                         int64_t k, T beta, T* c) {
+  return GemmCall<T>{la.trans, lb.trans, m, n, k, a, la.ld, b, lb.ld, beta, c, n};
 }
 
-// Runs `batch` products of m x n x k as units of (product, block of output
-// rows), unit(i, r0, r1) being one OpenBLAS call. choose_gemm_threading
-// (ops/gemm_threads.h) decides who threads them: a few large products go to
-// OpenBLAS's own threads one after another; otherwise the units are spread
-// over the engine's threads with OpenBLAS serial in each
-// (engine/blas_threads.h), and products are cut into row blocks only when
-// they are big and the batch alone does not divide evenly among the threads.
-template <class Unit>
-void run_products(int64_t batch, int64_t m, int64_t n, int64_t k, const Unit& unit) {
+void blas_gemm(const GemmCall<float>& g) {
+  cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), 1.0f, g.a, static_cast<int>(g.lda),
+              g.b, static_cast<int>(g.ldb), g.beta, g.c, static_cast<int>(g.ldc));
+}
+
+void blas_gemm(const GemmCall<double>& g) {
+  cblas_dgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), 1.0, g.a, static_cast<int>(g.lda),
+              g.b, static_cast<int>(g.ldb), g.beta, g.c, static_cast<int>(g.ldc));
+}
+
+// Output rows [r0, r1). A is stored [m, k] (row r0 starts r0 * lda in) or,
+// when transposed, [k, m] (column r0 starts r0 in).
+template <class T>
+GemmCall<T> rows_of(GemmCall<T> g, int64_t r0, int64_t r1) {
+  g.a += g.trans_a ? r0 : r0 * g.lda;
+  g.c += r0 * g.ldc;
+  g.m = r1 - r0;
+  return g;
+}
+
+// The reduction's slice [k0, k1): columns of op(A), rows of op(B).
+template <class T>
+GemmCall<T> depths_of(GemmCall<T> g, int64_t k0, int64_t k1) {
+  g.a += g.trans_a ? k0 * g.lda : k0;
+  g.b += g.trans_b ? k0 : k0 * g.ldb;
+  g.k = k1 - k0;
+  return g;
+}
+
+// One product as `slices` reduction slices, one per thread: slice 0 goes
+// into C with the call's beta, the others into partials from the caching
+// allocator (no fresh pages per call), added to C afterwards in slice order,
+// so that a given thread count always sums the same way.
+template <class T>
+void run_depth_slices(const GemmCall<T>& g, int64_t slices) {
+  const int64_t area = g.m * g.n;
+  Tensor partials = empty({slices - 1, g.m, g.n}, dtype_of<T>());
+  T* p = partials.data<T>();
+  parallel_for(slices, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t s = begin; s < end; ++s) {
+      GemmCall<T> part = depths_of(g, s * g.k / slices, (s + 1) * g.k / slices);
+      if (s > 0) {
+        part.beta = T(0);
+        part.c = p + (s - 1) * area;
+        part.ldc = g.n;
+      }
+      blas_gemm(part);
+    }
+  });
+  parallel_for(g.m, std::max<int64_t>(1, kParallelGrain / g.n), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      T* row = g.c + i * g.ldc;
+      for (int64_t s = 1; s < slices; ++s) {
+        const T* from = p + (s - 1) * area + i * g.n;
+        for (int64_t j = 0; j < g.n; ++j) row[j] += from[j];
+      }
+    }
+  });
+}
+
+// Runs `batch` products, product(i) describing the i-th whole one.
+// choose_gemm_threading (ops/gemm_threads.h) decides who threads them: a few
+// large products go to OpenBLAS's own threads one after another; one short
+// deep product is cut into reduction slices; otherwise units of (product,
+// block of output rows) are spread over the engine's threads with OpenBLAS
+// serial in each (engine/blas_threads.h), products being cut into row blocks
+// only when they are big and the batch alone does not divide evenly among
+// the threads.
+template <class Product>
+void run_products(int64_t batch, const Product& product) {
   use_serial_blas();
+  const auto first = product(0);
+  const int64_t m = first.m, n = first.n, k = first.k;
   const int64_t threads = parallel_threads();
   const GemmThreading how = choose_gemm_threading(batch, m, n, k, threads);
   if (how == GemmThreading::serial) {
-    for (int64_t i = 0; i < batch; ++i) unit(i, 0, m);
+    for (int64_t i = 0; i < batch; ++i) blas_gemm(product(i));
     return;
   }
   if (how == GemmThreading::blas_threads) {
     // OpenBLAS's thread count is process-wide; parallel_threads() is 1 inside a
     // parallel region, so only a caller outside every region changes it.
     ScopedBlasThreads blas_threads(static_cast<int>(threads));
-    for (int64_t i = 0; i < batch; ++i) unit(i, 0, m);
+    for (int64_t i = 0; i < batch; ++i) blas_gemm(product(i));
+    return;
+  }
+  if (how == GemmThreading::engine_split_depth) {
+    run_depth_slices(first, threads);
     return;
   }
   int64_t blocks = 1;
@@ -72,7 +143,7 @@ void run_products(int64_t batch, int64_t m, int64_t n, int64_t k, const Unit& un
   parallel_for(batch * blocks, grain, [&](int64_t begin, int64_t end) {
     for (int64_t u = begin; u < end; ++u) {
       const int64_t i = u / blocks, r0 = (u % blocks) * rows, r1 = std::min(m, r0 + rows);
-      if (r0 < r1) unit(i, r0, r1);
+      if (r0 < r1) blas_gemm(rows_of(product(i), r0, r1));
     }
   });
 }
@@ -96,15 +167,13 @@ void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out) {
     T* pc = out.data<T>();
     // [batch..., m, k] @ [k, n] with a's rows stacked: a single tall GEMM.
     if (batch > 1 && !la.trans && batch * m <= INT_MAX && batch_is_broadcast(b) && batch_folds_into_rows(a, la.ld)) {
-      run_products(1, batch * m, n, k, [&](int64_t, int64_t r0, int64_t r1) {
-        gemm(false, lb.trans, r1 - r0, n, k, pa + r0 * la.ld, la.ld, pb, lb.ld, T(0), pc + r0 * n, n);
-      });
+      const GemmLayout rows_stacked{true, false, la.ld};
+      run_products(1, [&](int64_t) { return product_call(rows_stacked, pa, lb, pb, batch * m, n, k, T(0), pc); });
       return;
     }
     const std::vector<int64_t> off_a = batch_offsets(a, batch), off_b = batch_offsets(b, batch);
-    run_products(batch, m, n, k, [&](int64_t i, int64_t r0, int64_t r1) {
-      gemm(la.trans, lb.trans, r1 - r0, n, k, rows_from(pa + off_a[i], la.trans, la.ld, r0), la.ld, pb + off_b[i],
-           lb.ld, T(0), pc + i * m * n + r0 * n, n);
+    run_products(batch, [&](int64_t i) {
+      return product_call(la, pa + off_a[i], lb, pb + off_b[i], m, n, k, T(0), pc + i * m * n);
     });
   });
 }
@@ -123,10 +192,8 @@ void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias
     using T = typename decltype(tag)::type;
     const T* px = x_rows.data<T>();
     T* po = out_rows.data<T>();
-    run_products(1, rows, outf, in, [&](int64_t, int64_t r0, int64_t r1) {
-      gemm(lx.trans, lw.trans, r1 - r0, outf, in, rows_from(px, lx.trans, lx.ld, r0), lx.ld, weight_t.data<T>(),
-           lw.ld, bias.defined() ? T(1) : T(0), po + r0 * outf, outf);
-    });
+    const T beta = bias.defined() ? T(1) : T(0);  // the rows already hold the bias
+    run_products(1, [&](int64_t) { return product_call(lx, px, lw, weight_t.data<T>(), rows, outf, in, beta, po); });
   });
 }
 

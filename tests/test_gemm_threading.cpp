@@ -83,7 +83,13 @@ TEST(GemmThreading, FewLargeSquarishProductsGoToBlasTheRestAreSplit) {
   // Tall or deep products (a linear layer over 64 x 64 tokens, its weight
   // gradient) stay on the engine's threads however large.
   EXPECT_EQ(choose_gemm_threading(1, 4096, 300, 300, 2), GemmThreading::engine_split);
-  EXPECT_EQ(choose_gemm_threading(1, 300, 300, 4096, 2), GemmThreading::engine_split);
+  EXPECT_EQ(choose_gemm_threading(1, 300, 300, 4096, 2), GemmThreading::engine_split_depth);
+  // Reduction slices: one product, under 256 rows per thread, at least 512 of k per thread.
+  EXPECT_EQ(choose_gemm_threading(1, 511, 200, 1024, 2), GemmThreading::engine_split_depth);
+  EXPECT_EQ(choose_gemm_threading(1, 512, 200, 1024, 2), GemmThreading::engine_split);
+  EXPECT_EQ(choose_gemm_threading(1, 300, 300, 1023, 2), GemmThreading::engine_split);
+  EXPECT_EQ(choose_gemm_threading(1, 300, 300, 2048, 4), GemmThreading::engine_split_depth);
+  EXPECT_EQ(choose_gemm_threading(2, 300, 300, 4096, 2), GemmThreading::engine_split);   // one product per thread
   EXPECT_EQ(choose_gemm_threading(1, 2048, 512, 1024, 2), GemmThreading::blas_threads);  // aspect 4 exactly
   // One thread (or a call from inside a parallel region) and tiny work: serial.
   EXPECT_EQ(choose_gemm_threading(1, big, big, big, 1), GemmThreading::serial);
@@ -106,6 +112,8 @@ TEST(GemmThreading, EveryBranchIsWithinRoundingForBothDtypesAndLayouts) {
       {{520, 500}, {500, 530}, true, true, GemmThreading::blas_threads},
       {{4, 130, 140}, {4, 140, 150}, false, false, GemmThreading::engine_split},
       {{3, 130, 140}, {3, 140, 150}, true, false, GemmThreading::engine_split},  // row blocks: 3 on 2 threads
+      {{40, 1030}, {1030, 50}, true, false, GemmThreading::engine_split_depth},  // a weight gradient's layout
+      {{40, 1030}, {1030, 50}, false, true, GemmThreading::engine_split_depth},
       {{5, 6}, {6, 7}, false, true, GemmThreading::serial},
   };
   Generator gen(15);
@@ -141,12 +149,15 @@ TEST(GemmThreading, LinearLayerTakesTheSameBranchesWithItsBias) {
   ThreadCount threads(2);
   Generator gen(17);
   for (DType dt : {DType::F32, DType::F64}) {
-    // 520 x 520 x 500 is large and square; 4096 x 64 x 64 is tall; 64 rows is far below the threshold.
-    for (int64_t rows : {int64_t{520}, int64_t{4096}, int64_t{64}}) {
-      const int64_t in = rows == 520 ? 520 : 64, out = rows == 520 ? 500 : 64;
+    // 520 x 520 x 500 is large and square; 4096 x 64 x 64 is tall; 64 rows is far below the threshold;
+    // 48 rows of 1100 inputs are cut into reduction slices, the bias staying in the first.
+    for (int64_t rows : {int64_t{520}, int64_t{4096}, int64_t{64}, int64_t{48}}) {
+      const int64_t in = rows == 520 ? 520 : rows == 48 ? 1100 : 64, out = rows == 520 ? 500 : 64;
       const Tensor x = uniform({rows, in}, gen, dt), w = transposed({out, in}, gen, dt);
       const Tensor bias = uniform({out}, gen, dt);
-      const GemmThreading expected = rows == 520 ? GemmThreading::blas_threads : GemmThreading::engine_split;
+      const GemmThreading expected = rows == 520  ? GemmThreading::blas_threads
+                                     : rows == 48 ? GemmThreading::engine_split_depth
+                                                  : GemmThreading::engine_split;
       ASSERT_EQ(choose_gemm_threading(1, rows, out, in, 2), expected);
       // linear(x, w) = x @ w^T + bias; w is a transposed view, so w^T is contiguous.
       expect_within_rounding(linear(x, w, bias), x, transpose(w, 0, 1), bias);
@@ -176,15 +187,32 @@ TEST(GemmThreading, CallsFromInsideAParallelRegionStaySerialAndCorrect) {
   for (size_t i = 0; i < 2; ++i) expect_within_rounding(products[i], as[i], bs[i]);
 }
 
+TEST(GemmThreading, ReductionSlicesAddUpInTheSameOrderOnEveryCall) {
+  ThreadCount threads(2);
+  Generator gen(20);
+  const Tensor a = transposed({60, 1500}, gen, DType::F32), b = uniform({1500, 70}, gen, DType::F32);
+  ASSERT_EQ(choose_gemm_threading(1, 60, 70, 1500, 2), GemmThreading::engine_split_depth);
+  const Tensor first = matmul(a, b), second = matmul(a, b);
+  // One path run twice: whichever thread takes a slice, the partials are added in slice order.
+  EXPECT_EQ(first.to_vector(), second.to_vector());
+  expect_within_rounding(first, a, b);
+}
+
 TEST(GemmThreading, ChangedThreadCountsKeepEveryBranchCorrect) {
   Generator gen(19);
   const Tensor a = uniform({520, 500}, gen, DType::F32), b = uniform({500, 530}, gen, DType::F32);
   const Tensor many_a = uniform({3, 130, 140}, gen, DType::F32), many_b = uniform({3, 140, 150}, gen, DType::F32);
+  // Deep enough for reduction slices on up to 4 threads; 3 threads cut 2100 unevenly.
+  const Tensor short_a = uniform({30, 2100}, gen, DType::F32), deep_b = uniform({2100, 20}, gen, DType::F32);
   for (int count : {3, 1, 4, 2}) {
     ThreadCount threads(count);
     SCOPED_TRACE("threads " + std::to_string(count));
+    if (count > 1) {
+      ASSERT_EQ(choose_gemm_threading(1, 30, 20, 2100, count), GemmThreading::engine_split_depth);
+    }
     expect_within_rounding(matmul(a, b), a, b);
     expect_within_rounding(matmul(many_a, many_b), many_a, many_b);
+    expect_within_rounding(matmul(short_a, deep_b), short_a, deep_b);
     EXPECT_EQ(openblas_get_num_threads(), 1);
   }
 }
