@@ -2,8 +2,10 @@
 // independent softmax, so the work splits into tasks of (batch b, a block of
 // features): each task owns its slice of every output, so tasks run in
 // parallel without atomics and the result does not depend on the thread
-// count. Inner loops run over the contiguous features of a block and are
-// compiled for AVX2 as well as the baseline (ATTN_SIMD_CLONES).
+// count. Inner loops run over 16 contiguous features at a time, all of a
+// row's keys per chunk, and are compiled for AVX-512 and AVX2 as well as the
+// baseline (ATTN_SIMD_CLONES). CMakeLists.txt turns GCC's unroll-and-jam off
+// for this file: it fused the loops over keys in pairs and left them scalar.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -161,43 +163,80 @@ inline __attribute__((always_inline)) void shift_row(int64_t w, T two_inv_c, con
   for (int64_t f = 0; f < w; ++f) r_max[f] = pair_logistic<kFactored>(q[f], key_max[f], two_inv_c).r;
 }
 
-// Adds one key's softmax weights e^(l - shift) and weighted values to the
-// running sums; shift = c - 2c r_shift. Shifted by c, each weight is at least
+// Features a row loop keeps in registers while the row's keys stream by: a
+// query row's running sums (forward) or its gradient (backward), 16 floats
+// being one AVX-512 register. Loads and stores of those per pair, not the
+// arithmetic, bounded the rows loops when they ran over a whole row.
+constexpr int64_t kChunk = 16;
+
+// One query row over features [0, n) of a chunk (pointers at the chunk's
+// first feature), n <= kChunk: kWidth = kChunk fixes the trip count, so
+// that the compiler can keep the chunk's sums in registers; 0 takes n at
+// run time, for a row's last chunk.
+//
+// Forward: adds each key's softmax weights e^(l - shift) and weighted
+// values; shift = c - 2c r_shift. Shifted by c, each weight is at least
 // e^(-2c); by the row's largest score, that key gives exactly e^0 = 1 (the
 // same operands, so the same r). Either way z > 0.
-template <bool kFactored, class S, class T>
-inline __attribute__((always_inline)) void accumulate_row(int64_t w, T two_c, T two_inv_c, const S* __restrict q,
-                                                          const S* __restrict k, const T* __restrict r_max,
-                                                          const T* __restrict v, T* __restrict z, T* __restrict acc) {
-  for (int64_t f = 0; f < w; ++f) {
-    const T e = exp_of_shifted(two_c * (r_max[f] - pair_logistic<kFactored>(q[f], k[f], two_inv_c).r));
-    T weight = e;
-    if constexpr (!kFactored) weight = vector_math::is_nan(q[f] + k[f]) ? q[f] + k[f] : e;
-    z[f] += weight;
-    acc[f] += weight * v[f];
+template <int64_t kWidth, bool kFactored, class S, class T>
+inline __attribute__((always_inline)) void forward_chunk(int64_t n, T c, T two_c, T two_inv_c, const S* __restrict q,
+                                                         const S* __restrict k, int64_t k_stride, const T* __restrict v,
+                                                         int64_t v_stride, const std::vector<int64_t>& keys,
+                                                         const T* __restrict r_max, T* __restrict out,
+                                                         T* __restrict out_log_norm) {
+  if constexpr (kWidth > 0) n = kWidth;
+  T z[kChunk] = {}, acc[kChunk] = {};
+  for (int64_t j : keys) {
+    const S* __restrict kj = k + j * k_stride;
+    const T* __restrict vj = v + j * v_stride;
+#pragma omp simd  // its cost model chose 4-float vectors or none for a fixed 16-iteration loop
+    for (int64_t f = 0; f < n; ++f) {
+      const T e = exp_of_shifted(two_c * (r_max[f] - pair_logistic<kFactored>(q[f], kj[f], two_inv_c).r));
+      T weight = e;
+      if constexpr (!kFactored) weight = vector_math::is_nan(q[f] + kj[f]) ? q[f] + kj[f] : e;
+      z[f] += weight;
+      acc[f] += weight * vj[f];
+    }
+  }
+  for (int64_t f = 0; f < n; ++f) {
+    out[f] = acc[f] / z[f];
+    out_log_norm[f] = (c - two_c * r_max[f]) + std::log(z[f]);  // shift + log z
   }
 }
 
-// The backward terms of one (query row, key row) pair over w features;
-// shift = c - log_norm, so shift - 2c r = l - log_norm = log P.
-template <bool kFactored, class S, class T>
-inline __attribute__((always_inline)) void backward_pair(int64_t w, T two_c, T two_inv_c, const S* __restrict q,
-                                                         const T* __restrict g, const T* __restrict o,
-                                                         const T* __restrict shift, const S* __restrict k,
-                                                         const T* __restrict v, T* __restrict dq, T* __restrict dk,
-                                                         T* __restrict dv) {
-  for (int64_t f = 0; f < w; ++f) {
-    const Logistic<T> s = pair_logistic<kFactored>(q[f], k[f], two_inv_c);
-    const T log_p = shift[f] - two_c * s.r;
-    T p = exp_of_shifted(log_p);
-    // A NaN operand of this pair made the forward's log_norm NaN.
-    if constexpr (!kFactored) p = vector_math::is_nan(log_p) ? log_p : p;
-    const T gp = g[f] * p;
-    dv[f] += gp;
-    const T dpre = gp * (v[f] - o[f]) * (T(4) * s.e * s.r * s.r);
-    dq[f] += dpre;
-    dk[f] += dpre;
+// Backward: the terms of every (query row, key) pair; shift = c - log_norm,
+// so shift - 2c r = l - log_norm = log P. The key sides (dk, dv) add up over
+// query rows in row order, as before the chunks.
+template <int64_t kWidth, bool kFactored, class S, class T>
+inline __attribute__((always_inline)) void backward_chunk(int64_t n, T c, T two_c, T two_inv_c, const S* __restrict q,
+                                                          const T* __restrict g, const T* __restrict o,
+                                                          const T* __restrict log_norm, const S* __restrict k,
+                                                          int64_t k_stride, const T* __restrict v, T* __restrict dk,
+                                                          T* __restrict dv, int64_t d, const std::vector<int64_t>& keys,
+                                                          T* __restrict dq_out) {
+  if constexpr (kWidth > 0) n = kWidth;
+  T dq[kChunk] = {}, shift[kChunk] = {};
+  for (int64_t f = 0; f < n; ++f) shift[f] = c - log_norm[f];
+  for (int64_t j : keys) {
+    const S* __restrict kj = k + j * k_stride;
+    const T* __restrict vj = v + j * d;
+    T* __restrict dkj = dk + j * d;
+    T* __restrict dvj = dv + j * d;
+#pragma omp simd  // as in forward_chunk
+    for (int64_t f = 0; f < n; ++f) {
+      const Logistic<T> s = pair_logistic<kFactored>(q[f], kj[f], two_inv_c);
+      const T log_p = shift[f] - two_c * s.r;
+      T p = exp_of_shifted(log_p);
+      // A NaN operand of this pair made the forward's log_norm NaN.
+      if constexpr (!kFactored) p = vector_math::is_nan(log_p) ? log_p : p;
+      const T gp = g[f] * p;
+      dvj[f] += gp;
+      const T dpre = gp * (vj[f] - o[f]) * (T(4) * s.e * s.r * s.r);
+      dq[f] += dpre;
+      dkj[f] += dpre;
+    }
   }
+  for (int64_t f = 0; f < n; ++f) dq_out[f] = dq[f];
 }
 
 // Everything a task needs, by value, so the loops see no aliasing.
@@ -253,7 +292,7 @@ inline __attribute__((always_inline)) void forward_rows(const Operands<T>& p, co
   const Dims& s = p.s;
   std::vector<int64_t> keys;
   std::vector<S> key_max(w);
-  std::vector<T> r_max(w, T(0)), z(w), acc(w);  // r of the shift
+  std::vector<T> r_max(w, T(0));  // r of the shift
   const bool shift_by_c = p.c <= T(kShiftByCLimit);
   for (int64_t i = 0; i < s.nq; ++i) {
     const int64_t row = (b * s.nq + i) * s.d + f0;
@@ -265,14 +304,15 @@ inline __attribute__((always_inline)) void forward_rows(const Operands<T>& p, co
     }
     const S* q = in.q + i * in.q_stride;
     if (!shift_by_c) shift_row<kFactored>(w, p.two_inv_c, in, q, keys, key_max.data(), r_max.data());
-    std::fill(z.begin(), z.end(), T(0));
-    std::fill(acc.begin(), acc.end(), T(0));
-    for (int64_t j : keys)
-      accumulate_row<kFactored>(w, p.two_c, p.two_inv_c, q, in.k + j * in.k_stride, r_max.data(),
-                                p.v + (b * s.nk + j) * s.d + f0, z.data(), acc.data());
-    for (int64_t f = 0; f < w; ++f) {
-      p.out[row + f] = acc[f] / z[f];
-      p.out_log_norm[row + f] = (p.c - p.two_c * r_max[f]) + std::log(z[f]);  // shift + log z
+    const T* v = p.v + b * s.nk * s.d + f0;
+    for (int64_t f = 0; f < w; f += kChunk) {
+      const int64_t n = std::min(kChunk, w - f);
+      if (n == kChunk)
+        forward_chunk<kChunk, kFactored>(n, p.c, p.two_c, p.two_inv_c, q + f, in.k + f, in.k_stride, v + f, s.d, keys,
+                                         r_max.data() + f, p.out + row + f, p.out_log_norm + row + f);
+      else
+        forward_chunk<0, kFactored>(n, p.c, p.two_c, p.two_inv_c, q + f, in.k + f, in.k_stride, v + f, s.d, keys,
+                                    r_max.data() + f, p.out + row + f, p.out_log_norm + row + f);
     }
   }
 }
@@ -287,19 +327,22 @@ inline __attribute__((always_inline)) void backward_rows(const Operands<T>& p, c
     std::fill(p.dv + row, p.dv + row + w, T(0));
   }
   std::vector<int64_t> keys;
-  std::vector<T> dq(w), shift(w);
+  const int64_t keys_at = b * s.nk * s.d + f0;
   for (int64_t i = 0; i < s.nq; ++i) {
     const int64_t row = (b * s.nq + i) * s.d + f0;
     valid_keys(p.mask + (b * s.nq + i) * s.nk, s.nk, keys);
-    std::fill(dq.begin(), dq.end(), T(0));
-    for (int64_t f = 0; f < w; ++f) shift[f] = p.c - p.log_norm[row + f];
     const S* q = in.q + i * in.q_stride;
-    for (int64_t j : keys) {
-      const int64_t key_row = (b * s.nk + j) * s.d + f0;
-      backward_pair<kFactored>(w, p.two_c, p.two_inv_c, q, p.g + row, p.o + row, shift.data(), in.k + j * in.k_stride,
-                               p.v + key_row, dq.data(), p.dk + key_row, p.dv + key_row);
+    for (int64_t f = 0; f < w; f += kChunk) {
+      const int64_t n = std::min(kChunk, w - f);
+      if (n == kChunk)
+        backward_chunk<kChunk, kFactored>(n, p.c, p.two_c, p.two_inv_c, q + f, p.g + row + f, p.o + row + f,
+                                          p.log_norm + row + f, in.k + f, in.k_stride, p.v + keys_at + f,
+                                          p.dk + keys_at + f, p.dv + keys_at + f, s.d, keys, p.dq + row + f);
+      else
+        backward_chunk<0, kFactored>(n, p.c, p.two_c, p.two_inv_c, q + f, p.g + row + f, p.o + row + f,
+                                     p.log_norm + row + f, in.k + f, in.k_stride, p.v + keys_at + f, p.dk + keys_at + f,
+                                     p.dv + keys_at + f, s.d, keys, p.dq + row + f);
     }
-    std::copy(dq.begin(), dq.end(), p.dq + row);
   }
 }
 
