@@ -13,6 +13,7 @@
 #include "attn/engine/tensor.h"
 #include "attn/ops/gemm_threads.h"
 #include "attn/ops/matmul_kernels.h"
+#include "attn/ops/sgemm_avx512.h"
 
 namespace attn {
 
@@ -43,7 +44,13 @@ GemmCall<T> product_call(const GemmLayout& la, const T* a, const GemmLayout& lb,
   return GemmCall<T>{la.trans, lb.trans, m, n, k, a, la.ld, b, lb.ld, beta, c, n};
 }
 
+// float32 goes to the engine's AVX-512 kernel where the CPU has one
+// (ops/sgemm_avx512.h), else to OpenBLAS; float64 always to OpenBLAS.
 void blas_gemm(const GemmCall<float>& g) {
+  if (use_own_sgemm()) {
+    sgemm_avx512(g.trans_a, g.trans_b, g.m, g.n, g.k, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc);
+    return;
+  }
   cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), 1.0f, g.a, static_cast<int>(g.lda),
               g.b, static_cast<int>(g.ldb), g.beta, g.c, static_cast<int>(g.ldc));
@@ -54,6 +61,9 @@ void blas_gemm(const GemmCall<double>& g) {
               static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), 1.0, g.a, static_cast<int>(g.lda),
               g.b, static_cast<int>(g.ldb), g.beta, g.c, static_cast<int>(g.ldc));
 }
+
+bool runs_own_sgemm(const GemmCall<float>&) { return use_own_sgemm(); }
+bool runs_own_sgemm(const GemmCall<double>&) { return false; }
 
 // Output rows [r0, r1). A is stored [m, k] (row r0 starts r0 * lda in) or,
 // when transposed, [k, m] (column r0 starts r0 in).
@@ -119,7 +129,9 @@ void run_products(int64_t batch, const Product& product) {
   const auto first = product(0);
   const int64_t m = first.m, n = first.n, k = first.k;
   const int64_t threads = parallel_threads();
-  const GemmThreading how = choose_gemm_threading(batch, m, n, k, threads);
+  GemmThreading how = choose_gemm_threading(batch, m, n, k, threads);
+  // The engine's own kernel is serial: what OpenBLAS would thread is split here.
+  if (how == GemmThreading::blas_threads && runs_own_sgemm(first)) how = GemmThreading::engine_split;
   if (how == GemmThreading::serial) {
     for (int64_t i = 0; i < batch; ++i) blas_gemm(product(i));
     return;

@@ -1,7 +1,5 @@
 #include "attn/train/bench/step_floor.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -9,9 +7,9 @@
 #include <thread>
 #include <vector>
 
-#include "attn/engine/blas_threads.h"
 #include "attn/engine/parallel.h"
 #include "attn/engine/tensor.h"
+#include "attn/ops/matmul.h"
 #include "attn/ops/vector_math.h"
 
 namespace attn {
@@ -153,18 +151,14 @@ MachineRates measure_machine_rates() {
     copy();  // faults the pages in
     r.copy_gbytes_s = 2.0 * static_cast<double>(n) * sizeof(float) / best_seconds(3, copy) / 1e9;
   }
-  // Last, and followed by a pause: OpenBLAS's threads busy-wait for about
-  // 0.1 s after a threaded call and would slow whatever runs next.
+  // Last, and followed by a pause: OpenBLAS's threads (when float32 goes to
+  // OpenBLAS and it threads this square product) busy-wait for about 0.1 s
+  // after a call and would slow whatever runs next.
   {
-    const int n = 1024;
-    std::vector<float> a(static_cast<size_t>(n) * n, 0.5f), b(a.size(), 0.25f), c(a.size());
-    ScopedBlasThreads blas_threads(static_cast<int>(parallel_threads()));
-    auto gemm = [&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(),
-                  n);
-    };
-    gemm();  // wakes OpenBLAS's threads
-    r.gemm_gflops = 2.0 * n * n * static_cast<double>(n) / best_seconds(3, gemm) / 1e9;
+    const int64_t n = 1024;
+    const Tensor a = full({n, n}, 0.5, DType::F32), b = full({n, n}, 0.25, DType::F32);
+    Tensor c = matmul(a, b);  // warms the threads and the packing buffers
+    r.gemm_gflops = 2.0 * n * n * static_cast<double>(n) / best_seconds(3, [&] { c = matmul(a, b); }) / 1e9;
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   return r;
@@ -181,7 +175,7 @@ StepFloor step_floor(const KernelWork& work, const MachineRates& rates) {
 std::string format_rates(const MachineRates& r) {
   char line[320];
   std::snprintf(line, sizeof line,
-                "machine rates (best of 3-5, all threads): GEMM %.1f GFLOP/s (OpenBLAS threaded, float32 1024^3); "
+                "machine rates (best of 3-5, all threads): GEMM %.1f GFLOP/s (the engine's float32 matmul, 1024^3); "
                 "exp %.2f G/s (vectorised float32, in cache); copy %.1f GB/s (read + write)\n",
                 r.gemm_gflops, r.exp_gper_s, r.copy_gbytes_s);
   return line;
@@ -192,9 +186,8 @@ std::string format_floor(const KernelWork& work, const StepFloor& floor, double 
   std::snprintf(line, sizeof line,
                 "floor %.1f ms = GEMM %.2f GFLOP -> %.1f ms + fused-attention exps %.1f M "
                 "-> %.1f ms + other kernels' bytes %.1f MiB -> %.1f ms; step / floor = %.2f\n",
-                floor.total_ms(), work.gemm_flops / 1e9, floor.gemm_ms, work.exps / 1e6,
-                floor.transcendental_ms, work.bytes / (1 << 20), floor.memory_ms,
-                floor.total_ms() > 0 ? step_ms / floor.total_ms() : 0.0);
+                floor.total_ms(), work.gemm_flops / 1e9, floor.gemm_ms, work.exps / 1e6, floor.transcendental_ms,
+                work.bytes / (1 << 20), floor.memory_ms, floor.total_ms() > 0 ? step_ms / floor.total_ms() : 0.0);
   return line;
 }
 

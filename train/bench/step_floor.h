@@ -2,8 +2,9 @@
 // docs/benchmarks.md compares each encoder against. A profiled step (OpProfiler)
 // counts its work by kind; this machine's rates for each kind are measured
 // here; the floor is the sum of work / rate:
-//   GEMM FLOPs (matmul, linear) at OpenBLAS's own threaded rate on a square
-//     float32 product,
+//   GEMM FLOPs (matmul, linear) at the engine's own rate on a square float32
+//     product (its matmul over all threads: the AVX-512 kernel or OpenBLAS,
+//     whichever float32 products go to),
 //   the fused attention kernels' per-pair exps (over [batch, queries, keys,
 //     features] or the window) at the rate of the engine's vectorised
 //     float32 exp over all threads,
@@ -32,7 +33,7 @@ KernelWork kernel_work(const char* op, KernelTensors args);
 
 // This machine's rates, measured with the current OpenMP thread count.
 struct MachineRates {
-  double gemm_gflops = 0;        // float32, 1024^3, OpenBLAS threaded, best of 3
+  double gemm_gflops = 0;        // float32, 1024^3, the engine's matmul, best of 3
   double exp_gper_s = 0;         // vectorised float32 exp, all threads, best of 5
   double copy_gbytes_s = 0;      // bytes read + written by a parallel 256 MiB copy, best of 3
 };

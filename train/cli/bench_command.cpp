@@ -18,6 +18,7 @@
 #include "attn/train/bench/bench_options.h"
 #include "attn/train/bench/bench_report.h"
 #include "attn/train/bench/bench_runner.h"
+#include "attn/ops/sgemm_avx512.h"
 #include "attn/train/bench/op_profiler.h"
 #include "attn/train/bench/step_floor.h"
 #include "attn/train/cli/blas_core.h"
@@ -51,9 +52,10 @@ BenchPoint point_for(const BenchSettings& s, const std::string& model, BenchMode
 }
 
 void print_machine_line(const BenchSettings& s) {
-  std::printf("device %s; threads %d (OpenMP, wait policy %s; GEMMs: ops/gemm_threads.h, OpenBLAS core %s); batch %lld, "
-              "features %lld%s, %s masks, seed %llu\n",
+  std::printf("device %s; threads %d (OpenMP, wait policy %s; GEMMs: ops/gemm_threads.h, float32 by %s, float64 by "
+              "OpenBLAS core %s); batch %lld, features %lld%s, %s masks, seed %llu\n",
               device_name(s.device), omp_get_max_threads(), wait_policy_at_start().c_str(),
+              use_own_sgemm() ? "the engine's AVX-512 kernel (ops/sgemm_avx512.h)" : "OpenBLAS",
               blas_core_description().c_str(),
               static_cast<long long>(s.batch), static_cast<long long>(s.features),
               s.hidden ? (", hidden " + std::to_string(s.hidden)).c_str() : "",

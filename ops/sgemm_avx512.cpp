@@ -1,0 +1,200 @@
+// A blocked float32 GEMM in the usual three-level layout (after Goto and van
+// de Geijn, "Anatomy of high-performance matrix multiplication", 2008):
+// op(B) is packed a kKC x kNC block at a time into strips kNR columns wide,
+// op(A) a kMC x kKC block at a time into strips kMR rows tall, and a
+// register-tiled kernel multiplies one A strip by one B strip into a kMR x
+// kNR tile of C held in 24 zmm registers. Packing zero-pads the last strips,
+// so the kernel never sees a partial tile; partial tiles of C are written
+// through a small buffer. Every C element is a fixed sequence of fused
+// multiply-adds over k, so one call run twice gives the same bits.
+#include "attn/ops/sgemm_avx512.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+
+#include "attn/engine/error.h"
+
+namespace attn {
+
+namespace {
+
+constexpr int64_t kMR = 12;    // rows of a C tile: 12 x 2 accumulators + 2 B vectors + 1 broadcast
+constexpr int64_t kNR = 32;    // columns of a C tile: two 16-float vectors
+constexpr int64_t kKC = 256;   // depth of a packed block: a B strip (kKC x kNR, 32 KiB) stays in L1
+constexpr int64_t kMC = 144;   // rows of a packed A block (144 x 256 floats, 144 KiB) in L2
+constexpr int64_t kNC = 1536;  // columns of a packed B block (1.5 MiB at kKC)
+
+// Packed blocks, per thread and kept across calls (a fresh allocation per
+// call would be faulted in again every time); 64-byte aligned for the
+// kernel's loads.
+struct PackBuffer {
+  std::unique_ptr<float, decltype(&std::free)> data{nullptr, &std::free};
+  int64_t capacity = 0;
+  float* get(int64_t floats) {
+    if (floats > capacity) {
+      const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
+      data.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+      ATTN_CHECK(data != nullptr, "sgemm", "out of memory for a packed block of ", floats, " floats");
+      capacity = floats;
+    }
+    return data.get();
+  }
+};
+
+struct PackBuffers {
+  PackBuffer a, b;
+};
+
+PackBuffers& pack_buffers() {
+  thread_local PackBuffers buffers;
+  return buffers;
+}
+
+// op(A) rows [i0, i0 + mc), depths [p0, p0 + kc) into strips of kMR rows:
+// strip r holds, for each depth, its kMR row values side by side.
+void pack_a(bool trans, const float* a, int64_t lda, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {
+  for (int64_t r0 = 0; r0 < mc; r0 += kMR) {
+    const int64_t rows = std::min(kMR, mc - r0);
+    float* strip = dst + r0 * kc;
+    if (trans) {  // A stored [k, m]: a depth's rows are contiguous
+      for (int64_t p = 0; p < kc; ++p) {
+        const float* src = a + (p0 + p) * lda + i0 + r0;
+        float* out = strip + p * kMR;
+        for (int64_t i = 0; i < rows; ++i) out[i] = src[i];
+        for (int64_t i = rows; i < kMR; ++i) out[i] = 0.0f;
+      }
+    } else {  // A stored [m, k]: a row's depths are contiguous
+      for (int64_t i = 0; i < rows; ++i) {
+        const float* src = a + (i0 + r0 + i) * lda + p0;
+        for (int64_t p = 0; p < kc; ++p) strip[p * kMR + i] = src[p];
+      }
+      for (int64_t i = rows; i < kMR; ++i)
+        for (int64_t p = 0; p < kc; ++p) strip[p * kMR + i] = 0.0f;
+    }
+  }
+}
+
+// op(B) depths [p0, p0 + kc), columns [j0, j0 + nc) into strips of kNR
+// columns: strip s holds, for each depth, its kNR column values side by side.
+void pack_b(bool trans, const float* b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) {
+  for (int64_t s0 = 0; s0 < nc; s0 += kNR) {
+    const int64_t cols = std::min(kNR, nc - s0);
+    float* strip = dst + s0 * kc;
+    if (trans) {  // B stored [n, k]: a column's depths are contiguous
+      for (int64_t j = 0; j < cols; ++j) {
+        const float* src = b + (j0 + s0 + j) * ldb + p0;
+        for (int64_t p = 0; p < kc; ++p) strip[p * kNR + j] = src[p];
+      }
+      for (int64_t j = cols; j < kNR; ++j)
+        for (int64_t p = 0; p < kc; ++p) strip[p * kNR + j] = 0.0f;
+    } else {  // B stored [k, n]: a depth's columns are contiguous
+      for (int64_t p = 0; p < kc; ++p) {
+        const float* src = b + (p0 + p) * ldb + j0 + s0;
+        float* out = strip + p * kNR;
+        for (int64_t j = 0; j < cols; ++j) out[j] = src[j];
+        for (int64_t j = cols; j < kNR; ++j) out[j] = 0.0f;
+      }
+    }
+  }
+}
+
+// tile (kMR x kNR, row stride ldt) = A strip x B strip over kc depths, plus
+// the tile's previous contents when `accumulate`.
+__attribute__((target("avx512f"))) void kernel_12x32(int64_t kc, const float* __restrict a, const float* __restrict b,
+                                                     float* __restrict tile, int64_t ldt, bool accumulate) {
+  __m512 acc[kMR][2];
+#pragma GCC unroll 12
+  for (int64_t i = 0; i < kMR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_load_ps(b + p * kNR);
+    const __m512 b1 = _mm512_load_ps(b + p * kNR + 16);
+    const float* ap = a + p * kMR;
+#pragma GCC unroll 12
+    for (int64_t i = 0; i < kMR; ++i) {
+      const __m512 ai = _mm512_set1_ps(ap[i]);
+      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    }
+  }
+#pragma GCC unroll 12
+  for (int64_t i = 0; i < kMR; ++i) {
+    float* row = tile + i * ldt;
+    if (accumulate) {
+      acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_loadu_ps(row));
+      acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_loadu_ps(row + 16));
+    }
+    _mm512_storeu_ps(row, acc[i][0]);
+    _mm512_storeu_ps(row + 16, acc[i][1]);
+  }
+}
+
+// One kMR x kNR tile of C, rows x cols of it inside C: whole tiles go
+// straight to C, edge tiles through a buffer so that nothing outside C is
+// read or written.
+__attribute__((target("avx512f"))) void tile_into_c(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                                                    int64_t rows, int64_t cols, bool accumulate) {
+  if (rows == kMR && cols == kNR) {
+    kernel_12x32(kc, a, b, c, ldc, accumulate);
+    return;
+  }
+  alignas(64) float buffer[kMR * kNR];
+  kernel_12x32(kc, a, b, buffer, kNR, false);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0.0f) + buffer[i * kNR + j];
+}
+
+std::atomic<CpuSgemm> sgemm_choice{CpuSgemm::automatic};
+
+}  // namespace
+
+bool sgemm_avx512_available() {
+  static const bool available = __builtin_cpu_supports("avx512f");
+  return available;
+}
+
+void set_cpu_sgemm(CpuSgemm choice) { sgemm_choice.store(choice); }
+
+bool use_own_sgemm() { return sgemm_choice.load() == CpuSgemm::automatic && sgemm_avx512_available(); }
+
+void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
+  if (m <= 0 || n <= 0) return;
+  // beta other than 0 and 1 scales C once; then every depth block adds on.
+  if (beta != 0.0f && beta != 1.0f)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] *= beta;
+  if (k <= 0) {
+    if (beta == 0.0f)
+      for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    return;
+  }
+  PackBuffers& buffers = pack_buffers();
+  const int64_t kc_max = std::min(kKC, k);
+  float* packed_b = buffers.b.get(kc_max * ((std::min(kNC, n) + kNR - 1) / kNR * kNR));
+  float* packed_a = buffers.a.get(kc_max * ((std::min(kMC, m) + kMR - 1) / kMR * kMR));
+  for (int64_t j0 = 0; j0 < n; j0 += kNC) {
+    const int64_t nc = std::min(kNC, n - j0);
+    for (int64_t p0 = 0; p0 < k; p0 += kKC) {
+      const int64_t kc = std::min(kKC, k - p0);
+      const bool accumulate = p0 > 0 || beta != 0.0f;
+      pack_b(trans_b, b, ldb, p0, kc, j0, nc, packed_b);
+      for (int64_t i0 = 0; i0 < m; i0 += kMC) {
+        const int64_t mc = std::min(kMC, m - i0);
+        pack_a(trans_a, a, lda, i0, mc, p0, kc, packed_a);
+        for (int64_t s0 = 0; s0 < nc; s0 += kNR) {
+          const float* b_strip = packed_b + s0 * kc;
+          for (int64_t r0 = 0; r0 < mc; r0 += kMR)
+            tile_into_c(kc, packed_a + r0 * kc, b_strip, c + (i0 + r0) * ldc + j0 + s0, ldc, std::min(kMR, mc - r0),
+                        std::min(kNR, nc - s0), accumulate);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace attn

@@ -1,0 +1,29 @@
+// The engine's own single-threaded float32 GEMM for CPUs with AVX-512. On
+// this project's machines OpenBLAS is pinned to its AVX2 (Haswell) kernels
+// (OPENBLAS_CORETYPE=Haswell: older OpenBLAS AVX-512 kernels compute wrong
+// results on some processors), which reach about half of what AVX-512 does
+// here (docs/engine.md, "The float32 GEMM"). Callers thread it the way they
+// thread OpenBLAS's serial calls (ops/matmul_cpu.cpp).
+#pragma once
+#include <cstdint>
+
+namespace attn {
+
+// C (m x n, row-major, ldc) = op(A) op(B) + beta C, op(A) m x k, op(B) k x n,
+// row-major storage with leading dimensions lda and ldb as in cblas_sgemm.
+// Only callable where sgemm_avx512_available().
+void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// The CPU has AVX-512F (checked once).
+bool sgemm_avx512_available();
+
+// Which float32 GEMM the CPU kernels call: the engine's own where the CPU
+// has AVX-512 (the default), or OpenBLAS always. Process-wide; tests set it
+// to check both against each other.
+enum class CpuSgemm { automatic, openblas };
+void set_cpu_sgemm(CpuSgemm choice);
+// True when float32 products go to sgemm_avx512.
+bool use_own_sgemm();
+
+}  // namespace attn

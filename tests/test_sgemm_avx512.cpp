@@ -1,0 +1,188 @@
+// The engine's AVX-512 float32 GEMM (ops/sgemm_avx512.h) against a float64
+// product, over the layouts, edge sizes and betas it must handle, and the
+// matmul and linear ops with it on and off (set_cpu_sgemm). On a CPU without
+// AVX-512F the kernel's own tests skip and say so; the ops then run OpenBLAS
+// either way.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "attn/engine/copy.h"
+#include "attn/engine/random.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/sgemm_avx512.h"
+#include "attn/ops/view.h"
+
+namespace attn {
+namespace {
+
+struct Case {
+  bool trans_a, trans_b;
+  int64_t m, n, k, lda_pad, ldb_pad, ldc_pad;
+  float beta;
+};
+
+// C = op(A) op(B) + beta C0 from row-major storage as cblas reads it.
+struct Product {
+  std::vector<float> a, b, c0;
+  int64_t lda, ldb, ldc;
+};
+
+Product make_product(const Case& t, std::mt19937& gen) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Product p;
+  const int64_t a_rows = t.trans_a ? t.k : t.m, a_cols = t.trans_a ? t.m : t.k;
+  const int64_t b_rows = t.trans_b ? t.n : t.k, b_cols = t.trans_b ? t.k : t.n;
+  p.lda = a_cols + t.lda_pad;
+  p.ldb = b_cols + t.ldb_pad;
+  p.ldc = t.n + t.ldc_pad;
+  p.a.resize(static_cast<size_t>(a_rows * p.lda));
+  p.b.resize(static_cast<size_t>(b_rows * p.ldb));
+  p.c0.resize(static_cast<size_t>(t.m * p.ldc));
+  for (float& x : p.a) x = u(gen);
+  for (float& x : p.b) x = u(gen);
+  for (float& x : p.c0) x = u(gen);
+  return p;
+}
+
+double element_a(const Case& t, const Product& p, int64_t i, int64_t q) {
+  return t.trans_a ? p.a[q * p.lda + i] : p.a[i * p.lda + q];
+}
+double element_b(const Case& t, const Product& p, int64_t q, int64_t j) {
+  return t.trans_b ? p.b[j * p.ldb + q] : p.b[q * p.ldb + j];
+}
+
+// Each entry within gamma_(k+1) (sum |a b| + |beta c0|) of the float64 value
+// (Higham, Accuracy and Stability, eq. 3.13; float32 unit roundoff, plus the
+// float64 reference's own bound), whatever order the kernel sums in; the
+// padding between rows (ldc > n) is untouched.
+void expect_product(const Case& t, const Product& p, const std::vector<float>& c) {
+  const double u = std::numeric_limits<float>::epsilon() / 2, u64 = std::numeric_limits<double>::epsilon() / 2;
+  const double kk = static_cast<double>(t.k + 2);
+  const double gamma = kk * u / (1 - kk * u) + kk * u64 / (1 - kk * u64);
+  int64_t nonzero = 0;
+  for (int64_t i = 0; i < t.m; ++i) {
+    for (int64_t j = 0; j < t.n; ++j) {
+      const double c0 = p.c0[i * p.ldc + j];
+      double exact = t.beta == 0.0f ? 0.0 : t.beta * c0, magnitude = std::abs(exact);
+      for (int64_t q = 0; q < t.k; ++q) {
+        const double x = element_a(t, p, i, q) * element_b(t, p, q, j);
+        exact += x;
+        magnitude += std::abs(x);
+      }
+      const double got = c[i * p.ldc + j];
+      nonzero += got != 0;
+      ASSERT_LE(std::abs(got - exact), gamma * magnitude) << "entry (" << i << ", " << j << ")";
+    }
+    for (int64_t j = t.n; j < p.ldc; ++j) ASSERT_EQ(c[i * p.ldc + j], p.c0[i * p.ldc + j]) << "padding touched";
+  }
+  if (t.k > 0 || t.beta != 0.0f) {
+    EXPECT_GT(nonzero, 0);
+  }
+}
+
+std::string describe(const Case& t) {
+  return std::string(t.trans_a ? "A^T" : "A") + (t.trans_b ? " B^T " : " B ") + std::to_string(t.m) + "x" +
+         std::to_string(t.n) + "x" + std::to_string(t.k) + " beta " + std::to_string(t.beta);
+}
+
+class SgemmAvx512 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!sgemm_avx512_available())
+      GTEST_SKIP() << "this CPU has no AVX-512F: the engine's float32 GEMM is not used here";
+  }
+};
+
+TEST_F(SgemmAvx512, EveryLayoutEdgeSizeAndBetaIsWithinRoundingOfTheExactProduct) {
+  // Tiles are 12 x 32, depth blocks 256, row blocks 144, column blocks 1536:
+  // sizes one below, at and above those, and ones that leave every kind of edge.
+  const Case cases[] = {
+      {false, false, 12, 32, 256, 0, 0, 0, 0.0f}, {false, false, 13, 33, 257, 3, 5, 7, 0.0f},
+      {true, false, 145, 31, 300, 1, 0, 2, 1.0f}, {false, true, 11, 65, 513, 0, 4, 0, 1.0f},
+      {true, true, 150, 100, 40, 2, 2, 1, 0.5f},  {false, false, 1, 1, 1, 0, 0, 0, 0.0f},
+      {false, true, 300, 300, 64, 0, 0, 0, 0.0f}, {true, false, 30, 1600, 20, 0, 0, 3, -2.0f},
+      {false, false, 289, 45, 1, 1, 1, 1, 1.0f},
+  };
+  std::mt19937 gen(7);
+  for (const Case& t : cases) {
+    SCOPED_TRACE(describe(t));
+    Product p = make_product(t, gen);
+    std::vector<float> c = p.c0;
+    sgemm_avx512(t.trans_a, t.trans_b, t.m, t.n, t.k, p.a.data(), p.lda, p.b.data(), p.ldb, t.beta, c.data(), p.ldc);
+    expect_product(t, p, c);
+  }
+}
+
+TEST_F(SgemmAvx512, BetaZeroNeverReadsC) {
+  // beta = 0 overwrites C: NaN or infinity left there must not leak in (0 * NaN = NaN).
+  const Case t{false, false, 20, 40, 300, 0, 0, 0, 0.0f};
+  std::mt19937 gen(8);
+  Product p = make_product(t, gen);
+  std::vector<float> c(p.c0.size(), std::numeric_limits<float>::quiet_NaN());
+  c[5] = std::numeric_limits<float>::infinity();
+  sgemm_avx512(false, false, t.m, t.n, t.k, p.a.data(), p.lda, p.b.data(), p.ldb, 0.0f, c.data(), p.ldc);
+  for (float x : c) ASSERT_TRUE(std::isfinite(x));
+  expect_product(t, p, c);
+}
+
+TEST_F(SgemmAvx512, EmptyDepthGivesBetaTimesC) {
+  const Case zero{false, false, 5, 7, 0, 0, 0, 0, 0.0f}, half{false, false, 5, 7, 0, 0, 0, 0, 0.5f};
+  std::mt19937 gen(9);
+  for (const Case& t : {zero, half}) {
+    Product p = make_product(t, gen);
+    std::vector<float> c = p.c0;
+    sgemm_avx512(false, false, t.m, t.n, 0, p.a.data(), p.lda, p.b.data(), p.ldb, t.beta, c.data(), p.ldc);
+    for (size_t e = 0; e < c.size(); ++e) ASSERT_EQ(c[e], t.beta * p.c0[e]);
+  }
+}
+
+TEST_F(SgemmAvx512, OneCallRunTwiceGivesTheSameBits) {
+  const Case t{true, false, 150, 70, 600, 0, 0, 0, 0.0f};
+  std::mt19937 gen(10);
+  Product p = make_product(t, gen);
+  std::vector<float> first = p.c0, second = p.c0;
+  sgemm_avx512(true, false, t.m, t.n, t.k, p.a.data(), p.lda, p.b.data(), p.ldb, 0.0f, first.data(), p.ldc);
+  sgemm_avx512(true, false, t.m, t.n, t.k, p.a.data(), p.lda, p.b.data(), p.ldb, 0.0f, second.data(), p.ldc);
+  EXPECT_EQ(first, second);
+}
+
+// Restores the automatic choice when a test ends.
+class SgemmChoice {
+ public:
+  explicit SgemmChoice(CpuSgemm choice) { set_cpu_sgemm(choice); }
+  ~SgemmChoice() { set_cpu_sgemm(CpuSgemm::automatic); }
+};
+
+// matmul and linear with either float32 GEMM, checked against float64 copies
+// of the same operands: both are within the product's rounding bound of the
+// float64 result (so within twice the bound of each other).
+TEST(CpuSgemmChoice, MatmulAndLinearAreWithinRoundingWithEitherKernel) {
+  Generator gen(11);
+  const Tensor a = rand_uniform({3, 70, 300}, -1.0, 1.0, gen, DType::F32);
+  const Tensor b = rand_uniform({300, 50}, -1.0, 1.0, gen, DType::F32);
+  const Tensor w = rand_uniform({40, 300}, -1.0, 1.0, gen, DType::F32);
+  const Tensor bias = rand_uniform({40}, -1.0, 1.0, gen, DType::F32);
+  const Tensor x = reshape(a, {210, 300});
+  const Tensor ref_mm = matmul(cast(a, DType::F64), cast(b, DType::F64));
+  const Tensor ref_lin = linear(cast(x, DType::F64), cast(w, DType::F64), cast(bias, DType::F64));
+  // Each entry sums 300 products of magnitude at most 1 (plus a bias of at
+  // most 1): within gamma_302 * 301 of the float64 value (Higham eq. 3.13).
+  const double u = std::numeric_limits<float>::epsilon() / 2;
+  const double bound = 302 * u / (1 - 302 * u) * 301;
+  for (CpuSgemm choice : {CpuSgemm::automatic, CpuSgemm::openblas}) {
+    SgemmChoice scope(choice);
+    SCOPED_TRACE(choice == CpuSgemm::automatic ? "automatic" : "openblas");
+    EXPECT_EQ(use_own_sgemm(), choice == CpuSgemm::automatic && sgemm_avx512_available());
+    const std::vector<double> mm = matmul(a, b).to_vector(), lin = linear(x, w, bias).to_vector();
+    const std::vector<double> ref_a = ref_mm.to_vector(), ref_b = ref_lin.to_vector();
+    for (size_t e = 0; e < mm.size(); ++e) ASSERT_NEAR(mm[e], ref_a[e], bound) << "matmul entry " << e;
+    for (size_t e = 0; e < lin.size(); ++e) ASSERT_NEAR(lin[e], ref_b[e], bound) << "linear entry " << e;
+  }
+}
+
+}  // namespace
+}  // namespace attn
