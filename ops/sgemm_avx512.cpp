@@ -3,18 +3,20 @@
 // op(B) is packed a kKC x kNC block at a time into strips kNR columns wide,
 // op(A) a kMC x kKC block at a time into strips kMR rows tall, and a
 // register-tiled kernel multiplies one A strip by one B strip into a kMR x
-// kNR tile of C held in 24 zmm registers. Packing zero-pads the last strips,
-// so the kernel never sees a partial tile; partial tiles of C are written
-// through a small buffer. Every C element is a fixed sequence of fused
+// kNR tile of C held in 24 zmm registers. Packing zero-pads the last strips;
+// a tile at C's edge runs a kernel compiled for its number of rows and
+// masks the columns past C's last. Every C element is a fixed sequence of fused
 // multiply-adds over k, so one call run twice gives the same bits.
 #include "attn/ops/sgemm_avx512.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <memory>
+#include <utility>
 
 #include "attn/engine/error.h"
 
@@ -102,49 +104,53 @@ void pack_b(bool trans, const float* b, int64_t ldb, int64_t p0, int64_t kc, int
   }
 }
 
-// tile (kMR x kNR, row stride ldt) = A strip x B strip over kc depths, plus
-// the tile's previous contents when `accumulate`.
-__attribute__((target("avx512f"))) void kernel_12x32(int64_t kc, const float* __restrict a, const float* __restrict b,
-                                                     float* __restrict tile, int64_t ldt, bool accumulate) {
-  __m512 acc[kMR][2];
+// C rows [0, kRows) and the columns of `lo` and `hi` (masks over the two
+// 16-float halves of a kNR-wide tile) += or = an A strip x a B strip over kc
+// depths. Rows past kRows are neither computed nor touched, and masked
+// columns are neither read nor written, so edge tiles need no buffer.
+template <int kRows>
+__attribute__((target("avx512f"))) void kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
+                                               float* __restrict c, int64_t ldc, __mmask16 lo, __mmask16 hi,
+                                               bool accumulate) {
+  __m512 acc[kRows][2];
 #pragma GCC unroll 12
-  for (int64_t i = 0; i < kMR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (int i = 0; i < kRows; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
   for (int64_t p = 0; p < kc; ++p) {
     const __m512 b0 = _mm512_load_ps(b + p * kNR);
     const __m512 b1 = _mm512_load_ps(b + p * kNR + 16);
     const float* ap = a + p * kMR;
 #pragma GCC unroll 12
-    for (int64_t i = 0; i < kMR; ++i) {
+    for (int i = 0; i < kRows; ++i) {
       const __m512 ai = _mm512_set1_ps(ap[i]);
       acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
       acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
     }
   }
 #pragma GCC unroll 12
-  for (int64_t i = 0; i < kMR; ++i) {
-    float* row = tile + i * ldt;
+  for (int i = 0; i < kRows; ++i) {
+    float* row = c + i * ldc;
     if (accumulate) {
-      acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_loadu_ps(row));
-      acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_loadu_ps(row + 16));
+      acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_maskz_loadu_ps(lo, row));
+      acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_maskz_loadu_ps(hi, row + 16));
     }
-    _mm512_storeu_ps(row, acc[i][0]);
-    _mm512_storeu_ps(row + 16, acc[i][1]);
+    _mm512_mask_storeu_ps(row, lo, acc[i][0]);
+    _mm512_mask_storeu_ps(row + 16, hi, acc[i][1]);
   }
 }
 
-// One kMR x kNR tile of C, rows x cols of it inside C: whole tiles go
-// straight to C, edge tiles through a buffer so that nothing outside C is
-// read or written.
-__attribute__((target("avx512f"))) void tile_into_c(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                                                    int64_t rows, int64_t cols, bool accumulate) {
-  if (rows == kMR && cols == kNR) {
-    kernel_12x32(kc, a, b, c, ldc, accumulate);
-    return;
-  }
-  alignas(64) float buffer[kMR * kNR];
-  kernel_12x32(kc, a, b, buffer, kNR, false);
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0.0f) + buffer[i * kNR + j];
+using Kernel = void (*)(int64_t, const float*, const float*, float*, int64_t, __mmask16, __mmask16, bool);
+
+template <int... kRows>
+constexpr std::array<Kernel, sizeof...(kRows)> kernels_by_rows(std::integer_sequence<int, kRows...>) {
+  return {&kernel<kRows + 1>...};
+}
+
+// kernels[r - 1] computes r rows.
+constexpr std::array<Kernel, kMR> kernels = kernels_by_rows(std::make_integer_sequence<int, kMR>{});
+
+// The mask of the first `cols` of 16 lanes (cols may be <= 0 or >= 16).
+__mmask16 first_lanes(int64_t cols) {
+  return cols >= 16 ? __mmask16(0xFFFF) : cols <= 0 ? __mmask16(0) : __mmask16((1u << cols) - 1);
 }
 
 std::atomic<CpuSgemm> sgemm_choice{CpuSgemm::automatic};
@@ -188,9 +194,10 @@ void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
         pack_a(trans_a, a, lda, i0, mc, p0, kc, packed_a);
         for (int64_t s0 = 0; s0 < nc; s0 += kNR) {
           const float* b_strip = packed_b + s0 * kc;
+          const __mmask16 lo = first_lanes(nc - s0), hi = first_lanes(nc - s0 - 16);
           for (int64_t r0 = 0; r0 < mc; r0 += kMR)
-            tile_into_c(kc, packed_a + r0 * kc, b_strip, c + (i0 + r0) * ldc + j0 + s0, ldc, std::min(kMR, mc - r0),
-                        std::min(kNR, nc - s0), accumulate);
+            kernels[std::min(kMR, mc - r0) - 1](kc, packed_a + r0 * kc, b_strip, c + (i0 + r0) * ldc + j0 + s0, ldc, lo,
+                                                hi, accumulate);
         }
       }
     }
