@@ -3,9 +3,9 @@
 // op(B) is packed a kKC x kNC block at a time into strips kNR columns wide,
 // op(A) a kMC x kKC block at a time into strips kMR rows tall, and a
 // register-tiled kernel multiplies one A strip by one B strip into a kMR x
-// kNR tile of C held in 24 zmm registers. Packing zero-pads the last strips;
-// a tile at C's edge runs a kernel compiled for its number of rows and
-// masks the columns past C's last. Every C element is a fixed sequence of fused
+// kNR tile of C held in 24 zmm registers. Packing zero-pads the last B
+// strip; a tile at C's edge runs a kernel compiled for its number of rows
+// and masks the columns past C's last. Every C element is a fixed sequence of fused
 // multiply-adds over k, so one call run twice gives the same bits.
 #include "attn/ops/sgemm_avx512.h"
 
@@ -57,8 +57,10 @@ PackBuffers& pack_buffers() {
 }
 
 // op(A) rows [i0, i0 + mc), depths [p0, p0 + kc) into strips of kMR rows:
-// strip r holds, for each depth, its kMR row values side by side.
-void pack_a(bool trans, const float* a, int64_t lda, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {
+// strip r holds, for each depth, its kMR row values side by side. A last
+// strip of fewer rows is not padded: its kernel reads only its rows.
+__attribute__((target("avx512f"))) void pack_a(bool trans, const float* a, int64_t lda, int64_t i0, int64_t mc,
+                                               int64_t p0, int64_t kc, float* dst) {
   for (int64_t r0 = 0; r0 < mc; r0 += kMR) {
     const int64_t rows = std::min(kMR, mc - r0);
     float* strip = dst + r0 * kc;
@@ -67,22 +69,20 @@ void pack_a(bool trans, const float* a, int64_t lda, int64_t i0, int64_t mc, int
         const float* src = a + (p0 + p) * lda + i0 + r0;
         float* out = strip + p * kMR;
         for (int64_t i = 0; i < rows; ++i) out[i] = src[i];
-        for (int64_t i = rows; i < kMR; ++i) out[i] = 0.0f;
       }
     } else {  // A stored [m, k]: a row's depths are contiguous
       for (int64_t i = 0; i < rows; ++i) {
         const float* src = a + (i0 + r0 + i) * lda + p0;
         for (int64_t p = 0; p < kc; ++p) strip[p * kMR + i] = src[p];
       }
-      for (int64_t i = rows; i < kMR; ++i)
-        for (int64_t p = 0; p < kc; ++p) strip[p * kMR + i] = 0.0f;
     }
   }
 }
 
 // op(B) depths [p0, p0 + kc), columns [j0, j0 + nc) into strips of kNR
 // columns: strip s holds, for each depth, its kNR column values side by side.
-void pack_b(bool trans, const float* b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) {
+__attribute__((target("avx512f"))) void pack_b(bool trans, const float* b, int64_t ldb, int64_t p0, int64_t kc,
+                                               int64_t j0, int64_t nc, float* dst) {
   for (int64_t s0 = 0; s0 < nc; s0 += kNR) {
     const int64_t cols = std::min(kNR, nc - s0);
     float* strip = dst + s0 * kc;
@@ -164,12 +164,23 @@ bool sgemm_avx512_available() {
 
 void set_cpu_sgemm(CpuSgemm choice) { sgemm_choice.store(choice); }
 
+CpuSgemm cpu_sgemm_from_name(const std::string& name) {
+  if (name == "auto") return CpuSgemm::automatic;
+  if (name == "openblas") return CpuSgemm::openblas;
+  throw Error("ATTN_SGEMM is '" + name +
+              "': expected auto (the engine's AVX-512 kernel where the CPU has one) or "
+              "openblas");
+}
+
 bool use_own_sgemm() { return sgemm_choice.load() == CpuSgemm::automatic && sgemm_avx512_available(); }
 
-void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
-  if (m <= 0 || n <= 0) return;
+namespace {
+
+// The body of sgemm_avx512, compiled for AVX-512 as a whole (the packing
+// loops too); called only after the CPU check.
+__attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                                                      const float* a, int64_t lda, const float* b, int64_t ldb,
+                                                      float beta, float* c, int64_t ldc) {
   // beta other than 0 and 1 scales C once; then every depth block adds on.
   if (beta != 0.0f && beta != 1.0f)
     for (int64_t i = 0; i < m; ++i)
@@ -202,6 +213,15 @@ void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
       }
     }
   }
+}
+
+}  // namespace
+
+void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
+  if (m <= 0 || n <= 0) return;
+  blocked_sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace attn

@@ -6,6 +6,7 @@
 // thread OpenBLAS's serial calls (ops/matmul_cpu.cpp).
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace attn {
 
@@ -23,6 +24,9 @@ bool sgemm_avx512_available();
 // to check both against each other.
 enum class CpuSgemm { automatic, openblas };
 void set_cpu_sgemm(CpuSgemm choice);
+// "auto" or "openblas" (the values of the ATTN_SGEMM environment variable
+// that the attn program reads); anything else is an error naming the value.
+CpuSgemm cpu_sgemm_from_name(const std::string& name);
 // True when float32 products go to sgemm_avx512.
 bool use_own_sgemm();
 

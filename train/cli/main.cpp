@@ -1,6 +1,7 @@
 // `attn`: the command-line program. Dispatches to a subcommand; user errors
 // become one clear message and a non-zero exit, never a crash.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "attn/engine/error.h"
 #include "attn/engine/util/cli_args.h"
+#include "attn/ops/sgemm_avx512.h"
 #include "attn/train/cli/commands.h"
 #include "attn/train/cli/thread_wait_policy.h"
 
@@ -28,6 +30,16 @@ void print_usage() {
 
 int main(int argc, char** argv) {
   attn::use_passive_wait_policy_by_default(argv);
+  // Which float32 GEMM the CPU uses (ops/sgemm_avx512.h): ATTN_SGEMM=openblas
+  // keeps OpenBLAS where the engine's AVX-512 kernel would run.
+  if (const char* sgemm = std::getenv("ATTN_SGEMM")) {
+    try {
+      attn::set_cpu_sgemm(attn::cpu_sgemm_from_name(sgemm));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 2;
+    }
+  }
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     print_usage();
     return argc < 2 ? 2 : 0;
