@@ -56,6 +56,45 @@ PackBuffers& pack_buffers() {
   return buffers;
 }
 
+// The mask of the first `cols` of 16 lanes (cols may be <= 0 or >= 16).
+__mmask16 first_lanes(int64_t cols) {
+  return cols >= 16 ? __mmask16(0xFFFF) : cols <= 0 ? __mmask16(0) : __mmask16((1u << cols) - 1);
+}
+
+// GCC 12 warns about the placeholder operand (_mm512_undefined_ps) inside
+// its own unpack and shuffle intrinsics; the operand is never read.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// rows[i] lane j -> rows[j] lane i. Within each 128-bit lane, two rounds of
+// unpacking gather four rows' values of one column; then the 128-bit lanes
+// are transposed across four registers.
+__attribute__((target("avx512f"))) void transpose_16x16(__m512 rows[16]) {
+  __m512 pairs[16], quads[16];
+  for (int g = 0; g < 8; ++g) {
+    pairs[2 * g] = _mm512_unpacklo_ps(rows[2 * g], rows[2 * g + 1]);      // columns 4l, 4l+1 of rows 2g, 2g+1
+    pairs[2 * g + 1] = _mm512_unpackhi_ps(rows[2 * g], rows[2 * g + 1]);  // columns 4l+2, 4l+3
+  }
+  for (int g = 0; g < 4; ++g) {  // quads[4g + e], 128-bit lane l: rows 4g..4g+3 of column 4l + e
+    const __m512d lo0 = _mm512_castps_pd(pairs[4 * g]), lo1 = _mm512_castps_pd(pairs[4 * g + 2]);
+    const __m512d hi0 = _mm512_castps_pd(pairs[4 * g + 1]), hi1 = _mm512_castps_pd(pairs[4 * g + 3]);
+    quads[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo0, lo1));
+    quads[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo0, lo1));
+    quads[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi0, hi1));
+    quads[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi0, hi1));
+  }
+  for (int e = 0; e < 4; ++e) {
+    const __m512 v0 = _mm512_shuffle_f32x4(quads[e], quads[4 + e], 0x44);  // lanes a0 a1 b0 b1
+    const __m512 v1 = _mm512_shuffle_f32x4(quads[e], quads[4 + e], 0xEE);  // a2 a3 b2 b3
+    const __m512 v2 = _mm512_shuffle_f32x4(quads[8 + e], quads[12 + e], 0x44);
+    const __m512 v3 = _mm512_shuffle_f32x4(quads[8 + e], quads[12 + e], 0xEE);
+    rows[e] = _mm512_shuffle_f32x4(v0, v2, 0x88);       // column e: lanes a0 b0 c0 d0
+    rows[4 + e] = _mm512_shuffle_f32x4(v0, v2, 0xDD);   // column 4 + e
+    rows[8 + e] = _mm512_shuffle_f32x4(v1, v3, 0x88);   // column 8 + e
+    rows[12 + e] = _mm512_shuffle_f32x4(v1, v3, 0xDD);  // column 12 + e
+  }
+}
+#pragma GCC diagnostic pop
+
 // op(A) rows [i0, i0 + mc), depths [p0, p0 + kc) into strips of kMR rows:
 // strip r holds, for each depth, its kMR row values side by side. A last
 // strip of fewer rows is not padded: its kernel reads only its rows.
@@ -70,10 +109,15 @@ __attribute__((target("avx512f"))) void pack_a(bool trans, const float* a, int64
         float* out = strip + p * kMR;
         for (int64_t i = 0; i < rows; ++i) out[i] = src[i];
       }
-    } else {  // A stored [m, k]: a row's depths are contiguous
-      for (int64_t i = 0; i < rows; ++i) {
-        const float* src = a + (i0 + r0 + i) * lda + p0;
-        for (int64_t p = 0; p < kc; ++p) strip[p * kMR + i] = src[p];
+    } else {  // A stored [m, k]: a row's depths are contiguous, so 16 x 16 blocks are transposed
+      for (int64_t p = 0; p < kc; p += 16) {
+        const __mmask16 depths = first_lanes(kc - p);
+        __m512 block[16];
+        for (int64_t i = 0; i < 16; ++i)
+          block[i] = i < rows ? _mm512_maskz_loadu_ps(depths, a + (i0 + r0 + i) * lda + p0 + p) : _mm512_setzero_ps();
+        transpose_16x16(block);
+        for (int64_t q = 0; q < std::min<int64_t>(16, kc - p); ++q)
+          _mm512_mask_storeu_ps(strip + (p + q) * kMR, first_lanes(kMR), block[q]);
       }
     }
   }
@@ -147,11 +191,6 @@ constexpr std::array<Kernel, sizeof...(kRows)> kernels_by_rows(std::integer_sequ
 
 // kernels[r - 1] computes r rows.
 constexpr std::array<Kernel, kMR> kernels = kernels_by_rows(std::make_integer_sequence<int, kMR>{});
-
-// The mask of the first `cols` of 16 lanes (cols may be <= 0 or >= 16).
-__mmask16 first_lanes(int64_t cols) {
-  return cols >= 16 ? __mmask16(0xFFFF) : cols <= 0 ? __mmask16(0) : __mmask16((1u << cols) - 1);
-}
 
 std::atomic<CpuSgemm> sgemm_choice{CpuSgemm::automatic};
 
