@@ -5,8 +5,8 @@
 // register-tiled kernel multiplies one A strip by one B strip into a kMR x
 // kNR tile of C held in 24 zmm registers. Packing zero-pads the last B
 // strip; a tile at C's edge runs a kernel compiled for its number of rows
-// and masks the columns past C's last. Every C element is a fixed sequence of fused
-// multiply-adds over k, so one call run twice gives the same bits.
+// and masks the columns past C's last. Every C element is a fixed sequence
+// of fused multiply-adds over k, so one call run twice gives the same bits.
 #include "attn/ops/sgemm_avx512.h"
 
 #include <immintrin.h>
