@@ -10,7 +10,8 @@
 
 namespace attn {
 
-// Sets OpenBLAS to one thread, once per process. The GEMM kernels call it
+// Sets OpenBLAS to one thread and warms its work buffers (engine/
+// blas_threads.cpp says why), once per process. The GEMM kernels call it
 // before their first product.
 void use_serial_blas();
 

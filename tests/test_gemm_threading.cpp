@@ -145,6 +145,16 @@ TEST(GemmThreading, OpenBlasIsSerialAgainAfterAThreadedCall) {
   EXPECT_EQ(openblas_get_num_threads(), 1);
 }
 
+// CTest runs each test in its own process, so this first product of the
+// process goes through the buffer warm-up of engine/blas_threads.cpp.
+TEST(GemmThreading, TheFirstProductWarmsOpenBlasAndLeavesItSerial) {
+  ThreadCount threads(2);
+  Generator gen(17);
+  const Tensor a = uniform({40, 30}, gen, DType::F64), b = uniform({30, 20}, gen, DType::F64);
+  expect_within_rounding(matmul(a, b), a, b);
+  EXPECT_EQ(openblas_get_num_threads(), 1);
+}
+
 TEST(GemmThreading, LinearLayerTakesTheSameBranchesWithItsBias) {
   ThreadCount threads(2);
   Generator gen(17);
