@@ -21,6 +21,7 @@
 // halves there. (FMA contraction makes the clones differ in the last bits.)
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
 #define ATTN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define ATTN_HAS_SIMD_CLONES 1
 #else
 #define ATTN_SIMD_CLONES
 #endif
