@@ -2,7 +2,10 @@
 
 #include <cblas.h>
 
+#include <atomic>
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "attn/engine/parallel.h"
@@ -36,13 +39,21 @@ void warm_product(int m, int n, int k) {
 void warm_blas_buffers() {
   constexpr int kWarmRows = 256, kWarmCols = 512, kWarmDepth = 64;
   openblas_set_num_threads(1);
-  parallel_for(parallel_threads(), 1, [](int64_t begin, int64_t end) {
+  const int64_t threads = parallel_threads();
+  std::atomic<int64_t> arrived{0};
+  parallel_for(threads, 1, [&](int64_t begin, int64_t end) {
+    // Serial calls take the first free buffer of OpenBLAS's pool: the threads
+    // start together, so that each takes its own instead of reusing the one
+    // a faster thread has just given back. (Bounded: a smaller team than
+    // asked for must not wait forever.)
+    arrived.fetch_add(1);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+    while (arrived.load() < threads && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
     for (int64_t i = begin; i < end; ++i) warm_product(kWarmRows, kWarmCols, kWarmDepth);
   });
-  const int threads = static_cast<int>(parallel_threads());
   if (threads > 1) {
-    openblas_set_num_threads(threads);
-    warm_product(threads * kWarmRows, threads * kWarmCols, kWarmDepth);
+    openblas_set_num_threads(static_cast<int>(threads));
+    warm_product(static_cast<int>(threads) * kWarmRows, static_cast<int>(threads) * kWarmCols, kWarmDepth);
     openblas_set_num_threads(1);
   }
 }

@@ -16,8 +16,13 @@ parameter, gradients cleared before the clock starts; infer = evaluation mode, f
 under torch.inference_mode(). The input is U(-1, 1) [batch, length, features] float32 with an
 all-valid mask, as `attn bench` uses.
 
+OpenBLAS's work buffers are warmed before anything is timed, as the engine does before its first
+product (docs/engine.md, "OpenBLAS's cold buffers"): a few matmuls with 512 and more columns in
+float32 and float64, serial and threaded. `--blas cold` leaves them as PyTorch finds them.
+
     /usr/bin/python3 scripts/bench_torch.py [--models mtsa,...] [--mode train|infer|both]
-        [--threads 2] [--reps 5] [--warmup 1] [--batch 64] [--length 64] [--features 300] [--json]
+        [--threads 2] [--reps 5] [--warmup 1] [--batch 64] [--length 64] [--features 300]
+        [--blas warm|cold] [--json]
 """
 import argparse
 import json
@@ -559,6 +564,18 @@ def step(model, x, valid, mode):
     return (time.perf_counter() - start) * 1000
 
 
+def warm_blas(threads):
+    """Runs products with 512 and more columns on every OpenBLAS work buffer PyTorch's matmuls can use."""
+    for dtype in (torch.float32, torch.float64):
+        for used in sorted({1, threads}):
+            torch.set_num_threads(used)
+            a = torch.ones(256 * used, 64, dtype=dtype)
+            b = torch.ones(64, 512 * used, dtype=dtype)
+            torch.mm(a, b)
+            torch.bmm(a.expand(4, -1, -1), b.expand(4, -1, -1))
+    torch.set_num_threads(threads)
+
+
 def time_steps(model, x, valid, mode, reps, warmup):
     times = [step(model, x, valid, mode) for _ in range(warmup + reps)][warmup:]
     return statistics.median(times), min(times), max(times)
@@ -575,6 +592,8 @@ def main():
     ap.add_argument("--length", type=int, default=64)
     ap.add_argument("--features", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--blas", default="warm", choices=("warm", "cold"),
+                    help="warm OpenBLAS's work buffers before timing (default), or leave them cold")
     ap.add_argument("--json", action="store_true", help="one JSON object per line instead of text")
     args = ap.parse_args()
     for flag in ("threads", "reps", "batch", "length", "features"):
@@ -589,11 +608,14 @@ def main():
     modes = ("infer", "train") if args.mode == "both" else (args.mode,)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
+    if args.blas == "warm":
+        warm_blas(args.threads)
     x = torch.rand(args.batch, args.length, args.features) * 2 - 1
     valid = torch.ones(args.batch, args.length, dtype=torch.bool)
     if not args.json:
         print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch {args.batch}, length "
-              f"{args.length}, {args.features} features, median of {args.reps} after {args.warmup} warm-up")
+              f"{args.length}, {args.features} features, median of {args.reps} after {args.warmup} warm-up, "
+              f"OpenBLAS buffers {args.blas}")
     for name in models:
         model = build(name, args.features)
         for mode in modes:

@@ -16,6 +16,8 @@ Memory: our binary runs without GLIBC_TUNABLES (its CPU caching allocator is the
 PyTorch runs by default "at its best": GLIBC_TUNABLES=glibc.malloc.mmap_max=0:
 glibc.malloc.trim_threshold=18446744073709551615 (glibc keeps freed memory instead of mapping
 and unmapping big tensors every step); --torch-malloc plain runs it with glibc's defaults.
+PyTorch's OpenBLAS work buffers are warmed before its timing as the engine warms its own
+(docs/engine.md, "OpenBLAS's cold buffers"); --torch-blas cold leaves them cold.
 
 Randomness: only ReSAN has any at the defaults (dropout keep_prob 0.75 on h, and its RSS samples
 its selection in training mode). The timing keeps both on, on both sides. The numeric check's
@@ -23,7 +25,8 @@ train mode sets keep_prob = 1 on both sides and gives PyTorch the selection the 
 (its inference mode thresholds deterministically, and the two selections must agree).
 
     /usr/bin/python3 scripts/bench_vs_torch.py [--models mtsa,...] [--modes train,infer] [--rounds 2]
-        [--reps 5] [--threads 2] [--torch-malloc best|plain] [--check-only] [--binary build/bin/attn]
+        [--reps 5] [--threads 2] [--torch-malloc best|plain] [--torch-blas warm|cold] [--check-only]
+        [--binary build/bin/attn]
 
 Needs Debian's python3-torch (PyTorch 1.13, CPU) and a built attn binary.
 """
@@ -245,7 +248,7 @@ def engine_time(args, model, mode):
 def torch_time(args, model, mode):
     out = run([sys.executable, os.path.join(ROOT, "scripts", "bench_torch.py"), "--models", model, "--mode", mode,
                "--batch", str(args.batch), "--length", str(args.length), "--features", str(args.features),
-               "--reps", str(args.reps), "--warmup", str(args.warmup), "--threads", str(args.threads), "--json"],
+               "--reps", str(args.reps), "--warmup", str(args.warmup), "--threads", str(args.threads), "--blas", args.torch_blas, "--json"],
               torch_env(args.torch_malloc))
     return json.loads(out.strip().splitlines()[-1])["median_ms"]
 
@@ -256,7 +259,7 @@ def timing(args, models, modes):
     print(f"timing: batch {args.batch}, length {args.length}, {args.features} features, all-valid masks, "
           f"{args.threads} threads, {args.rounds} alternating round(s) of {args.reps} reps after {args.warmup} "
           f"warm-up each; torch {torch.__version__}")
-    print(f"  ours: {args.binary} without GLIBC_TUNABLES; PyTorch: {malloc}")
+    print(f"  ours: {args.binary} without GLIBC_TUNABLES; PyTorch: {malloc}, OpenBLAS buffers {args.torch_blas}")
     print("  ReSAN on both sides: dropout keep_prob 0.75 and RSS sampling in training mode; the others have no "
           "dropout at their defaults")
     ours = {(m, mode): [] for m in models for mode in modes}
@@ -306,6 +309,8 @@ def main():
     ap.add_argument("--check-batch", type=int, default=8, help="batch of the float64 numeric check")
     ap.add_argument("--torch-malloc", default="best", choices=("best", "plain"),
                     help="best: PyTorch with glibc told to keep freed memory (the default); plain: glibc defaults")
+    ap.add_argument("--torch-blas", default="warm", choices=("warm", "cold"),
+                    help="warm: PyTorch's OpenBLAS buffers warmed before timing, as the engine's are (the default)")
     ap.add_argument("--check-only", action="store_true", help="run the numeric check and stop")
     args = ap.parse_args()
     for flag in ("rounds", "reps", "threads", "batch", "length", "features", "check_batch"):
