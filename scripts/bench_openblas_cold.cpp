@@ -19,11 +19,11 @@ static double rate(int m, int n, int k, double seconds) {
   double flops = 0;
   const auto start = std::chrono::steady_clock::now();
   double elapsed = 0;
-  while (elapsed < seconds) {
+  do {  // at least one product
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
     flops += 2.0 * m * n * k;
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
+  } while (elapsed < seconds);
   return flops / elapsed / 1e9;
 }
 
