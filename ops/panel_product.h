@@ -61,8 +61,8 @@ inline __attribute__((always_inline)) void panel_block(int64_t r0, int64_t c0, i
 // with leading dimensions lda, ldb, ldc; inlined into its caller so it
 // compiles for the caller's clone. The register blocking depends on the CPU
 // the clone runs on: with AVX-512's 32 vector registers a whole
-// panel_rows x kPanelCols block is 16 accumulators; AVX2 has 16 registers,
-// where that block spilled its accumulators to the stack on every step (the
+// panel_rows x kPanelCols block is 16 accumulators; on AVX2 they are 32
+// ymm halves for 16 registers and do not stay in registers (the
 // Transformer's fused attention ran at 2.6 GFLOP/s on a Zen 1 CPU), so
 // there each block is done as 4-row x 2-vector sub-blocks of 32-byte
 // vectors: 8 accumulators, two loads of B and four broadcasts per step.
