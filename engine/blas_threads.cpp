@@ -6,6 +6,7 @@
 #include <chrono>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "attn/engine/parallel.h"
@@ -16,18 +17,16 @@ namespace {
 
 std::once_flag serial_once;
 
-// One float32 product m x n x k on the calling thread's OpenBLAS work buffer.
-void warm_sgemm(int m, int n, int k) {
-  std::vector<float> a(static_cast<size_t>(m) * k, 1.0f), b(static_cast<size_t>(k) * n, 1.0f),
+// One m x n x k product in T on the calling thread's OpenBLAS work buffer.
+template <class T>
+void warm_gemm(int m, int n, int k) {
+  std::vector<T> a(static_cast<size_t>(m) * k, T(1)), b(static_cast<size_t>(k) * n, T(1)),
       c(static_cast<size_t>(m) * n);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
-}
-
-// The same in float64.
-void warm_dgemm(int m, int n, int k) {
-  std::vector<double> a(static_cast<size_t>(m) * k, 1.0), b(static_cast<size_t>(k) * n, 1.0),
-      c(static_cast<size_t>(m) * n);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a.data(), k, b.data(), n, 0.0, c.data(), n);
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
+  } else {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a.data(), k, b.data(), n, 0.0, c.data(), n);
+  }
 }
 
 // OpenBLAS 0.3.21's AVX2 GEMM kernels (the Haswell ones, which it also runs
@@ -54,15 +53,15 @@ void warm_blas_buffers() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
     while (arrived.load() < threads && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
     for (int64_t i = begin; i < end; ++i) {
-      warm_sgemm(256, 512, 64);
-      warm_dgemm(256, 512, 64);
+      warm_gemm<float>(256, 512, 64);
+      warm_gemm<double>(256, 512, 64);
     }
   });
   if (threads > 1) {
     const int t = static_cast<int>(threads);
     openblas_set_num_threads(t);
-    warm_sgemm(t * 256, t * 512, 64);
-    warm_dgemm(t * 256, t * 512, 64);
+    warm_gemm<float>(t * 256, t * 512, 64);
+    warm_gemm<double>(t * 256, t * 512, 64);
     openblas_set_num_threads(1);
   }
 }
