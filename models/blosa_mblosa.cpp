@@ -1,10 +1,10 @@
 #include "attn/models/blosa_mblosa.h"
 
+#include "attn/engine/copy.h"
 #include "attn/engine/error.h"
 #include "attn/models/attention_trace.h"
 #include "attn/models/disa.h"
 #include "attn/ops/binary.h"
-#include "attn/engine/copy.h"
 #include "attn/ops/join.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/view.h"
@@ -38,8 +38,7 @@ MBlosa::MBlosa(int64_t features, const MBlosaOptions& options, Generator& gen, D
 MBlosaStages MBlosa::stages(const Tensor& x, const Tensor& valid, int64_t block_len) const {
   ATTN_CHECK(x.dim() == 3 && x.size(2) == features_, "MBlosa", "expects x of shape [B, n, ", features_, "], got ",
              shape_str(x.shape()));
-  ATTN_CHECK(valid.dtype() == DType::U8 && valid.dim() == 2 && valid.size(0) == x.size(0) &&
-                 valid.size(1) == x.size(1),
+  ATTN_CHECK(valid.dtype() == DType::U8 && valid.dim() == 2 && valid.size(0) == x.size(0) && valid.size(1) == x.size(1),
              "MBlosa", "mask must be uint8 [B, n] matching x ", shape_str(x.shape()), ", got ",
              dtype_name(valid.dtype()), " ", shape_str(valid.shape()));
   ATTN_CHECK(x.size(1) >= 1, "MBlosa", "needs at least one token position, got ", shape_str(x.shape()));
@@ -72,12 +71,11 @@ MBlosaStages MBlosa::stages(const Tensor& x, const Tensor& valid, int64_t block_
   // Inter-block masked self-attention and the block gate.
   Tensor inter_mask = pair_mask(st.block_valid, direction_mask(m, options_.direction));
   st.o = multi_dim_masked_attention(st.v, inter_w1_(st.v), inter_w2_(st.v), inter_bias_, inter_mask, options_.scale_c,
-                                          options_.materialize_scores, "inter");
+                                    options_.materialize_scores, "inter");
   st.e = block_gate_.forward(st.v, st.o);
 
-  // Context fusion: e_l copied to every token of block l.
-  Tensor big_e = reshape(expand(unsqueeze(st.e, 2), {b, m, r, d}), {b, m * r, d});
-  Tensor u = fusion_.forward(xp, st.h, big_e);
+  // Context fusion with e_l as the context of every token of block l.
+  Tensor u = fusion_.forward_block_context(xp, st.h, st.e, r);
   st.u = zero_padded(narrow(u, 1, 0, n), valid);
   return st;
 }

@@ -1,7 +1,9 @@
 #include "attn/nn/fusion_gate.h"
 
+#include "attn/engine/error.h"
 #include "attn/ops/binary.h"
 #include "attn/ops/join.h"
+#include "attn/ops/matmul.h"
 #include "attn/ops/sigmoid_gate.h"
 #include "attn/ops/unary.h"
 #include "attn/ops/view.h"
@@ -19,7 +21,8 @@ Tensor GatedFusion::forward(const Tensor& s, const Tensor& h) const {
   return sigmoid_gate(w1_(s) + w2_(h) + bias_, h, s);
 }
 
-ConcatGate::ConcatGate(int64_t features, Generator& gen, DType dtype) : proj_(2 * features, features, gen, true, dtype) {
+ConcatGate::ConcatGate(int64_t features, Generator& gen, DType dtype)
+    : proj_(2 * features, features, gen, true, dtype) {
   register_module("proj", proj_);
 }
 
@@ -33,7 +36,29 @@ FeatureFusionGate::FeatureFusionGate(int64_t features, Activation act, Generator
 }
 
 Tensor FeatureFusionGate::forward(const Tensor& x, const Tensor& h, const Tensor& e) const {
-  Tensor both = proj_(concat({x, h, e}, -1));
+  return gate(proj_(concat({x, h, e}, -1)), x);
+}
+
+Tensor FeatureFusionGate::forward_block_context(const Tensor& x, const Tensor& h, const Tensor& e_blocks,
+                                                int64_t block_len) const {
+  const int64_t d = features_;
+  ATTN_CHECK(block_len >= 1, "FeatureFusionGate", "block length must be positive, got ", block_len);
+  ATTN_CHECK(x.dim() == 3 && x.size(2) == d && h.shape() == x.shape(), "FeatureFusionGate",
+             "expects x and h of shape [B, m * block_len, ", d, "], got ", shape_str(x.shape()), " and ",
+             shape_str(h.shape()));
+  const int64_t b = x.size(0), m = x.size(1) / block_len;
+  ATTN_CHECK(m * block_len == x.size(1) && e_blocks.shape() == Shape({b, m, d}), "FeatureFusionGate", "x ",
+             shape_str(x.shape()), " is not ", block_len, "-token blocks of the block context ",
+             shape_str(e_blocks.shape()));
+  // W [2d, 3d] = [W_xh | W_e]: column views of the one parameter, so its
+  // name and layout stay those of forward().
+  Tensor tokens = linear(concat({x, h}, -1), narrow(proj_.weight, 1, 0, 2 * d), proj_.bias);
+  Tensor blocks = linear(e_blocks, narrow(proj_.weight, 1, 2 * d, d));
+  Tensor both = reshape(tokens, {b, m, block_len, 2 * d}) + unsqueeze(blocks, 2);
+  return gate(reshape(both, {b, m * block_len, 2 * d}), x);
+}
+
+Tensor FeatureFusionGate::gate(const Tensor& both, const Tensor& x) const {
   Tensor f = activate(act_, narrow(both, -1, 0, features_));
   return sigmoid_gate(narrow(both, -1, features_, features_), f, x);
 }

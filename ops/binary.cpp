@@ -54,7 +54,11 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   if (!any_requires_grad({a, b})) return out;
 
   Shape sa = a.shape(), sb = b.shape();
-  Tensor as = a.detach(), bs = b.detach();
+  // Saved only where the gradient reads them: an add or a subtract that kept
+  // its operands would hold two activations alive until the backward pass.
+  const bool reads_a = op == BinaryOp::Mul || op == BinaryOp::Maximum || op == BinaryOp::Minimum;
+  const bool reads_b = reads_a || op == BinaryOp::Div;
+  Tensor as = reads_a ? a.detach() : Tensor(), bs = reads_b ? b.detach() : Tensor();
   Tensor outs = (op == BinaryOp::Div) ? out.detach() : Tensor();
   record(out, name, {a, b}, [=](const Tensor& g, const std::vector<bool>& needs) {
     Tensor ga, gb;
@@ -86,7 +90,8 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
         if (needs[1]) gb = reduce_to(where(a_chosen, zero, g), sb);
         break;
       }
-      case BinaryOp::Count: break;
+      case BinaryOp::Count:
+        break;
     }
     return std::vector<Tensor>{ga, gb};
   });

@@ -7,17 +7,19 @@
 #include <cmath>
 #include <set>
 
-#include "test_util.h"
+#include "attn/engine/copy.h"
 #include "attn/engine/error.h"
-#include "model_checks.h"
 #include "attn/models/biblosan.h"
 #include "attn/models/disa.h"
+#include "attn/nn/fusion_gate.h"
 #include "attn/ops/binary.h"
-#include "attn/engine/copy.h"
 #include "attn/ops/matmul.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/softmax.h"
 #include "attn/ops/unary.h"
+#include "attn/ops/view.h"
+#include "model_checks.h"
+#include "test_util.h"
 
 namespace attn {
 namespace {
@@ -280,6 +282,58 @@ TEST(MBlosa, EmptyBlocksGiveZeroBlockVectors) {
   for (int64_t k = 0; k < 3; ++k) EXPECT_NE(st.o.at({0, 2, k}), 0.0);
 }
 
+// The fusion gate with E given per block (E's third of W applied to the
+// block rows, then broadcast) is the gate over [x; h; E] with E repeated:
+// the same values and the same gradients for every input and parameter, up
+// to the order of float64 sums over 3d products.
+TEST(FeatureFusionGate, BlockContextIsTheGateOverRepeatedContext) {
+  const int64_t b = 2, m = 3, r = 2, d = 4;
+  Generator gen(31);
+  FeatureFusionGate gate(d, Activation::Elu, gen, DType::F64);
+  Tensor x = random_input({b, m * r, d}, 32), h = random_input({b, m * r, d}, 33), e = random_input({b, m, d}, 34);
+  struct Result {
+    std::vector<double> out, gx, gh, ge, gw, gbias;
+  };
+  auto run = [&](bool per_block) {
+    Tensor xl = x.detach().set_requires_grad(true), hl = h.detach().set_requires_grad(true),
+           el = e.detach().set_requires_grad(true);
+    Tensor out = per_block ? gate.forward_block_context(xl, hl, el, r)
+                           : gate.forward(xl, hl, reshape(expand(unsqueeze(el, 2), {b, m, r, d}), {b, m * r, d}));
+    // Weights that differ per element, so every gradient entry is distinct.
+    Tensor weights = rand_uniform(out.shape(), -1, 1, gen, DType::F64);
+    sum(out * weights).backward();
+    Result res{out.to_vector(), xl.grad().to_vector(), hl.grad().to_vector(), el.grad().to_vector(), {}, {}};
+    for (const auto& [name, p] : gate.named_parameters()) {
+      (name == "proj.weight" ? res.gw : res.gbias) = p.grad().to_vector();
+      p.zero_grad();
+    }
+    return res;
+  };
+  Generator keep = gen;
+  const Result full = run(false);
+  gen = keep;  // the same loss weights for both
+  const Result blocks = run(true);
+  auto expect_near = [](const std::vector<double>& a, const std::vector<double>& c, const char* what) {
+    ASSERT_EQ(a.size(), c.size()) << what;
+    double largest = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_NEAR(a[i], c[i], 1e-12) << what << " element " << i;
+      largest = std::max(largest, std::abs(a[i]));
+    }
+    EXPECT_GT(largest, 1e-3) << what << " is all (near) zero";
+  };
+  expect_near(full.out, blocks.out, "output");
+  expect_near(full.gx, blocks.gx, "d x");
+  expect_near(full.gh, blocks.gh, "d h");
+  expect_near(full.ge, blocks.ge, "d e");
+  expect_near(full.gw, blocks.gw, "d proj.weight");
+  expect_near(full.gbias, blocks.gbias, "d proj.bias");
+
+  EXPECT_THAT(error_of([&] { gate.forward_block_context(x, h, e, 4); }), HasSubstr("is not 4-token blocks"));
+  EXPECT_THAT(error_of([&] { gate.forward_block_context(x, h, e, 0); }), HasSubstr("block length must be positive"));
+  EXPECT_THAT(error_of([&] { gate.forward_block_context(x, e, e, 2); }), HasSubstr("expects x and h"));
+}
+
 TEST(BiBlosan, Float32MatchesFloat64) {
   Generator g64(19), g32(19);
   BiBlosan m64(3, options(4, BlockLenRule::automatic()), g64, DType::F64);
@@ -297,9 +351,9 @@ TEST(BiBlosan, ParameterNamesAndSizes) {
   BiBlosan model(3, options(4, BlockLenRule::automatic()), gen, DType::F64);
   std::set<std::string> names;
   for (const auto& [k, v] : model.named_parameters()) names.insert(k);
-  for (const char* name : {"fw_fc.weight", "bw_fc.bias", "fw.intra_w1.weight", "fw.intra_bias",
-                           "fw.block_s2t.w.weight", "bw.inter_w2.weight", "bw.inter_bias", "fw.block_gate.w1.weight",
-                           "bw.block_gate.bias", "fw.fusion.proj.weight", "s2t.w2.bias"})
+  for (const char* name : {"fw_fc.weight", "bw_fc.bias", "fw.intra_w1.weight", "fw.intra_bias", "fw.block_s2t.w.weight",
+                           "bw.inter_w2.weight", "bw.inter_bias", "fw.block_gate.w1.weight", "bw.block_gate.bias",
+                           "fw.fusion.proj.weight", "s2t.w2.bias"})
     EXPECT_TRUE(names.count(name)) << name;
   EXPECT_EQ(model.token_dim(), 8);
   EXPECT_EQ(model.sentence_dim(), 8);
@@ -332,9 +386,13 @@ TEST(BiBlosan, ConfigAndShapeErrors) {
   EXPECT_THAT(error_of([&] { model.encode(random_input({1, 4, 5}, 1), mask); }), HasSubstr("[1, 4, 5]"));
   EXPECT_THAT(error_of([&] { model.encode(random_input({1, 3, 3}, 1), mask); }), HasSubstr("does not match"));
   MBlosa block(3, MBlosaOptions{}, gen, DType::F64);
-  EXPECT_THAT(error_of([&] { block.forward(random_input({1, 4, 3}, 1), mask, 0); }),
+  EXPECT_THAT(error_of([&] {
+                block.forward(random_input({1, 4, 3}, 1), mask, 0);
+              }),
               HasSubstr("block length must be positive"));
-  EXPECT_THAT(error_of([&] { block.forward(random_input({1, 4, 3}, 1), cast(mask, DType::F64), 2); }),
+  EXPECT_THAT(error_of([&] {
+                block.forward(random_input({1, 4, 3}, 1), cast(mask, DType::F64), 2);
+              }),
               HasSubstr("mask must be uint8"));
   MBlosaOptions none;
   none.direction = Direction::None;

@@ -5,15 +5,18 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <utility>
 
-#include "test_util.h"
+#include "attn/engine/copy.h"
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
 #include "attn/ops/binary.h"
+#include "attn/ops/reduce.h"
 #include "attn/ops/sigmoid_gate.h"
-#include "attn/engine/copy.h"
 #include "attn/ops/unary.h"
 #include "attn/ops/view.h"
+#include "test_util.h"
 
 namespace attn {
 namespace {
@@ -92,6 +95,31 @@ TEST_P(BothDtypes, BinaryOpsBroadcastAndCompare) {
   EXPECT_FALSE(ge(a.detach().set_requires_grad(true), b).requires_grad());
 }
 
+// The graph keeps an operand only where the gradient reads it: an add or a
+// subtract lets both operands go (their memory returns before the backward
+// pass), a product keeps both, a quotient its divisor; gradients stay right.
+TEST(BinaryGraph, KeepsOperandsOnlyWhereTheGradientReadsThem) {
+  Tensor x = full({64}, 1.5, DType::F64).set_requires_grad(true);
+  Tensor y = full({64}, -0.5, DType::F64).set_requires_grad(true);
+  auto kept = [&](Tensor (*op)(const Tensor&, const Tensor&)) {
+    Tensor a = neg(x), b = neg(y);  // intermediates: only the graph can hold them
+    std::weak_ptr<Storage> wa = a.storage(), wb = b.storage();
+    Tensor out = op(a, b);
+    a = Tensor();
+    b = Tensor();
+    const std::pair<bool, bool> alive{!wa.expired(), !wb.expired()};
+    sum(out).backward();
+    return alive;
+  };
+  EXPECT_EQ(kept(add), std::make_pair(false, false));
+  EXPECT_EQ(kept(sub), std::make_pair(false, false));
+  EXPECT_EQ(kept(mul), std::make_pair(true, true));
+  EXPECT_EQ(kept(div), std::make_pair(false, true));
+  // d/dx of the four sums: -1 + -1 + y + 1/y, d/dy: -1 + 1 + x - x/y^2.
+  for (double g : x.grad().to_vector()) EXPECT_NEAR(g, -2.0 - 0.5 - 2.0, 1e-12);
+  for (double g : y.grad().to_vector()) EXPECT_NEAR(g, 0.0 + 1.5 - 1.5 / 0.25, 1e-12);
+}
+
 TEST_P(BothDtypes, WhereAndMaskedFillSelectByMask) {
   DType dt = GetParam();
   Tensor mask = from_vector({1, 0, 0, 1}, {2, 2}, DType::U8);
@@ -125,21 +153,81 @@ TEST_P(BothDtypes, WhereAndBinaryRunLayoutsMatchTheElementwiseDefinition) {
   };
   auto rc = [&](int64_t r) { return row_cond.at({r, 0}) != 0; };
   auto ec = [&](int64_t r, int64_t c) { return cond.at({r, c}) != 0; };
-  check(where(row_cond, x, y), [&](int64_t r, int64_t c) { return rc(r) ? x.at({r, c}) : y.at({r, c}); }, "row, x|y");
-  check(where(row_cond, y, scalar), [&](int64_t r, int64_t c) { return rc(r) ? y.at({r, c}) : -9.0; }, "row, y|s");
-  check(where(row_cond, scalar, x), [&](int64_t r, int64_t c) { return rc(r) ? -9.0 : x.at({r, c}); }, "row, s|x");
+  check(
+      where(row_cond, x, y),
+      [&](int64_t r, int64_t c) {
+        return rc(r) ? x.at({r, c}) : y.at({r, c});
+      },
+      "row, x|y");
+  check(
+      where(row_cond, y, scalar),
+      [&](int64_t r, int64_t c) {
+        return rc(r) ? y.at({r, c}) : -9.0;
+      },
+      "row, y|s");
+  check(
+      where(row_cond, scalar, x),
+      [&](int64_t r, int64_t c) {
+        return rc(r) ? -9.0 : x.at({r, c});
+      },
+      "row, s|x");
   Tensor xc = contiguous(y);
-  check(where(cond, x, xc), [&](int64_t r, int64_t c) { return ec(r, c) ? x.at({r, c}) : xc.at({r, c}); }, "x|x");
-  check(where(cond, x, scalar), [&](int64_t r, int64_t c) { return ec(r, c) ? x.at({r, c}) : -9.0; }, "x|s");
-  check(where(cond, scalar, x), [&](int64_t r, int64_t c) { return ec(r, c) ? -9.0 : x.at({r, c}); }, "s|x");
-  check(where(cond, x, y), [&](int64_t r, int64_t c) { return ec(r, c) ? x.at({r, c}) : y.at({r, c}); }, "x|y");
-  check(sub(scalar, x), [&](int64_t r, int64_t c) { return -9.0 - x.at({r, c}); }, "s - x");
-  check(sub(x, scalar), [&](int64_t r, int64_t c) { return x.at({r, c}) + 9.0; }, "x - s");
+  check(
+      where(cond, x, xc),
+      [&](int64_t r, int64_t c) {
+        return ec(r, c) ? x.at({r, c}) : xc.at({r, c});
+      },
+      "x|x");
+  check(
+      where(cond, x, scalar),
+      [&](int64_t r, int64_t c) {
+        return ec(r, c) ? x.at({r, c}) : -9.0;
+      },
+      "x|s");
+  check(
+      where(cond, scalar, x),
+      [&](int64_t r, int64_t c) {
+        return ec(r, c) ? -9.0 : x.at({r, c});
+      },
+      "s|x");
+  check(
+      where(cond, x, y),
+      [&](int64_t r, int64_t c) {
+        return ec(r, c) ? x.at({r, c}) : y.at({r, c});
+      },
+      "x|y");
+  check(
+      sub(scalar, x),
+      [&](int64_t r, int64_t c) {
+        return -9.0 - x.at({r, c});
+      },
+      "s - x");
+  check(
+      sub(x, scalar),
+      [&](int64_t r, int64_t c) {
+        return x.at({r, c}) + 9.0;
+      },
+      "x - s");
   // Comparisons: unit-stride, scalar and general runs.
   Tensor zero = from_vector({0.0}, {}, dt);
-  check(lt(x, xc), [&](int64_t r, int64_t c) { return x.at({r, c}) < xc.at({r, c}) ? 1.0 : 0.0; }, "x < x");
-  check(gt(x, zero), [&](int64_t r, int64_t c) { return x.at({r, c}) > 0 ? 1.0 : 0.0; }, "x > 0");
-  check(eq(x, y), [&](int64_t r, int64_t c) { return x.at({r, c}) == y.at({r, c}) ? 1.0 : 0.0; }, "x == y");
+  check(
+      lt(x, xc),
+      [&](int64_t r, int64_t c) {
+        return x.at({r, c}) < xc.at({r, c}) ? 1.0 : 0.0;
+      },
+      "x < x");
+  check(
+      gt(x, zero),
+      [&](int64_t r, int64_t c) {
+        return x.at({r, c}) > 0 ? 1.0 : 0.0;
+      },
+      "x > 0");
+  check(
+      eq(x, y),
+      [&](int64_t r, int64_t c) {
+        return x.at({r, c}) == y.at({r, c}) ? 1.0 : 0.0;
+      },
+      "x == y");
 }
 
 // The fused gate against its definition, evaluated in double: across
@@ -153,7 +241,8 @@ TEST_P(BothDtypes, SigmoidGateIsTheGatedMixAcrossSaturation) {
   const std::vector<double> special = {-inf, -100, -20, -1, 0, 1, 20, 100, inf};
   const int64_t n = 1000;
   Generator gen(61);
-  Tensor z = rand_uniform({n}, -6, 6, gen, dt), a = rand_uniform({n}, -1, 1, gen, dt), b = rand_uniform({n}, -1, 1, gen, dt);
+  Tensor z = rand_uniform({n}, -6, 6, gen, dt), a = rand_uniform({n}, -1, 1, gen, dt),
+         b = rand_uniform({n}, -1, 1, gen, dt);
   for (size_t i = 0; i < special.size(); ++i) write_element(z, static_cast<int64_t>(i), special[i]);
   const double tol = dt == DType::F64 ? 1e-15 : 1e-6;
   auto expect_mix = [&](const Tensor& got, const std::vector<double>& zv, const std::vector<double>& av,
@@ -218,7 +307,7 @@ TEST_P(BothDtypes, LongRunsCutIntoPiecesCoverEveryElementOnce) {
   for (int64_t i = 0; i < half; ++i) ASSERT_EQ(z[i], 2 * xs[1 + 2 * i]) << "element " << i;
 
   Tensor rows = reshape(slice(x, 0, 0, 2 * 100001), {2, 100001});  // two long rows
-  Tensor col = from_vector({10.0, 20.0}, {2, 1}, dt);                 // broadcast along the run
+  Tensor col = from_vector({10.0, 20.0}, {2, 1}, dt);              // broadcast along the run
   std::vector<double> w = add(rows, col).to_vector();
   for (int64_t r = 0; r < 2; ++r)
     for (int64_t c = 0; c < 100001; ++c)
