@@ -1,5 +1,7 @@
 #include "attn/ops/binary.h"
 
+#include <algorithm>
+
 #include "attn/engine/autograd.h"
 #include "attn/engine/kernel_table.h"
 #include "attn/ops/binary_kernels.h"
@@ -39,6 +41,19 @@ void check_pair(const char* op, const Tensor& a, const Tensor& b) {
 
 // Gradient of a broadcast operand: the output gradient summed back to its shape.
 Tensor reduce_to(const Tensor& g, const Shape& shape) { return sum_to(g, shape); }
+
+// Whether any of n bytes is non-zero: OR-reduced in blocks (a loop the
+// compiler vectorises), stopping at the first block with a set byte.
+bool any_nonzero(const uint8_t* bytes, int64_t n) {
+  constexpr int64_t kBlock = 4096;
+  for (int64_t begin = 0; begin < n; begin += kBlock) {
+    const int64_t end = std::min(n, begin + kBlock);
+    uint8_t any = 0;
+    for (int64_t i = begin; i < end; ++i) any |= bytes[i];
+    if (any != 0) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -153,6 +168,12 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   Shape b = broadcast_shapes(x.shape(), mask.shape(), "masked_fill");
   ATTN_CHECK(b == x.shape(), "masked_fill", "mask of shape ", shape_str(mask.shape()),
              " does not broadcast to input shape ", shape_str(x.shape()));
+  // Nothing to fill (a batch without padding): the input itself, without a
+  // full-size select forward and another backward. Looked at on the CPU
+  // only, where reading the mask needs no device synchronisation.
+  if (mask.dtype() == DType::U8 && mask.device() == Device::CPU && x.device() == Device::CPU && mask.is_contiguous() &&
+      !any_nonzero(mask.data<uint8_t>(), mask.numel()))
+    return x;
   return where(mask, full({}, value, x.dtype(), x.device()), x);
 }
 

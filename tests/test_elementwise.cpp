@@ -120,6 +120,27 @@ TEST(BinaryGraph, KeepsOperandsOnlyWhereTheGradientReadsThem) {
   for (double g : y.grad().to_vector()) EXPECT_NEAR(g, 0.0 + 1.5 - 1.5 / 0.25, 1e-12);
 }
 
+// A mask with nothing set selects nothing: masked_fill hands back its input
+// (no copy, no select in the backward pass) and the gradient reaches it
+// unchanged; one set element and it fills as usual, NaN left where unmasked.
+TEST(MaskedFill, NothingMaskedReturnsTheInputAndItsGradient) {
+  Tensor x = from_vector({1.0, std::nan(""), -2.0, 4.0}, {2, 2}, DType::F64).set_requires_grad(true);
+  Tensor none = zeros({2, 1}, DType::U8);
+  Tensor out = masked_fill(x, none, 7.0);
+  EXPECT_EQ(out.storage(), x.storage());
+  sum(mul_scalar(masked_fill(x, none, 7.0), 3.0)).backward();
+  for (double g : x.grad().to_vector()) EXPECT_EQ(g, 3.0);
+
+  Tensor row = from_vector({0, 1}, {2, 1}, DType::U8);
+  Tensor filled = masked_fill(x.detach(), row, 7.0);
+  EXPECT_NE(filled.storage(), x.storage());
+  const std::vector<double> v = filled.to_vector();
+  EXPECT_EQ(v[0], 1.0);
+  EXPECT_TRUE(std::isnan(v[1]));
+  EXPECT_EQ(v[2], 7.0);
+  EXPECT_EQ(v[3], 7.0);
+}
+
 TEST_P(BothDtypes, WhereAndMaskedFillSelectByMask) {
   DType dt = GetParam();
   Tensor mask = from_vector({1, 0, 0, 1}, {2, 2}, DType::U8);
