@@ -76,6 +76,10 @@ void register_binary_samples(OpRegistry& r) {
                      [mask](const std::vector<Tensor>& in) { return masked_fill(in[0], samples::like(mask, in[0]), -5.0); }});
     cases.push_back({"mask 4 broadcast over 2x3x4", {samples::input({2, 3, 4}, gen)},
                      [row_mask](const std::vector<Tensor>& in) { return masked_fill(in[0], samples::like(row_mask, in[0]), 0.0); }, true});
+    // Nothing masked: on the CPU masked_fill hands back its input (ops/binary.cpp).
+    Tensor none = zeros({3, 1}, DType::U8);
+    cases.push_back({"nothing masked, mask 3x1", {samples::input({3, 4}, gen)},
+                     [none](const std::vector<Tensor>& in) { return masked_fill(in[0], samples::like(none, in[0]), 9.0); }, true});
     return cases;
   };
   r.add(mf);
