@@ -176,8 +176,9 @@ constexpr int64_t kChunk = 16;
 // the out-of-order window with one or two pairs in flight: the loop ran at
 // about half the machine's issue rate. The split chains are half as long
 // and the buffer stays in L1. DiSAN's training step on the Zen 1 machine:
-// forward 115 -> 90 ms, backward 117 -> 105 ms (docs/benchmarks.md, ninth
-// pass). The order of the sums over keys is unchanged.
+// forward 109-111 -> 88 ms, backward 117-118 -> 103-111 ms
+// (docs/benchmarks.md, ninth pass). The order of the sums over keys is
+// unchanged.
 constexpr int64_t kKeyBlock = 16;
 
 // One query row over features [0, n) of a chunk (pointers at the chunk's
