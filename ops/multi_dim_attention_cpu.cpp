@@ -224,7 +224,7 @@ inline __attribute__((always_inline)) void forward_chunk(int64_t n, T c, T two_c
   }
   for (int64_t f = 0; f < n; ++f) {
     out[f] = acc[f] / z[f];
-    out_log_norm[f] = (c - two_c * r_max[f]) + std::log(z[f]);  // shift + log z
+    out_log_norm[f] = z[f];  // the row's loop turns it into shift + log z (log_normalisers_of_row)
   }
 }
 
@@ -326,6 +326,16 @@ PairOperands<T> operands_in_place(const Operands<T>& p, int64_t b, int64_t f0) {
 
 inline PairOperands<double> factor_operands(const TaskFactors& t, int64_t w) { return {t.q, w, t.k, w}; }
 
+// A query row's log-normalisers from the sums z its chunks left there:
+// shift + log z, shift = c - 2c r_shift. One loop over the whole row, so
+// that vector_math::log vectorises (inside a chunk, a loop of a fixed 16
+// iterations around it was unrolled and left scalar).
+template <class T>
+inline __attribute__((always_inline)) void log_normalisers_of_row(int64_t w, T c, T two_c, const T* __restrict r_max,
+                                                                  T* __restrict z_to_log_norm) {
+  for (int64_t f = 0; f < w; ++f) z_to_log_norm[f] = (c - two_c * r_max[f]) + vector_math::log(z_to_log_norm[f]);
+}
+
 template <bool kFactored, class S, class T>
 inline __attribute__((always_inline)) void forward_rows(const Operands<T>& p, const PairOperands<S>& in, int64_t b,
                                                         int64_t f0, int64_t w) {
@@ -354,6 +364,7 @@ inline __attribute__((always_inline)) void forward_rows(const Operands<T>& p, co
         forward_chunk<0, kFactored>(n, p.c, p.two_c, p.two_inv_c, q + f, in.k + f, in.k_stride, v + f, s.d, keys,
                                     r_max.data() + f, p.out + row + f, p.out_log_norm + row + f);
     }
+    log_normalisers_of_row(w, p.c, p.two_c, r_max.data(), p.out_log_norm + row);
   }
 }
 

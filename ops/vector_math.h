@@ -1,4 +1,4 @@
-// Branch-free float32 exp, tanh and sigmoid for CPU kernel loops (the fused
+// Branch-free float32 exp, log, tanh and sigmoid for CPU kernel loops (the fused
 // attention, the float unary kernels). glibc's expf and
 // tanhf are calls the compiler cannot vectorise; these are plain arithmetic
 // (a Cody-Waite range reduction and minimax polynomials, the classic Cephes
@@ -114,6 +114,49 @@ inline float sigmoid(float x) {
   const float inv = 1.0f / (1.0f + e);
   return x < 0 ? e * inv : inv;
 }
+
+// Natural log, plain arithmetic like exp above, so that a loop over it
+// vectorises where glibc's logf is a call (the fused attention's
+// log-normalisers, one per query row and feature). x = 2^e m with m in
+// [sqrt(1/2), sqrt(2)), f = m - 1 exact; log(1 + f) = f - f^2/2 + f^3 P(f)
+// with Cephes' degree-8 minimax P, and e ln 2 added in two parts (ln 2 split
+// so that e ln2_hi is exact). Within 2 ulp of the C library
+// (tests/test_vector_math.cpp); subnormals, +-0 (-inf), negatives (NaN), inf
+// and NaN are handled.
+inline float log(float x) {
+  const bool subnormal = x < 1.17549435e-38f;  // also 0 and negatives: fixed at the end
+  const float scaled = subnormal ? x * 8388608.0f : x;  // 2^23 brings a subnormal into the normal range
+  uint32_t bits;
+  std::memcpy(&bits, &scaled, sizeof bits);
+  const int32_t biased = static_cast<int32_t>(bits >> 23) - 127;
+  const uint32_t mantissa_bits = (bits & 0x007fffffu) | 0x3f800000u;  // m in [1, 2)
+  float m;
+  std::memcpy(&m, &mantissa_bits, sizeof m);
+  const bool above = m > 1.41421356f;
+  const float mr = above ? m * 0.5f : m;
+  const int32_t e = biased + (above ? 1 : 0) - (subnormal ? 23 : 0);
+  const float f = mr - 1.0f;
+  const float z = f * f;
+  float p = 7.0376836292e-2f;
+  p = p * f - 1.1514610310e-1f;
+  p = p * f + 1.1676998740e-1f;
+  p = p * f - 1.2420140846e-1f;
+  p = p * f + 1.4249322787e-1f;
+  p = p * f - 1.6668057665e-1f;
+  p = p * f + 2.0000714765e-1f;
+  p = p * f - 2.4999993993e-1f;
+  p = p * f + 3.3333331174e-1f;
+  const float ef = static_cast<float>(e);
+  const float tail = (f * z * p + ef * -2.12194440e-4f) - 0.5f * z;
+  const float y = (f + tail) + ef * 0.693359375f;
+  // One flat select per special case, as in exp.
+  const float at_zero = x == 0.0f ? -INFINITY : y;
+  const float at_negative = x < 0.0f ? NAN : at_zero;
+  const float at_inf = x == INFINITY ? INFINITY : at_negative;
+  return is_nan(x) ? x : at_inf;
+}
+
+inline double log(double x) { return std::log(x); }
 
 inline double exp(double x) { return std::exp(x); }
 inline double exp_in_range(double x) { return std::exp(x); }

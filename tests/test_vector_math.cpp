@@ -1,4 +1,4 @@
-// The branch-free float exp and tanh of ops/vector_math.h against the C
+// The branch-free float exp, log and tanh of ops/vector_math.h against the C
 // library in double: relative error of a few float ulp over the whole range
 // the kernels use, exact limits (0 far below, inf far above, +-1 at
 // saturation) and NaN passed through.
@@ -25,6 +25,7 @@ float opaque(float x) {
   return v;
 }
 float exp_at(float x) { return vector_math::exp(opaque(x)); }
+float log_at(float x) { return vector_math::log(opaque(x)); }
 float tanh_at(float x) { return vector_math::tanh(opaque(x)); }
 
 // NaN by its bits, independent of how std::isnan is compiled.
@@ -71,6 +72,41 @@ TEST(VectorMath, ExpLimitsAndNan) {
   EXPECT_TRUE(is_nan_bits(nan_result)) << "exp(NaN) = " << nan_result;
   EXPECT_FALSE(vector_math::is_nan(opaque(inf)));
   EXPECT_TRUE(vector_math::is_nan(opaque(-std::numeric_limits<float>::quiet_NaN())));
+}
+
+// Relative to the float64 library's log of the same float, over the whole
+// positive range (subnormals included, log-spaced) and densely around 1,
+// where log x ~ x - 1 and a careless form would cancel.
+TEST(VectorMath, LogIsWithinTwoUlpOverThePositiveRange) {
+  double worst = 0;
+  auto check = [&](float x) {
+    const double ref = std::log(static_cast<double>(x));
+    if (ref == 0) {
+      EXPECT_EQ(vector_math::log(x), 0.0f);
+      return;
+    }
+    worst = std::max(worst, std::abs(static_cast<double>(vector_math::log(x)) - ref) / std::abs(ref));
+  };
+  for (int64_t i = 0; i <= 400000; ++i)
+    check(static_cast<float>(std::exp(-103.0 + 191.0 * static_cast<double>(i) / 400000.0)));
+  for (int64_t i = -200000; i <= 200000; ++i) check(1.0f + static_cast<float>(i) * 1e-6f);
+  EXPECT_LT(worst, 2 * kFloatUlp) << "worst relative error " << worst;
+  EXPECT_GT(worst, 0.0);  // an approximation: zero would mean the library was compared with itself
+}
+
+TEST(VectorMath, LogLimitsAndNan) {
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(log_at(1.0f), 0.0f);
+  EXPECT_EQ(log_at(0.0f), -inf);
+  EXPECT_EQ(log_at(-0.0f), -inf);
+  EXPECT_EQ(log_at(inf), inf);
+  EXPECT_TRUE(is_nan_bits(log_at(-1.0f)));
+  EXPECT_TRUE(is_nan_bits(log_at(-inf)));
+  EXPECT_TRUE(is_nan_bits(log_at(std::numeric_limits<float>::quiet_NaN())));
+  // The extremes: the smallest subnormal (log -103.3) and the largest float (88.7).
+  const float tiny = std::numeric_limits<float>::denorm_min(), huge = std::numeric_limits<float>::max();
+  EXPECT_NEAR(log_at(tiny), std::log(static_cast<double>(tiny)), 2 * kFloatUlp * 104);
+  EXPECT_NEAR(log_at(huge), std::log(static_cast<double>(huge)), 2 * kFloatUlp * 89);
 }
 
 TEST(VectorMath, TanhIsWithinFourUlpPlusATinyAbsoluteError) {
