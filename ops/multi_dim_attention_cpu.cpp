@@ -173,9 +173,9 @@ constexpr int64_t kChunk = 16;
 // first computes every pair's logistic (a division) into a small buffer,
 // the second its exp and the sums. One loop doing both made each pair a
 // dependency chain about 85 cycles long on Zen 1, and its ~120 µops filled
-// the out-of-order window with one or two pairs in flight: the loop ran at
-// about half the machine's issue rate. The split chains are half as long
-// and the buffer stays in L1. DiSAN's training step on the Zen 1 machine:
+// the out-of-order window with one or two pairs in flight (estimated from
+// the instruction mix and `perf annotate`; the VM has no cycle counters).
+// The split chains are half as long and the buffer stays in L1. DiSAN's training step on the Zen 1 machine:
 // forward 109-111 -> 88 ms, backward 117-118 -> 103-111 ms
 // (docs/benchmarks.md, ninth pass). The order of the sums over keys is
 // unchanged.
