@@ -61,6 +61,24 @@ TEST(VectorMath, ExpF64IsWithinFourDoubleUlp) {
   EXPECT_EQ(vector_math::exp_f64_in_range(0.0), 1.0);
 }
 
+// Degree 8, what float32 kernels use for their factors. Taylor's remainder
+// relative to e^r is at most e^|r| |r|^9 / 9!, with |r| <= ln(2) / 2:
+// sqrt(2) (ln 2 / 2)^9 / 9! = 2.8e-10, far below a float32 ulp, and clearly
+// coarser than degree 13 (so the test is of the degree-8 polynomial).
+TEST(VectorMath, ExpF64AtDegreeEightIsWithinItsTruncationBound) {
+  double worst = 0;
+  for (int64_t i = 0; i <= 400000; ++i) {
+    const double x = -700.0 + 1400.0 * static_cast<double>(i) / 400000.0;
+    const double ref = std::exp(x);
+    worst = std::max(worst, std::abs(vector_math::exp_f64_in_range<8>(x) - ref) / ref);
+  }
+  const double half_ln2 = 0.5 * std::log(2.0);
+  const double bound = std::sqrt(2.0) * std::pow(half_ln2, 9) / 362880.0 + 8 * std::ldexp(1.0, -52);
+  EXPECT_LT(worst, bound) << "worst relative error " << worst;
+  EXPECT_GT(worst, 1e-12) << "no coarser than degree 13: is the degree-8 polynomial what runs?";
+  EXPECT_LT(worst, kFloatUlp / 100);
+}
+
 TEST(VectorMath, ExpLimitsAndNan) {
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(exp_at(0.0f), 1.0f);
