@@ -184,10 +184,10 @@ constexpr int64_t kChunk = 16;
 // dependency chain about 85 cycles long on Zen 1, and its ~120 µops filled
 // the out-of-order window with one or two pairs in flight (estimated from
 // the instruction mix and `perf annotate`; the VM has no cycle counters).
-// The split chains are half as long and the buffer stays in L1. DiSAN's training step on the Zen 1 machine:
-// forward 109-111 -> 88 ms, backward 117-118 -> 103-111 ms
-// (docs/benchmarks.md, ninth pass). The order of the sums over keys is
-// unchanged.
+// The split chains are half as long and the buffer stays in L1. DiSAN's
+// training step on the Zen 1 machine: forward 109-111 -> 88 ms, backward
+// 117-118 -> 103-111 ms (docs/benchmarks.md, ninth pass). The order of the
+// sums over keys is unchanged.
 constexpr int64_t kKeyBlock = 16;
 
 // One query row over features [0, n) of a chunk (pointers at the chunk's

@@ -166,8 +166,9 @@ inline double exp_in_range(double x) { return std::exp(x); }
 // product of two exps rounded once (ops/multi_dim_attention_cpu.cpp). The
 // same range reduction as the float exp (ln 2 split so that k ln2_hi is
 // exact), then Taylor terms to r^kDegree: |r| <= ln(2) / 2 bounds the
-// truncation error by e^|r| |r|^(kDegree+1) / (kDegree+1)!: 6e-18 at the default 13
-// (within a few float64 ulp) and 2.8e-10 at 8 (a 400th of a float32 ulp).
+// truncation error by e^|r| |r|^(kDegree+1) / (kDegree+1)!: 6e-18 at the
+// default 13 (within a few float64 ulp) and 2.8e-10 at 8 (a 400th of a
+// float32 ulp).
 template <int kDegree = 13>
 inline double exp_f64_in_range(double x) {
   static_assert(kDegree >= 1 && kDegree <= 13, "Taylor degree out of range");
