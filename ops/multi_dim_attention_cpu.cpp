@@ -317,10 +317,30 @@ struct TaskFactors {
   bool usable;
 };
 
+// Whether factors pay for a batch entry: they cost nq + nk float64 exps per
+// feature, about two float32 exps each (half as many lanes), and save one
+// float32 exp per valid pair. Bi-BloSA's 6-token blocks have at most 15
+// pairs (one direction) for 12 operand rows, so there the exact form is
+// cheaper: 51 -> 45 ms of Bi-BloSAN's fused attention per training step on
+// the Zen 1 machine (docs/benchmarks.md, tenth pass); DiSAN's 64 tokens have
+// 2016 pairs for 128 rows. Only up to c = kExactFormMaxC: the exact form's
+// float32 exp leaves e about one rounding less accurate than the factors'
+// product, and the score passes an error of e on multiplied by up to c / 2
+// (dl / d log e = 2c r (1 - r)); the papers use c = 5.
+constexpr double kExactFormMaxC = 10;
+
+inline bool factors_pay(const uint8_t* mask, int64_t nq, int64_t nk, double c) {
+  if (c > kExactFormMaxC) return true;
+  int64_t pairs = 0;
+  for (int64_t i = 0; i < nq * nk; ++i) pairs += mask[i] != 0;
+  return pairs > 2 * (nq + nk);
+}
+
 template <class T>
 inline __attribute__((always_inline)) TaskFactors factors_of(const Operands<T>& p, int64_t b, int64_t f0, int64_t w) {
   const Dims& s = p.s;
   FactorScratch& scratch = factor_scratch();
+  if (!factors_pay(p.mask + b * s.nq * s.nk, s.nq, s.nk, p.c)) return {nullptr, nullptr, false};
   if (scratch.q.size() < static_cast<size_t>(s.nq * w)) scratch.q.resize(s.nq * w);
   if (scratch.k.size() < static_cast<size_t>(s.nk * w)) scratch.k.resize(s.nk * w);
   const bool usable = exp_factors(p.q + b * s.nq * s.d + f0, s.nq, s.d, w, p.factor_scale, scratch.q.data()) &&

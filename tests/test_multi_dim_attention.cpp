@@ -11,17 +11,17 @@
 #include <string>
 
 #include "attn/engine/allocator.h"
-#include "model_checks.h"
+#include "attn/engine/copy.h"
 #include "attn/models/disa.h"
 #include "attn/models/encoder.h"
 #include "attn/models/masks.h"
 #include "attn/ops/binary.h"
-#include "attn/engine/copy.h"
 #include "attn/ops/multi_dim_attention.h"
+#include "attn/ops/reduce.h"
 #include "attn/ops/registry.h"
 #include "attn/ops/unary.h"
 #include "attn/ops/view.h"
-#include "attn/ops/reduce.h"
+#include "model_checks.h"
 #include "test_util.h"
 
 namespace attn {
@@ -32,8 +32,6 @@ using testing_support::max_abs_diff;
 
 using testing_support::error_of;
 using testing_support::random_input;
-
-
 
 struct AttentionRun {
   Tensor out;
@@ -52,7 +50,7 @@ AttentionRun run_attention(bool materialize, const std::vector<Tensor>& leaves, 
 }
 
 TEST(MultiDimAttention, FusedMatchesTheMaterialisedScoresWithPaddingAndDirections) {
-  const int64_t B = 3, n = 6, d = 70;  // a batch this small splits d into CPU feature blocks
+  const int64_t B = 3, n = 6, d = 70;        // a batch this small splits d into CPU feature blocks
   Tensor valid = length_mask({6, 4, 0}, n);  // the third sequence is empty
   for (Direction dir : {Direction::Forward, Direction::Backward, Direction::None}) {
     Tensor mask = pair_mask(valid, direction_mask(n, dir));
@@ -110,13 +108,17 @@ TEST(MultiDimAttention, Float32MatchesFloat64) {
 // float64 in the forward and the backward, for a moderate and a large c.
 // Values and gradients are sums over nk keys of terms of the output's scale
 // (at least 1: dq cancels O(1) terms), each a few float32 roundings off:
-// the bound is 8 roundings per key at that scale.
-TEST(MultiDimAttention, Float32GradientsMatchFloat64) {
-  const int64_t B = 2, nq = 7, nk = 7, d = 70;
+// the bound is 8 roundings per key at that scale. Rows of 7 tokens take the
+// exact form at c = 5 (few pairs per operand row) and the factored one at
+// c = 50; batch 0's rows of 24 the factored one at both.
+class MultiDimAttentionRows : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(MultiDimAttentionRows, Float32GradientsMatchFloat64) {
+  const int64_t B = 2, nq = GetParam(), nk = GetParam(), d = 70;
   for (double c : {5.0, 50.0}) {
     Tensor q = random_input({B, nq, d}, 14).detach(), k = random_input({B, nk, d}, 15).detach();
     Tensor v = random_input({B, nk, d}, 16).detach();
-    Tensor mask = where(unsqueeze(length_mask({7, 4}, 7), 1), unsqueeze(direction_mask(7, Direction::Forward), 0),
+    Tensor mask = where(unsqueeze(length_mask({nk, 4}, nk), 1), unsqueeze(direction_mask(nk, Direction::Forward), 0),
                         zeros({}, DType::U8));
     Tensor gout = random_input({B, nq, d}, 17).detach();
     auto grads_of = [&](DType dt) {
@@ -136,6 +138,8 @@ TEST(MultiDimAttention, Float32GradientsMatchFloat64) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(ShortAndLongRows, MultiDimAttentionRows, ::testing::Values(7, 24));
 
 // A query without valid keys outputs exactly zero and passes no gradient,
 // and no NaN appears anywhere, even with huge inputs (tanh saturates).
@@ -183,14 +187,15 @@ TEST(MultiDimAttention, EncodersMatchWithAndWithoutMaterialisedScores) {
     std::vector<Tensor> sentences, grads;
     for (bool materialize : {false, true}) {
       Generator init(42), noise(43);
-      Config config = Config::parse("encoder = " + name + "\nhidden = 6\nmaterialize_scores = " +
-                                    (materialize ? "true" : "false") + "\n");
+      Config config = Config::parse("encoder = " + name +
+                                    "\nhidden = 6\nmaterialize_scores = " + (materialize ? "true" : "false") + "\n");
       EncoderContext ctx{5, DType::F64, &init, &noise};
       std::unique_ptr<Encoder> encoder = build_encoder(config, ctx);
       EncoderOutput o = encoder->encode(x, valid);
       (sum(o.tokens) + sum(o.sentence)).backward();
       sentences.push_back(o.sentence.detach());
-      for (const Tensor& p : encoder->parameters()) grads.push_back(p.grad().defined() ? p.grad() : zeros(p.shape(), p.dtype()));
+      for (const Tensor& p : encoder->parameters())
+        grads.push_back(p.grad().defined() ? p.grad() : zeros(p.shape(), p.dtype()));
     }
     EXPECT_LT(max_abs_diff(sentences[0], sentences[1]), 1e-12) << name;
     const size_t half = grads.size() / 2;
@@ -236,19 +241,27 @@ TEST(MultiDimAttention, ANanKeyReachesOnlyTheOutputsThatAttendToIt) {
 TEST(MultiDimAttention, BadOperandsNameTheProblem) {
   Tensor q = random_input({2, 3, 4}, 51), k = random_input({2, 5, 4}, 52), v = random_input({2, 5, 4}, 53);
   Tensor mask = ones({2, 3, 5}, DType::U8);
-  EXPECT_NE(error_of([&] { multi_dim_attention(q, k, random_input({2, 5, 3}, 54), mask, 5.0); })
-                .find("values of shape [2, 5, 3] must have key's shape [2, 5, 4]"),
+  EXPECT_NE(error_of([&] {
+              multi_dim_attention(q, k, random_input({2, 5, 3}, 54), mask, 5.0);
+            }).find("values of shape [2, 5, 3] must have key's shape [2, 5, 4]"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { multi_dim_attention(q, random_input({2, 5, 3}, 55), v, mask, 5.0); }).find("key of shape"),
+  EXPECT_NE(error_of([&] {
+              multi_dim_attention(q, random_input({2, 5, 3}, 55), v, mask, 5.0);
+            }).find("key of shape"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { multi_dim_attention(q, k, v, ones({2, 5, 3}, DType::U8), 5.0); })
-                .find("does not broadcast to [B, nq, nk] = [2, 3, 5]"),
+  EXPECT_NE(error_of([&] {
+              multi_dim_attention(q, k, v, ones({2, 5, 3}, DType::U8), 5.0);
+            }).find("does not broadcast to [B, nq, nk] = [2, 3, 5]"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { multi_dim_attention(q, k, v, ones({2, 3, 5}, DType::F64), 5.0); }).find("uint8"),
+  EXPECT_NE(error_of([&] {
+              multi_dim_attention(q, k, v, ones({2, 3, 5}, DType::F64), 5.0);
+            }).find("uint8"),
             std::string::npos);
   EXPECT_NE(error_of([&] { multi_dim_attention(q, k, v, mask, 0.0); }).find("scale c must be positive"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { multi_dim_attention(random_input({3, 4}, 56), k, v, mask, 5.0); }).find("[B, n, d]"),
+  EXPECT_NE(error_of([&] {
+              multi_dim_attention(random_input({3, 4}, 56), k, v, mask, 5.0);
+            }).find("[B, n, d]"),
             std::string::npos);
 }
 
