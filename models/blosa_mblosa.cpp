@@ -74,10 +74,9 @@ MBlosaStages MBlosa::stages(const Tensor& x, const Tensor& valid, int64_t block_
                                     options_.materialize_scores, "inter");
   st.e = block_gate_.forward(st.v, st.o);
 
-  // Context fusion with e_l as the context of every token of block l, on
-  // the n tokens only.
-  Tensor u = fusion_.forward_block_context(x, narrow(st.h, 1, 0, n), st.e, r);
-  st.u = zero_padded(u, valid);
+  // Context fusion with e_l as the context of every token of block l.
+  Tensor u = fusion_.forward_block_context(xp, st.h, st.e, r);
+  st.u = zero_padded(narrow(u, 1, 0, n), valid);
   return st;
 }
 

@@ -44,20 +44,18 @@ Tensor FeatureFusionGate::forward_block_context(const Tensor& x, const Tensor& h
   const int64_t d = features_;
   ATTN_CHECK(block_len >= 1, "FeatureFusionGate", "block length must be positive, got ", block_len);
   ATTN_CHECK(x.dim() == 3 && x.size(2) == d && h.shape() == x.shape(), "FeatureFusionGate",
-             "expects x and h of shape [B, n, ", d, "], got ", shape_str(x.shape()), " and ", shape_str(h.shape()));
-  const int64_t b = x.size(0), n = x.size(1), m = e_blocks.dim() == 3 ? e_blocks.size(1) : 0;
-  ATTN_CHECK(e_blocks.shape() == Shape({b, m, d}) && n <= m * block_len && n > (m - 1) * block_len, "FeatureFusionGate",
-             "x ", shape_str(x.shape()), " is not ", block_len,
-             "-token blocks (the last one possibly partial) of the block context ", shape_str(e_blocks.shape()));
+             "expects x and h of shape [B, m * block_len, ", d, "], got ", shape_str(x.shape()), " and ",
+             shape_str(h.shape()));
+  const int64_t b = x.size(0), m = x.size(1) / block_len;
+  ATTN_CHECK(m * block_len == x.size(1) && e_blocks.shape() == Shape({b, m, d}), "FeatureFusionGate", "x ",
+             shape_str(x.shape()), " is not ", block_len, "-token blocks of the block context ",
+             shape_str(e_blocks.shape()));
   // W [2d, 3d] = [W_xh | W_e]: column views of the one parameter, so its
-  // name and layout stay those of forward(). The token rows' product runs
-  // on the n tokens, not on the padded blocks (Bi-BloSA pads 64 tokens to
-  // 66), and only its [B, n, 2d] result is padded for the block broadcast.
+  // name and layout stay those of forward().
   Tensor tokens = linear(concat({x, h}, -1), narrow(proj_.weight, 1, 0, 2 * d), proj_.bias);
   Tensor blocks = linear(e_blocks, narrow(proj_.weight, 1, 2 * d, d));
-  Tensor padded = reshape(pad(tokens, 1, 0, m * block_len - n), {b, m, block_len, 2 * d});
-  Tensor both = reshape(padded + unsqueeze(blocks, 2), {b, m * block_len, 2 * d});
-  return gate(narrow(both, 1, 0, n), x);
+  Tensor both = reshape(tokens, {b, m, block_len, 2 * d}) + unsqueeze(blocks, 2);
+  return gate(reshape(both, {b, m * block_len, 2 * d}), x);
 }
 
 Tensor FeatureFusionGate::gate(const Tensor& both, const Tensor& x) const {

@@ -38,11 +38,10 @@ class FeatureFusionGate : public Module {
   FeatureFusionGate(int64_t features, Activation act, Generator& gen, DType dtype = DType::F32);
   Tensor forward(const Tensor& x, const Tensor& h, const Tensor& e) const;
   // The same gate where E is one vector per block of `block_len` tokens:
-  // x, h [B, n, d], e_blocks [B, m, d] with m = ceil(n / block_len) (the
-  // last block may be partial), E = each block's row repeated over its
-  // tokens. E's third of W is applied to the m block rows and broadcast,
-  // not to the n repeated ones: the same function with a third less GEMM
-  // work (its backward sums over a block first).
+  // x, h [B, m * block_len, d], e_blocks [B, m, d], E = each block's row
+  // repeated over its tokens. E's third of W is applied to the m block rows
+  // and broadcast, not to the m * block_len repeated ones: the same function
+  // with a third less GEMM work (its backward sums over a block first).
   Tensor forward_block_context(const Tensor& x, const Tensor& h, const Tensor& e_blocks, int64_t block_len) const;
 
  private:
