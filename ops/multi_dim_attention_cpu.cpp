@@ -138,13 +138,15 @@ struct PairOperands {
 template <class T>
 constexpr int kFactorDegree = sizeof(T) == sizeof(float) ? 8 : 13;
 
-// Fills factors (rows x w) with e^(2x/c) of a block of rows; false when some
-// |2x/c| exceeds kFactorLimit or is NaN, and then the factors are unusable.
+// Fills factors (row r at r * w) with e^(2x/c) of the listed rows; false
+// when some |2x/c| exceeds kFactorLimit or is NaN, and then the factors are
+// unusable. Rows not listed take part in no pair and are left unset.
 template <class T>
-inline __attribute__((always_inline)) bool exp_factors(const T* __restrict x, int64_t rows, int64_t stride, int64_t w,
-                                                       double two_inv_c, double* __restrict factors) {
+inline __attribute__((always_inline)) bool exp_factors(const T* __restrict x, const std::vector<int64_t>& rows,
+                                                       int64_t stride, int64_t w, double two_inv_c,
+                                                       double* __restrict factors) {
   const double limit = kFactorLimit;
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r : rows) {
     int in_range = 1;
     for (int64_t f = 0; f < w; ++f) {
       const double a = static_cast<double>(x[r * stride + f]) * two_inv_c;
@@ -305,6 +307,8 @@ struct Operands {
 // in again on every call (DiSAN's training step 310 -> 380 ms).
 struct FactorScratch {
   std::vector<double> q, k;
+  std::vector<int64_t> q_rows, k_rows;  // the rows and keys in some pair
+  std::vector<uint8_t> key_used;
 };
 
 inline FactorScratch& factor_scratch() {
@@ -317,34 +321,56 @@ struct TaskFactors {
   bool usable;
 };
 
-// Whether factors pay for a batch entry: they cost nq + nk float64 exps per
-// feature, about two float32 exps each (half as many lanes), and save one
-// float32 exp per valid pair. Bi-BloSA's 6-token blocks have at most 15
-// pairs (one direction) for 12 operand rows, so there the exact form is
-// cheaper: 51 -> 45 ms of Bi-BloSAN's fused attention per training step on
-// the Zen 1 machine (docs/benchmarks.md, tenth pass); DiSAN's 64 tokens have
-// 2016 pairs for 128 rows. Only up to c = kExactFormMaxC: the exact form's
-// float32 exp leaves e about one rounding less accurate than the factors'
-// product, and the score passes an error of e on multiplied by up to c / 2
-// (dl / d log e = 2c r (1 - r)); the papers use c = 5.
+// Lists the query rows with a valid key and the keys of some valid pair:
+// the only rows whose factors a task reads (ReSA's selections leave about
+// half of each unused). Returns the number of valid pairs.
+inline int64_t rows_in_pairs(const uint8_t* mask, int64_t nq, int64_t nk, FactorScratch& scratch) {
+  scratch.q_rows.clear();
+  scratch.k_rows.clear();
+  scratch.key_used.assign(nk, 0);
+  int64_t pairs = 0;
+  for (int64_t i = 0; i < nq; ++i) {
+    int64_t row_pairs = 0;
+    for (int64_t j = 0; j < nk; ++j) {
+      const uint8_t valid = mask[i * nk + j] != 0;
+      row_pairs += valid;
+      scratch.key_used[j] |= valid;
+    }
+    if (row_pairs > 0) scratch.q_rows.push_back(i);
+    pairs += row_pairs;
+  }
+  for (int64_t j = 0; j < nk; ++j)
+    if (scratch.key_used[j]) scratch.k_rows.push_back(j);
+  return pairs;
+}
+
+// Whether factors pay for a batch entry: they cost a float64 exp per
+// feature of each row and key in a pair, about two float32 exps each (half
+// as many lanes), and save one float32 exp per valid pair. Bi-BloSA's
+// 6-token blocks have at most 15 pairs (one direction) for 10 such rows, so
+// there the exact form is cheaper: 51 -> 45 ms of Bi-BloSAN's fused
+// attention per training step on the Zen 1 machine (docs/benchmarks.md,
+// tenth pass); DiSAN's 64 tokens have 2016 pairs for 126 rows. Only up to
+// c = kExactFormMaxC: the exact form's float32 exp leaves e about one
+// rounding less accurate than the factors' product, and the score passes an
+// error of e on multiplied by up to c / 2 (dl / d log e = 2c r (1 - r)); the
+// papers use c = 5.
 constexpr double kExactFormMaxC = 10;
 
-inline bool factors_pay(const uint8_t* mask, int64_t nq, int64_t nk, double c) {
-  if (c > kExactFormMaxC) return true;
-  int64_t pairs = 0;
-  for (int64_t i = 0; i < nq * nk; ++i) pairs += mask[i] != 0;
-  return pairs > 2 * (nq + nk);
-}
+inline bool factors_pay(int64_t pairs, int64_t rows, double c) { return c > kExactFormMaxC || pairs > 2 * rows; }
 
 template <class T>
 inline __attribute__((always_inline)) TaskFactors factors_of(const Operands<T>& p, int64_t b, int64_t f0, int64_t w) {
   const Dims& s = p.s;
   FactorScratch& scratch = factor_scratch();
-  if (!factors_pay(p.mask + b * s.nq * s.nk, s.nq, s.nk, p.c)) return {nullptr, nullptr, false};
+  const int64_t pairs = rows_in_pairs(p.mask + b * s.nq * s.nk, s.nq, s.nk, scratch);
+  const int64_t rows = static_cast<int64_t>(scratch.q_rows.size() + scratch.k_rows.size());
+  if (!factors_pay(pairs, rows, p.c)) return {nullptr, nullptr, false};
   if (scratch.q.size() < static_cast<size_t>(s.nq * w)) scratch.q.resize(s.nq * w);
   if (scratch.k.size() < static_cast<size_t>(s.nk * w)) scratch.k.resize(s.nk * w);
-  const bool usable = exp_factors(p.q + b * s.nq * s.d + f0, s.nq, s.d, w, p.factor_scale, scratch.q.data()) &&
-                      exp_factors(p.k + b * s.nk * s.d + f0, s.nk, s.d, w, p.factor_scale, scratch.k.data());
+  const bool usable =
+      exp_factors(p.q + b * s.nq * s.d + f0, scratch.q_rows, s.d, w, p.factor_scale, scratch.q.data()) &&
+      exp_factors(p.k + b * s.nk * s.d + f0, scratch.k_rows, s.d, w, p.factor_scale, scratch.k.data());
   return {scratch.q.data(), scratch.k.data(), usable};
 }
 
