@@ -1,8 +1,8 @@
 // The random stream of dropout and bernoulli, written once for every device:
-// element i of a stream draws a uniform 32-bit number from a SplitMix64 step
-// at counter i over the stream's key. A draw depends only on (seed, i), never
-// on threads, blocks or the device, so the CPU and CUDA kernels drop exactly
-// the same elements for one seed, and on the CPU the loop over i is plain
+// each element draws one 32-bit half of a SplitMix64 step over the stream's
+// key (two elements per step, below). A draw depends only on (seed, i),
+// never on threads, blocks or the device, so the CPU and CUDA kernels drop
+// exactly the same elements for one seed, and on the CPU the loop is plain
 // integer arithmetic that vectorises (no generator state carried from one
 // element to the next).
 #pragma once
@@ -25,11 +25,22 @@ ATTN_HD uint64_t mix64(uint64_t z) {
 // unrelated streams.
 ATTN_HD uint64_t stream_key(uint64_t seed) { return mix64(seed ^ 0x6A09E667F3BCC909ULL); }
 
-// Uniform in [0, 2^32) for element i of the stream `key` (the high half of
-// the mixed word).
+// Elements i and i + kHalfBlock of each block of 2 kHalfBlock elements
+// draw the high and low halves of one 64-bit mix (two 64-bit multiplies,
+// emulated with three 32-bit ones each in AVX2), so a mix serves two
+// elements and a CPU loop over a half block reads and writes contiguously.
+constexpr int64_t kHalfBlock = 8192;
+
+// The mixed word of pair `pair` (block * kHalfBlock + offset in the half).
+ATTN_HD uint64_t draw_pair(uint64_t key, int64_t pair) {
+  return mix64(key + (static_cast<uint64_t>(pair) + 1) * 0x9E3779B97F4A7C15ULL);
+}
+
+// Uniform in [0, 2^32) for element i of the stream `key`.
 ATTN_HD uint32_t draw_u32(uint64_t key, int64_t i) {
-  const uint64_t z = mix64(key + (static_cast<uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ULL);
-  return static_cast<uint32_t>(z >> 32);
+  const int64_t block = i / (2 * kHalfBlock), offset = i % (2 * kHalfBlock);
+  const uint64_t word = draw_pair(key, block * kHalfBlock + offset % kHalfBlock);
+  return static_cast<uint32_t>(offset < kHalfBlock ? word >> 32 : word);
 }
 
 // r < threshold(p) drops an element: probability p to 2^-32.

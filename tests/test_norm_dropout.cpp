@@ -248,7 +248,9 @@ TEST(Dropout, DropRateScaleAndMeanOnALargeTensor) {
 // (pairs both dropped at rate p^2, not p).
 TEST(Dropout, MaskIsTheCounterStreamAtEveryIndex) {
   const double p = 0.25;
-  const int64_t n = 70001;  // several 16k chunks and a ragged end
+  // Several 16k blocks and a ragged end longer than half a block, whose
+  // second half has fewer elements than its first.
+  const int64_t n = 4 * 16384 + 12345;
   Generator gen(11), replay(11);
   std::vector<double> y = dropout(ones({n}), p, gen).to_vector();
   const uint64_t key = dropout_stream::stream_key(replay.derive_seed());
