@@ -192,6 +192,21 @@ constexpr int64_t kChunk = 16;
 // sums over keys is unchanged.
 constexpr int64_t kKeyBlock = 16;
 
+// Lambdas inside the SIMD clones must be inlined to get the clone's target.
+#define ATTN_INLINE_LAMBDA __attribute__((always_inline))
+
+// Runs a chunk's keys (entries 0 .. count - 1 of its key list) in blocks of
+// kKeyBlock: first(jj, slot) for every key of a block, then second(jj,
+// slot), where jj is the key's entry and slot its row in the block's buffer.
+template <class First, class Second>
+inline __attribute__((always_inline)) void for_each_key_block(int64_t count, const First& first, const Second& second) {
+  for (int64_t j0 = 0; j0 < count; j0 += kKeyBlock) {
+    const int64_t j1 = std::min(count, j0 + kKeyBlock);
+    for (int64_t jj = j0; jj < j1; ++jj) first(jj, jj - j0);
+    for (int64_t jj = j0; jj < j1; ++jj) second(jj, jj - j0);
+  }
+}
+
 // One query row over features [0, n) of a chunk (pointers at the chunk's
 // first feature), n <= kChunk: kWidth = kChunk fixes the trip count, so
 // that the compiler can keep the chunk's sums in registers; 0 takes n at
@@ -210,29 +225,27 @@ inline __attribute__((always_inline)) void forward_chunk(int64_t n, T c, T two_c
   if constexpr (kWidth > 0) n = kWidth;
   T z[kChunk] = {}, acc[kChunk] = {};
   T shifted[kKeyBlock][kChunk];
-  const int64_t count = static_cast<int64_t>(keys.size());
-  for (int64_t j0 = 0; j0 < count; j0 += kKeyBlock) {
-    const int64_t j1 = std::min(count, j0 + kKeyBlock);
-    for (int64_t jj = j0; jj < j1; ++jj) {
-      const S* __restrict kj = k + keys[jj] * k_stride;
-      T* __restrict x = shifted[jj - j0];
+  for_each_key_block(
+      static_cast<int64_t>(keys.size()),
+      [&](int64_t jj, int64_t slot) ATTN_INLINE_LAMBDA {
+        const S* __restrict kj = k + keys[jj] * k_stride;
+        T* __restrict x = shifted[slot];
 #pragma omp simd
-      for (int64_t f = 0; f < n; ++f) x[f] = two_c * (r_max[f] - pair_logistic<kFactored>(q[f], kj[f], two_inv_c).r);
-    }
-    for (int64_t jj = j0; jj < j1; ++jj) {
-      const S* __restrict kj = k + keys[jj] * k_stride;
-      const T* __restrict vj = v + keys[jj] * v_stride;
-      const T* __restrict x = shifted[jj - j0];
+        for (int64_t f = 0; f < n; ++f) x[f] = two_c * (r_max[f] - pair_logistic<kFactored>(q[f], kj[f], two_inv_c).r);
+      },
+      [&](int64_t jj, int64_t slot) ATTN_INLINE_LAMBDA {
+        const S* __restrict kj = k + keys[jj] * k_stride;
+        const T* __restrict vj = v + keys[jj] * v_stride;
+        const T* __restrict x = shifted[slot];
 #pragma omp simd  // its cost model chose 4-float vectors or none for a fixed 16-iteration loop
-      for (int64_t f = 0; f < n; ++f) {
-        const T e = exp_of_shifted(x[f]);
-        T weight = e;
-        if constexpr (!kFactored) weight = vector_math::is_nan(q[f] + kj[f]) ? q[f] + kj[f] : e;
-        z[f] += weight;
-        acc[f] += weight * vj[f];
-      }
-    }
-  }
+        for (int64_t f = 0; f < n; ++f) {
+          const T e = exp_of_shifted(x[f]);
+          T weight = e;
+          if constexpr (!kFactored) weight = vector_math::is_nan(q[f] + kj[f]) ? q[f] + kj[f] : e;
+          z[f] += weight;
+          acc[f] += weight * vj[f];
+        }
+      });
   for (int64_t f = 0; f < n; ++f) {
     out[f] = acc[f] / z[f];
     out_log_norm[f] = z[f];  // the row's loop turns it into shift + log z (log_normalisers_of_row)
@@ -253,40 +266,38 @@ inline __attribute__((always_inline)) void backward_chunk(int64_t n, T c, T two_
   T dq[kChunk] = {}, shift[kChunk] = {};
   for (int64_t f = 0; f < n; ++f) shift[f] = c - log_norm[f];
   T log_ps[kKeyBlock][kChunk], slopes[kKeyBlock][kChunk];
-  const int64_t count = static_cast<int64_t>(keys.size());
-  for (int64_t j0 = 0; j0 < count; j0 += kKeyBlock) {
-    const int64_t j1 = std::min(count, j0 + kKeyBlock);
-    for (int64_t jj = j0; jj < j1; ++jj) {
-      const S* __restrict kj = k + keys[jj] * k_stride;
-      T* __restrict log_p = log_ps[jj - j0];
-      T* __restrict slope = slopes[jj - j0];
+  for_each_key_block(
+      static_cast<int64_t>(keys.size()),
+      [&](int64_t jj, int64_t slot) ATTN_INLINE_LAMBDA {
+        const S* __restrict kj = k + keys[jj] * k_stride;
+        T* __restrict log_p = log_ps[slot];
+        T* __restrict slope = slopes[slot];
 #pragma omp simd
-      for (int64_t f = 0; f < n; ++f) {
-        const Logistic<T> s = pair_logistic<kFactored>(q[f], kj[f], two_inv_c);
-        log_p[f] = shift[f] - two_c * s.r;
-        slope[f] = T(4) * s.e * s.r * s.r;  // d tanh(u) / du
-      }
-    }
-    for (int64_t jj = j0; jj < j1; ++jj) {
-      const int64_t j = keys[jj];
-      const T* __restrict vj = v + j * d;
-      T* __restrict dkj = dk + j * d;
-      T* __restrict dvj = dv + j * d;
-      const T* __restrict log_p = log_ps[jj - j0];
-      const T* __restrict slope = slopes[jj - j0];
+        for (int64_t f = 0; f < n; ++f) {
+          const Logistic<T> s = pair_logistic<kFactored>(q[f], kj[f], two_inv_c);
+          log_p[f] = shift[f] - two_c * s.r;
+          slope[f] = T(4) * s.e * s.r * s.r;  // d tanh(u) / du
+        }
+      },
+      [&](int64_t jj, int64_t slot) ATTN_INLINE_LAMBDA {
+        const int64_t j = keys[jj];
+        const T* __restrict vj = v + j * d;
+        T* __restrict dkj = dk + j * d;
+        T* __restrict dvj = dv + j * d;
+        const T* __restrict log_p = log_ps[slot];
+        const T* __restrict slope = slopes[slot];
 #pragma omp simd  // as in forward_chunk
-      for (int64_t f = 0; f < n; ++f) {
-        T p = exp_of_shifted(log_p[f]);
-        // A NaN operand of this pair made the forward's log_norm NaN.
-        if constexpr (!kFactored) p = vector_math::is_nan(log_p[f]) ? log_p[f] : p;
-        const T gp = g[f] * p;
-        dvj[f] += gp;
-        const T dpre = gp * (vj[f] - o[f]) * slope[f];
-        dq[f] += dpre;
-        dkj[f] += dpre;
-      }
-    }
-  }
+        for (int64_t f = 0; f < n; ++f) {
+          T p = exp_of_shifted(log_p[f]);
+          // A NaN operand of this pair made the forward's log_norm NaN.
+          if constexpr (!kFactored) p = vector_math::is_nan(log_p[f]) ? log_p[f] : p;
+          const T gp = g[f] * p;
+          dvj[f] += gp;
+          const T dpre = gp * (vj[f] - o[f]) * slope[f];
+          dq[f] += dpre;
+          dkj[f] += dpre;
+        }
+      });
   for (int64_t f = 0; f < n; ++f) dq_out[f] = dq[f];
 }
 
