@@ -2,9 +2,8 @@
 
 #include "attn/engine/error.h"
 #include "attn/models/attention_trace.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/reduce.h"
 #include "attn/ops/softmax.h"
+#include "attn/ops/softmax_pool.h"
 #include "attn/ops/view.h"
 
 namespace attn {
@@ -21,18 +20,23 @@ Source2Token::Source2Token(int64_t features, Generator& gen, Activation act, boo
   }
 }
 
-Tensor Source2Token::probabilities(const Tensor& x, const Tensor& mask) const {
+Tensor Source2Token::scores(const Tensor& x, const Tensor& mask) const {
   ATTN_CHECK(x.dim() == 3, "source2token", "expects x of shape [B, n, d], got ", shape_str(x.shape()));
   ATTN_CHECK(mask.dim() == 2 && mask.size(0) == x.size(0) && mask.size(1) == x.size(1), "source2token",
              "mask of shape ", shape_str(mask.shape()), " does not match x of shape ", shape_str(x.shape()));
-  Tensor scores = two_layer_ ? (*w2_)(activate(act_, (*w1_)(x))) : (*w1_)(x);
-  return softmax(scores, 1, unsqueeze(mask, -1));
+  return two_layer_ ? (*w2_)(activate(act_, (*w1_)(x))) : (*w1_)(x);
+}
+
+Tensor Source2Token::probabilities(const Tensor& x, const Tensor& mask) const {
+  return softmax(scores(x, mask), 1, unsqueeze(mask, -1));
 }
 
 Tensor Source2Token::forward(const Tensor& x, const Tensor& mask) const {
-  Tensor p = probabilities(x, mask);
-  trace_attention("source2token", [&] { return p; });
-  return sum(p * x, {1});
+  Tensor f = scores(x, mask);
+  trace_attention("source2token", [&] { return softmax(f, 1, unsqueeze(mask, -1)); });
+  // The softmax over positions and the weighted sum in one op: no [B, n, d]
+  // probabilities in memory (ops/softmax_pool.h).
+  return softmax_pool(f, x, mask);
 }
 
 }  // namespace attn

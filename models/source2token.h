@@ -24,6 +24,8 @@ class Source2Token : public Module {
   Tensor probabilities(const Tensor& x, const Tensor& mask) const;
 
  private:
+  Tensor scores(const Tensor& x, const Tensor& mask) const;  // f(x_i) [B, n, d]
+
   Activation act_;
   bool two_layer_;
   std::unique_ptr<Linear> w1_, w2_;

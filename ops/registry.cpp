@@ -25,6 +25,7 @@ const OpRegistry& op_registry() {
     register_reduce_samples(r);
     register_view_samples(r);
     register_softmax_samples(r);
+    register_softmax_pool_samples(r);
     register_matmul_samples(r);
     register_join_samples(r);
     register_index_samples(r);

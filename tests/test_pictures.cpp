@@ -51,7 +51,9 @@ Traced run_traced(const std::string& name, const std::vector<std::pair<std::stri
   c.set("encoder", name);
   c.set("hidden", "8");
   for (const auto& [k, v] : keys) c.set(k, v);
-  static Generator init(3), noise(4);
+  // Fresh generators per call: each encoder's weights (and ReSAN's
+  // selection) do not depend on which tests ran before in the process.
+  Generator init(3), noise(4);
   EncoderContext ctx{kInput, DType::F32, &init, &noise};
   Traced t;
   t.encoder = build_encoder(c, ctx);
