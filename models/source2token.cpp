@@ -8,6 +8,12 @@
 
 namespace attn {
 
+namespace {
+// P from the scores f [B, n, d]: a softmax over positions per feature, padded
+// positions masked.
+Tensor softmax_over_positions(const Tensor& f, const Tensor& mask) { return softmax(f, 1, unsqueeze(mask, -1)); }
+}  // namespace
+
 Source2Token::Source2Token(int64_t features, Generator& gen, Activation act, bool two_layer, DType dtype)
     : act_(act), two_layer_(two_layer) {
   w1_ = std::make_unique<Linear>(features, features, gen, true, dtype);
@@ -28,14 +34,15 @@ Tensor Source2Token::scores(const Tensor& x, const Tensor& mask) const {
 }
 
 Tensor Source2Token::probabilities(const Tensor& x, const Tensor& mask) const {
-  return softmax(scores(x, mask), 1, unsqueeze(mask, -1));
+  return softmax_over_positions(scores(x, mask), mask);
 }
 
 Tensor Source2Token::forward(const Tensor& x, const Tensor& mask) const {
   Tensor f = scores(x, mask);
-  trace_attention("source2token", [&] { return softmax(f, 1, unsqueeze(mask, -1)); });
-  // The softmax over positions and the weighted sum in one op: no [B, n, d]
-  // probabilities in memory (ops/softmax_pool.h).
+  trace_attention("source2token", [&] { return softmax_over_positions(f, mask); });
+  // The softmax over positions and the weighted sum in one op, which keeps
+  // the [B, n, d] probabilities only when a backward will run
+  // (ops/softmax_pool.h).
   return softmax_pool(f, x, mask);
 }
 
