@@ -7,6 +7,7 @@
 #include "attn/engine/copy.h"
 #include "attn/ops/dropout.h"
 #include "attn/ops/matmul.h"
+#include "attn/ops/modulated_linear.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/unary.h"
 #include "attn/ops/view.h"
@@ -65,11 +66,13 @@ Tensor Rss::logits(const Tensor& x, const Tensor& valid) const {
   // Padded tokens are zeroed first so their (ignored) logits stay finite.
   Tensor xz = zero_padded(x, valid);
   Tensor xbar = masked_mean_over_tokens(x, valid);  // [B, 1, d]
-  // fc([x; xbar; x * xbar]) by the weight's column blocks: the xbar block
-  // runs once per sentence instead of once per token (a third fewer FLOPs),
-  // and the [B, n, 3d] concatenation is never built.
+  // fc([x; xbar; x * xbar]) by the weight's column blocks, and the [B, n, 3d]
+  // concatenation is never built: the xbar block runs once per sentence, and
+  // the x and x * xbar blocks are one product per sentence with the matrix
+  // W_x + W_xx diag(xbar) (ops/modulated_linear.h): a third, then two
+  // thirds fewer FLOPs than the concatenated form.
   const Tensor& w = fc_.weight;
-  Tensor pre = linear(xz, narrow(w, 1, 0, d), Tensor()) + linear(xz * xbar, narrow(w, 1, 2 * d, d), Tensor()) +
+  Tensor pre = modulated_linear(xz, squeeze(xbar, 1), narrow(w, 1, 0, d), narrow(w, 1, 2 * d, d)) +
                linear(xbar, narrow(w, 1, d, d), fc_.bias);
   return squeeze(out_(activate(act_, pre)), -1);
 }

@@ -162,6 +162,17 @@ void run_products(int64_t batch, const Product& product) {
 
 }  // namespace
 
+template <class T>
+void gemm_on_this_thread(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+                         const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  blas_gemm(GemmCall<T>{trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc});
+}
+template void gemm_on_this_thread<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*,
+                                         int64_t, float, float*, int64_t);
+template void gemm_on_this_thread<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t,
+                                          const double*, int64_t, double, double*, int64_t);
+
 void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out) {
   const int64_t r = out.dim();
   const int64_t m = out.shape()[r - 2], n = out.shape()[r - 1], k = a.shape()[r - 1];

@@ -58,6 +58,14 @@ void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out);
 // out_rows is a fresh contiguous [rows, out].
 void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows);
 
+// C = op(A) op(B) + beta C, all row-major, as one GEMM on the calling thread
+// by the backend the matmul op uses (OpenBLAS, or ops/sgemm_avx512.h where
+// the CPU has AVX-512): the per-block products inside a fused CPU kernel.
+// Call use_serial_blas() (engine/blas_threads.h) before the first one.
+template <class T>
+void gemm_on_this_thread(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+                         const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
+
 #ifdef ATTN_WITH_CUDA
 void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out);
 void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows);

@@ -26,6 +26,7 @@ const OpRegistry& op_registry() {
     register_view_samples(r);
     register_softmax_samples(r);
     register_softmax_pool_samples(r);
+    register_modulated_linear_samples(r);
     register_matmul_samples(r);
     register_join_samples(r);
     register_index_samples(r);

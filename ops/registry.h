@@ -70,6 +70,7 @@ void register_reduce_samples(OpRegistry& r);
 void register_view_samples(OpRegistry& r);
 void register_softmax_samples(OpRegistry& r);
 void register_softmax_pool_samples(OpRegistry& r);
+void register_modulated_linear_samples(OpRegistry& r);
 void register_matmul_samples(OpRegistry& r);
 void register_join_samples(OpRegistry& r);
 void register_index_samples(OpRegistry& r);

@@ -9,6 +9,7 @@
 #include "attn/engine/random.h"
 #include "attn/ops/binary.h"
 #include "attn/ops/matmul.h"
+#include "attn/ops/modulated_linear.h"
 #include "attn/ops/multi_dim_attention.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/window_attention.h"
@@ -34,6 +35,25 @@ TEST(StepFloor, GemmFlopsAreTwoMNKPerProduct) {
   EXPECT_DOUBLE_EQ(product.exps, 0.0);
   const KernelWork layer = profiled([&] { linear(x, w); });
   EXPECT_DOUBLE_EQ(layer.gemm_flops, 2.0 * 6 * 3 * 4);
+}
+
+TEST(StepFloor, ModulatedLinearCountsOneProductPerSentenceAndGradient) {
+  Generator g(9);
+  const int64_t B = 2, n = 3, d = 4, h = 5;
+  Tensor x = rand_uniform({B, n, d}, -1, 1, g), s = rand_uniform({B, d}, -1, 1, g);
+  Tensor w = rand_uniform({h, d}, -1, 1, g), v = rand_uniform({h, d}, -1, 1, g);
+  const double product = 2.0 * B * n * h * d;
+  const KernelWork forward = profiled([&] {
+    NoGrad no_grad;
+    modulated_linear(x, s, w, v);
+  });
+  EXPECT_DOUBLE_EQ(forward.gemm_flops, product);
+  w.set_requires_grad(true);
+  const KernelWork weights_only = profiled([&] { sum(modulated_linear(x, s, w, v)).backward(); });
+  EXPECT_DOUBLE_EQ(weights_only.gemm_flops, 2.0 * product);  // forward, then G_b
+  x.set_requires_grad(true);
+  const KernelWork with_x = profiled([&] { sum(modulated_linear(x, s, w, v)).backward(); });
+  EXPECT_DOUBLE_EQ(with_x.gemm_flops, 3.0 * product);  // and grad_b M_b
 }
 
 TEST(StepFloor, FusedAttentionCountsOneExpAndOneTanhPerPairEachPass) {

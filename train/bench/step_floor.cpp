@@ -59,6 +59,24 @@ KernelWork kernel_work(const char* op, KernelTensors args) {
     if (a && out) w.gemm_flops = 2.0 * numel(out) * static_cast<double>(a->size(a->dim() - 1));
     return w;
   }
+  // ops/modulated_linear_kernels.h: one product per sentence each way, x_b
+  // M_b^T forward; G_b = grad_b^T x_b (for the weights and the scale) and
+  // grad_b M_b (for x) backward; each 2 B n h d.
+  if (named(op, "modulated_linear")) {
+    const Tensor* x = arg(args, 0);
+    const Tensor* out = arg(args, 4);
+    if (x && out) w.gemm_flops = 2.0 * numel(out) * static_cast<double>(x->size(2));
+    return w;
+  }
+  if (named(op, "modulated_linear_backward")) {
+    const Tensor* grad = arg(args, 0);
+    const Tensor* x = arg(args, 1);
+    if (!grad || !x) return w;
+    const double product = 2.0 * numel(grad) * static_cast<double>(x->size(2));
+    const bool any_parameter_grad = arg(args, 6) || arg(args, 7) || arg(args, 8);
+    w.gemm_flops = (any_parameter_grad ? product : 0.0) + (arg(args, 5) ? product : 0.0);
+    return w;
+  }
   // Signatures: ops/multi_dim_attention_kernels.h, ops/separable_attention_kernels.h,
   // ops/window_attention_kernels.h.
   // One exp per pair and pass: e^a is a product of per-row factors
