@@ -6,6 +6,7 @@
 #include "attn/models/disa.h"
 #include "attn/ops/binary.h"
 #include "attn/ops/join.h"
+#include "attn/ops/matmul.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/view.h"
 
@@ -59,8 +60,8 @@ MBlosaStages MBlosa::stages(const Tensor& x, const Tensor& valid, int64_t block_
 
   // Intra-block masked self-attention with parameters shared by all blocks.
   Tensor intra_mask = pair_mask(vb, direction_mask(r, options_.direction));
-  Tensor hb = multi_dim_masked_attention(xb, intra_w1_(xb), intra_w2_(xb), intra_bias_, intra_mask, options_.scale_c,
-                                         options_.materialize_scores, "intra");
+  Tensor hb = multi_dim_masked_attention(xb, linear(xb, intra_w1_.weight, intra_bias_), intra_w2_(xb), Tensor(),
+                                         intra_mask, options_.scale_c, options_.materialize_scores, "intra");
   st.h = reshape(hb, {b, m * r, d});
 
   // One vector per block; a block without a valid token gives zeros.
@@ -70,8 +71,8 @@ MBlosaStages MBlosa::stages(const Tensor& x, const Tensor& valid, int64_t block_
 
   // Inter-block masked self-attention and the block gate.
   Tensor inter_mask = pair_mask(st.block_valid, direction_mask(m, options_.direction));
-  st.o = multi_dim_masked_attention(st.v, inter_w1_(st.v), inter_w2_(st.v), inter_bias_, inter_mask, options_.scale_c,
-                                    options_.materialize_scores, "inter");
+  st.o = multi_dim_masked_attention(st.v, linear(st.v, inter_w1_.weight, inter_bias_), inter_w2_(st.v), Tensor(),
+                                    inter_mask, options_.scale_c, options_.materialize_scores, "inter");
   st.e = block_gate_.forward(st.v, st.o);
 
   // Context fusion with e_l as the context of every token of block l.

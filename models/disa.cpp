@@ -3,6 +3,7 @@
 #include "attn/engine/error.h"
 #include "attn/models/attention_trace.h"
 #include "attn/ops/binary.h"
+#include "attn/ops/matmul.h"
 #include "attn/ops/multi_dim_attention.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/softmax.h"
@@ -14,16 +15,18 @@ namespace attn {
 Tensor multi_dim_probabilities(const Tensor& query_term, const Tensor& key_term, const Tensor& bias,
                                const Tensor& pair_mask, double scale_c) {
   // scores[b, i, j, :] = c * tanh((W1 h_i + W2 h_j + b) / c)
-  Tensor pre = unsqueeze(query_term, 2) + unsqueeze(key_term, 1) + bias;
+  Tensor pre = unsqueeze(query_term, 2) + unsqueeze(key_term, 1);
+  if (bias.defined()) pre = pre + bias;
   Tensor scores = mul_scalar(tanh(mul_scalar(pre, 1.0 / scale_c)), scale_c);
   return softmax(scores, 2, unsqueeze(pair_mask, -1));  // over keys j, per feature
 }
 
-Tensor multi_dim_masked_attention(const Tensor& h, const Tensor& query_term, const Tensor& key_term,
-                                  const Tensor& bias, const Tensor& pair_mask, double scale_c,
-                                  bool materialize_scores, const char* trace_name) {
+Tensor multi_dim_masked_attention(const Tensor& h, const Tensor& query_term, const Tensor& key_term, const Tensor& bias,
+                                  const Tensor& pair_mask, double scale_c, bool materialize_scores,
+                                  const char* trace_name) {
   trace_attention(trace_name, [&] { return multi_dim_probabilities(query_term, key_term, bias, pair_mask, scale_c); });
-  if (!materialize_scores) return multi_dim_attention(query_term + bias, key_term, h, pair_mask, scale_c);
+  if (!materialize_scores)
+    return multi_dim_attention(bias.defined() ? query_term + bias : query_term, key_term, h, pair_mask, scale_c);
   Tensor p = multi_dim_probabilities(query_term, key_term, bias, pair_mask, scale_c);
   return sum(p * unsqueeze(h, 1), {2});
 }
@@ -54,7 +57,7 @@ Tensor Disa::forward(const Tensor& x, const Tensor& valid, const Tensor& extra_m
     mask = where(mask, extra_mask, zeros({}, DType::U8, mask.device()));
   }
   Tensor h = activate(options_.activation, fc_(x));
-  Tensor s = multi_dim_masked_attention(h, w1_(h), w2_(h), bias_, mask, options_.scale_c,
+  Tensor s = multi_dim_masked_attention(h, linear(h, w1_.weight, bias_), w2_(h), Tensor(), mask, options_.scale_c,
                                         options_.materialize_scores);
   return zero_padded(fusion_.forward(s, h), valid);
 }

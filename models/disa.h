@@ -48,6 +48,9 @@ class Disa : public Module {
 
 // The attention part alone (no input projection, no gate): s = sum_j P_ij h_j
 // with f as above, given h and the [B, n, n] mask. Reused by Bi-BloSA and ReSA.
+// bias may be undefined when query_term already holds it (the models pass
+// linear(h, W1, b): the bias rides on the GEMM's output instead of costing a
+// pass of its own over [B, n, d]).
 // Fused (ops/multi_dim_attention.h) by default; materialize_scores composes it
 // from elementwise ops and a masked softmax over the [B, n, n, d] scores (the
 // reference the fused kernel is tested against).

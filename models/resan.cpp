@@ -1,11 +1,10 @@
 #include "attn/models/resan.h"
 
-
+#include "attn/engine/copy.h"
 #include "attn/engine/error.h"
 #include "attn/models/attention_trace.h"
 #include "attn/models/disa.h"
 #include "attn/ops/binary.h"
-#include "attn/engine/copy.h"
 #include "attn/ops/join.h"
 #include "attn/ops/matmul.h"
 #include "attn/ops/reduce.h"
@@ -36,9 +35,12 @@ ResaVariant resa_variant_from_name(const std::string& name) {
 
 const char* resa_variant_name(ResaVariant v) {
   switch (v) {
-    case ResaVariant::Full: return "full";
-    case ResaVariant::NoUnselectedHeads: return "no_unselected_heads";
-    case ResaVariant::SharedRss: return "shared_rss";
+    case ResaVariant::Full:
+      return "full";
+    case ResaVariant::NoUnselectedHeads:
+      return "no_unselected_heads";
+    case ResaVariant::SharedRss:
+      return "shared_rss";
   }
   return "?";
 }
@@ -70,7 +72,8 @@ Tensor unselected_head_context(const Tensor& h, const Tensor& valid, const Tenso
   Tensor heads_off = u8_and(valid, u8_not(z_head));
   Tensor deps = pool_over == UnselectedHeadPool::AllTokens ? valid : u8_and(valid, z_dep);
   // Row i averages over columns j: i an unselected head, j a pooled token, j != i.
-  Tensor pool = u8_and(u8_and(unsqueeze(heads_off, 2), unsqueeze(deps, 1)), direction_mask(n, Direction::None).to(h.device()));
+  Tensor pool =
+      u8_and(u8_and(unsqueeze(heads_off, 2), unsqueeze(deps, 1)), direction_mask(n, Direction::None).to(h.device()));
   Tensor weights = cast(pool, h.dtype());
   Tensor count = sum(weights, {2}, true);  // [B, n, 1]
   return matmul(weights, h) / maximum(count, ones({}, h.dtype(), h.device()));
@@ -95,8 +98,8 @@ Resa::Resa(int64_t input_dim, int64_t features, const ResaOptions& options, Gene
 }
 
 Tensor Resa::forward(const Tensor& x, const Tensor& valid, const Tensor& z_head, const Tensor& z_dep) const {
-  ATTN_CHECK(x.dim() == 3 && x.size(2) == fc_.weight.size(1), "resa", "expects x of shape [B, n, ",
-             fc_.weight.size(1), "], got ", shape_str(x.shape()));
+  ATTN_CHECK(x.dim() == 3 && x.size(2) == fc_.weight.size(1), "resa", "expects x of shape [B, n, ", fc_.weight.size(1),
+             "], got ", shape_str(x.shape()));
   const int64_t b = x.size(0), n = x.size(1);
   check_selection(valid, "valid", b, n);
   AttentionTraceScope trace_scope(direction_name(options_.direction));
@@ -104,8 +107,8 @@ Tensor Resa::forward(const Tensor& x, const Tensor& valid, const Tensor& z_head,
   // Zeroing padded h keeps every product with a masked weight finite.
   Tensor h = zero_padded(activate(options_.activation, fc_(x)), valid);
   Tensor hd = dropout_(h);
-  Tensor s = multi_dim_masked_attention(h, w_head_(hd), w_dep_(hd), bias_, mask, options_.scale_c,
-                                        options_.materialize_scores);
+  Tensor s = multi_dim_masked_attention(h, linear(hd, w_head_.weight, bias_), w_dep_(hd), Tensor(), mask,
+                                        options_.scale_c, options_.materialize_scores);
   // Selected heads' rows of the fallback are zero and unselected heads' rows
   // of s are zero (no valid key), so the sum picks one per row.
   if (options_.keep_unselected) s = s + unselected_head_context(h, valid, z_head, z_dep, options_.pool);
@@ -121,12 +124,12 @@ Resan::Resan(int64_t input_dim, const ResanOptions& options, Generator& init, Ge
              "input_dim, hidden and rss_hidden must be positive, got ", input_dim, ", ", options.hidden, " and ",
              options.rss_hidden);
   const bool shared = options.variant == ResaVariant::SharedRss;
-  rss_head_ = std::make_unique<Rss>(input_dim, options.rss_hidden, options.activation, options.rss_eval, init, noise,
-                                    dtype);
+  rss_head_ =
+      std::make_unique<Rss>(input_dim, options.rss_hidden, options.activation, options.rss_eval, init, noise, dtype);
   register_module(shared ? "rss" : "rss_head", *rss_head_);
   if (!shared) {
-    rss_dep_ = std::make_unique<Rss>(input_dim, options.rss_hidden, options.activation, options.rss_eval, init,
-                                     noise, dtype);
+    rss_dep_ =
+        std::make_unique<Rss>(input_dim, options.rss_hidden, options.activation, options.rss_eval, init, noise, dtype);
     register_module("rss_dep", *rss_dep_);
   }
   ResaOptions ro;

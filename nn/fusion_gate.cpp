@@ -18,7 +18,8 @@ GatedFusion::GatedFusion(int64_t features, Generator& gen, DType dtype)
 }
 
 Tensor GatedFusion::forward(const Tensor& s, const Tensor& h) const {
-  return sigmoid_gate(w1_(s) + w2_(h) + bias_, h, s);
+  // The bias rides on the first product's output (no pass of its own).
+  return sigmoid_gate(linear(s, w1_.weight, bias_) + w2_(h), h, s);
 }
 
 ConcatGate::ConcatGate(int64_t features, Generator& gen, DType dtype)
@@ -27,7 +28,14 @@ ConcatGate::ConcatGate(int64_t features, Generator& gen, DType dtype)
 }
 
 Tensor ConcatGate::forward(const Tensor& x, const Tensor& s) const {
-  return sigmoid_gate(proj_(concat({x, s}, -1)), x, s);
+  // W [x; s] as W_x x + W_s s on column views of the one parameter: no
+  // [.., 2d] concatenation forward, and x's and s's gradients come out as
+  // tensors of their own rather than strided halves of one.
+  const int64_t d = x.size(-1);
+  ATTN_CHECK(2 * d == proj_.weight.size(1) && s.shape() == x.shape(), "ConcatGate", "expects x and s of shape [.., ",
+             proj_.weight.size(1) / 2, "], got ", shape_str(x.shape()), " and ", shape_str(s.shape()));
+  Tensor pre = linear(x, narrow(proj_.weight, 1, 0, d), proj_.bias) + linear(s, narrow(proj_.weight, 1, d, d));
+  return sigmoid_gate(pre, x, s);
 }
 
 FeatureFusionGate::FeatureFusionGate(int64_t features, Activation act, Generator& gen, DType dtype)
@@ -57,8 +65,8 @@ Tensor FeatureFusionGate::forward_block_context(const Tensor& x, const Tensor& h
   // adding two [.., 2d] tensors (about 6 ms of Bi-BloSAN's training step).
   Tensor xh = concat({x, h}, -1);
   auto pre_activation = [&](int64_t first_row) {  // F's (0) or G's (d)
-    Tensor tokens = linear(xh, narrow(narrow(proj_.weight, 1, 0, 2 * d), 0, first_row, d),
-                           narrow(proj_.bias, 0, first_row, d));
+    Tensor tokens =
+        linear(xh, narrow(narrow(proj_.weight, 1, 0, 2 * d), 0, first_row, d), narrow(proj_.bias, 0, first_row, d));
     Tensor blocks = linear(e_blocks, narrow(narrow(proj_.weight, 1, 2 * d, d), 0, first_row, d));
     return reshape(reshape(tokens, {b, m, block_len, d}) + unsqueeze(blocks, 2), {b, m * block_len, d});
   };

@@ -38,12 +38,12 @@ Tensor sigmoid_gate(const Tensor& z, const Tensor& a, const Tensor& b) {
 
   const Tensor zs = z.detach(), as = a.detach(), bs = b.detach();
   record(out, kOp, {z, a, b}, [zs, as, bs](const Tensor& g, const std::vector<bool>& needs) {
-    const Tensor gc = contiguous(g);
-    Tensor gz = empty(gc.shape(), gc.dtype(), gc.device());
-    Tensor ga = empty(gc.shape(), gc.dtype(), gc.device());
-    Tensor gb = empty(gc.shape(), gc.dtype(), gc.device());
-    kBackward(gc.device(), gc, zs, as, bs, gz, ga, gb);
-    return std::vector<Tensor>{needs[0] ? sum_to(gz, zs.shape()) : Tensor(), needs[1] ? sum_to(ga, as.shape()) : Tensor(),
+    Tensor gz = empty(g.shape(), g.dtype(), g.device());
+    Tensor ga = empty(g.shape(), g.dtype(), g.device());
+    Tensor gb = empty(g.shape(), g.dtype(), g.device());
+    kBackward(g.device(), g, zs, as, bs, gz, ga, gb);
+    return std::vector<Tensor>{needs[0] ? sum_to(gz, zs.shape()) : Tensor(),
+                               needs[1] ? sum_to(ga, as.shape()) : Tensor(),
                                needs[2] ? sum_to(gb, bs.shape()) : Tensor()};
   });
   return out;

@@ -70,18 +70,20 @@ void sigmoid_gate_backward_cpu(const Tensor& grad, const Tensor& z, const Tensor
     T* gz = grad_z.data<T>();
     T* ga = grad_a.data<T>();
     T* gb = grad_b.data<T>();
-    // grad and the three gradients are contiguous in one shape: o[0] indexes them all.
-    strided_loop<4>(grad.shape(),
-                    {grad.strides(), broadcast_strides(z, grad.shape()), broadcast_strides(a, grad.shape()),
-                     broadcast_strides(b, grad.shape())},
-                    [&](const std::array<int64_t, 4>& o, int64_t n, const std::array<int64_t, 4>& s) {
-                      if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 1) {
-                        backward_run(pg + o[0], pz + o[1], pa + o[2], pb + o[3], n, gz + o[0], ga + o[0], gb + o[0]);
+    // o[0] indexes the three gradients (contiguous in grad's shape), o[1]
+    // grad through its own strides (a half of a concatenation's gradient
+    // is read in place).
+    strided_loop<5>(grad.shape(),
+                    {contiguous_strides(grad.shape()), grad.strides(), broadcast_strides(z, grad.shape()),
+                     broadcast_strides(a, grad.shape()), broadcast_strides(b, grad.shape())},
+                    [&](const std::array<int64_t, 5>& o, int64_t n, const std::array<int64_t, 5>& s) {
+                      if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 1 && s[4] == 1) {
+                        backward_run(pg + o[1], pz + o[2], pa + o[3], pb + o[4], n, gz + o[0], ga + o[0], gb + o[0]);
                       } else {
                         for (int64_t i = 0; i < n; ++i) {
                           const int64_t d = o[0] + i * s[0];
-                          backward_one(pg[d], pz[o[1] + i * s[1]], pa[o[2] + i * s[2]], pb[o[3] + i * s[3]], gz + d,
-                                       ga + d, gb + d);
+                          backward_one(pg[o[1] + i * s[1]], pz[o[2] + i * s[2]], pa[o[3] + i * s[3]],
+                                       pb[o[4] + i * s[4]], gz + d, ga + d, gb + d);
                         }
                       }
                     });

@@ -21,7 +21,8 @@ struct GateFn {
   }
 };
 
-// o.v[0] indexes grad and the three gradients (contiguous in one shape).
+// o.v[0] indexes the three gradients (contiguous in grad's shape), o.v[1]
+// grad through its own strides.
 template <class T>
 struct GateBackwardFn {
   const T* grad;
@@ -31,12 +32,12 @@ struct GateBackwardFn {
   T* gz;
   T* ga;
   T* gb;
-  __device__ void operator()(const cuda::Offsets<4>& o) const {
-    const T g = unary_math::stable_sigmoid(z[o.v[1]]);
-    const T gr = grad[o.v[0]];
+  __device__ void operator()(const cuda::Offsets<5>& o) const {
+    const T g = unary_math::stable_sigmoid(z[o.v[2]]);
+    const T gr = grad[o.v[1]];
     ga[o.v[0]] = gr * g;
     gb[o.v[0]] = gr * (T(1) - g);
-    gz[o.v[0]] = gr * (a[o.v[2]] - b[o.v[3]]) * (g * (T(1) - g));
+    gz[o.v[0]] = gr * (a[o.v[3]] - b[o.v[4]]) * (g * (T(1) - g));
   }
 };
 
@@ -59,9 +60,9 @@ void sigmoid_gate_backward_cuda(const Tensor& grad, const Tensor& z, const Tenso
     using T = typename decltype(tag)::type;
     GateBackwardFn<T> f{grad.data<T>(),   z.data<T>(),      a.data<T>(),     b.data<T>(),
                         grad_z.data<T>(), grad_a.data<T>(), grad_b.data<T>()};
-    cuda::launch_strided<4>("sigmoid_gate_backward", grad.shape(),
-                            {grad.strides(), broadcast_strides(z, grad.shape()), broadcast_strides(a, grad.shape()),
-                             broadcast_strides(b, grad.shape())},
+    cuda::launch_strided<5>("sigmoid_gate_backward", grad.shape(),
+                            {contiguous_strides(grad.shape()), grad.strides(), broadcast_strides(z, grad.shape()),
+                             broadcast_strides(a, grad.shape()), broadcast_strides(b, grad.shape())},
                             f);
   });
 }

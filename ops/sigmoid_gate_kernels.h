@@ -1,6 +1,7 @@
 // Kernel signatures of the sigmoid gate (ops/sigmoid_gate.h), one slot per
-// device. z, a and b are read through broadcast strides against out's shape;
-// out, grad and the three gradients are contiguous in that shape.
+// device. z, a and b are read through broadcast strides against out's shape,
+// grad through its own strides; out and the three gradients are contiguous
+// in that shape.
 #pragma once
 #include "attn/engine/tensor.h"
 
