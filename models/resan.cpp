@@ -76,7 +76,9 @@ Tensor unselected_head_context(const Tensor& h, const Tensor& valid, const Tenso
       u8_and(u8_and(unsqueeze(heads_off, 2), unsqueeze(deps, 1)), direction_mask(n, Direction::None).to(h.device()));
   Tensor weights = cast(pool, h.dtype());
   Tensor count = sum(weights, {2}, true);  // [B, n, 1]
-  return matmul(weights, h) / maximum(count, ones({}, h.dtype(), h.device()));
+  // The mean's 1 / count goes into the [B, n, n] weights, not onto the
+  // [B, n, d] product (a pass less each way).
+  return matmul(weights / maximum(count, ones({}, h.dtype(), h.device())), h);
 }
 
 Resa::Resa(int64_t input_dim, int64_t features, const ResaOptions& options, Generator& init, Generator& noise,

@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "attn/engine/autograd.h"
+#include "attn/engine/copy.h"
 #include "attn/engine/kernel_table.h"
 #include "attn/ops/binary.h"
-#include "attn/engine/copy.h"
 #include "attn/ops/dropout_kernels.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/unary.h"
@@ -17,6 +17,9 @@ namespace {
 using DropoutFn = void (*)(const Tensor&, double, uint64_t, const Tensor&, const Tensor&);
 using BernoulliFn = void (*)(const Tensor&, uint64_t, const Tensor&);
 const DeviceKernels<DropoutFn> kDropout{"dropout", dropout_cpu, ATTN_CUDA_KERNEL(dropout_cuda)};
+using DropoutBackwardFn = void (*)(const Tensor&, const Tensor&, double, const Tensor&);
+const DeviceKernels<DropoutBackwardFn> kDropoutBackward{"dropout_backward", dropout_backward_cpu,
+                                                        ATTN_CUDA_KERNEL(dropout_backward_cuda)};
 const DeviceKernels<BernoulliFn> kBernoulli{"bernoulli", bernoulli_cpu, ATTN_CUDA_KERNEL(bernoulli_cuda)};
 
 // Probabilities outside [0, 1], NaN included (it fails both comparisons),
@@ -47,8 +50,9 @@ Tensor dropout(const Tensor& x, double drop_prob, Generator& gen, bool training)
   const double scale = 1.0 / (1.0 - drop_prob);
   record(out, "dropout", {x}, [mask, scale](const Tensor& g, const std::vector<bool>&) {
     // Kept elements pass the gradient scaled as in the forward; dropped ones get 0.
-    Tensor zero = zeros({}, g.dtype(), g.device());
-    return std::vector<Tensor>{where(mask, mul_scalar(g, scale), zero)};
+    Tensor grad_x = empty(g.shape(), g.dtype(), g.device());
+    kDropoutBackward(g.device(), contiguous(g), mask, scale, grad_x);
+    return std::vector<Tensor>{grad_x};
   });
   return out;
 }

@@ -3,13 +3,12 @@
 // and the mask equals the CUDA kernel's for the same seed. The per-chunk
 // loops are SIMD clones: the draw is integer arithmetic on the index alone,
 // so AVX-512 runs eight 64-bit mixes at once, each serving two elements.
-#include "attn/ops/dropout_kernels.h"
-
 #include <algorithm>
 #include <cmath>
 
 #include "attn/engine/cpu_loops.h"
 #include "attn/engine/parallel.h"
+#include "attn/ops/dropout_kernels.h"
 #include "attn/ops/dropout_stream.h"
 #include "attn/ops/vector_math.h"
 
@@ -54,6 +53,15 @@ ATTN_SIMD_CLONES void dropout_chunk(const T* __restrict x, int64_t i0, int64_t i
 }
 
 template <class T>
+ATTN_SIMD_CLONES void dropout_backward_chunk(const T* __restrict grad, const uint8_t* __restrict mask, int64_t i0,
+                                             int64_t i1, T scale, T* __restrict grad_x) {
+  for (int64_t i = i0; i < i1; ++i) {
+    const T value = grad[i] * scale;
+    grad_x[i] = mask[i] ? value : T(0);
+  }
+}
+
+template <class T>
 ATTN_SIMD_CLONES void bernoulli_chunk(const T* __restrict probs, int64_t i0, int64_t i1, uint64_t key,
                                       T* __restrict out) {
   // r is below 2^32: probability 0 never fires, probability 1 always does.
@@ -82,6 +90,17 @@ void dropout_cpu(const Tensor& x, double p, uint64_t seed, const Tensor& out, co
     const uint64_t key = stream_key(seed);
     for_each_chunk(x.numel(),
                    [&](int64_t i0, int64_t i1) { dropout_chunk(px, i0, i1, key, threshold, scale, po, pm); });
+  });
+}
+
+void dropout_backward_cpu(const Tensor& grad, const Tensor& mask, double scale, const Tensor& grad_x) {
+  dispatch_floating(grad.dtype(), "dropout_backward", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* pg = grad.data<T>();
+    const uint8_t* pm = mask.data<uint8_t>();
+    T* po = grad_x.data<T>();
+    const T s = static_cast<T>(scale);
+    for_each_chunk(grad.numel(), [&](int64_t i0, int64_t i1) { dropout_backward_chunk(pg, pm, i0, i1, s, po); });
   });
 }
 

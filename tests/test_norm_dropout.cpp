@@ -305,6 +305,33 @@ TEST(Dropout, GradientIsMaskOverKeepProbability) {
   EXPECT_LT(kept, 2000);
 }
 
+// Dropped elements are selected out of the backward, not multiplied by 0:
+// a NaN gradient there gives exactly 0, a NaN at a kept element passes.
+// Both dtypes, and a strided incoming gradient (read through a transpose).
+TEST(Dropout, BackwardSelectsDroppedElementsOut) {
+  const double p = 0.5;
+  for (DType dtype : {DType::F32, DType::F64}) {
+    Generator gen(12);
+    Tensor x = rand_uniform({16, 24}, 0.5, 1.5, gen, dtype).set_requires_grad(true);
+    Tensor y = dropout(x, p, gen);
+    Tensor g = transpose(full({24, 16}, std::numeric_limits<double>::quiet_NaN(), dtype), 0, 1);
+    y.backward(g);
+    std::vector<double> yv = y.to_vector(), gv = x.grad().to_vector();
+    int64_t kept = 0;
+    for (size_t i = 0; i < yv.size(); ++i) {
+      const bool keep = yv[i] != 0;  // x is never 0
+      kept += keep;
+      if (keep) {
+        EXPECT_TRUE(std::isnan(gv[i])) << i;
+      } else {
+        EXPECT_EQ(gv[i], 0.0) << i;
+      }
+    }
+    EXPECT_GT(kept, 0);
+    EXPECT_LT(kept, 16 * 24);
+  }
+}
+
 TEST(Dropout, MaskFollowsLogicalOrderForStridedInput) {
   Generator g0(0);
   Tensor base = rand_uniform({30, 20}, 0.5, 1.5, g0, DType::F64);
