@@ -1,9 +1,9 @@
 #include "attn/ops/index.h"
 
 #include "attn/engine/autograd.h"
+#include "attn/engine/copy.h"
 #include "attn/engine/error.h"
 #include "attn/engine/kernel_table.h"
-#include "attn/engine/copy.h"
 #include "attn/ops/index_kernels.h"
 #include "attn/ops/join.h"
 
@@ -75,9 +75,43 @@ Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index) {
   return out;
 }
 
+Tensor index_add(const Tensor& base, int64_t axis, const Tensor& index, const Tensor& src) {
+  const int64_t a = normalize_axis(axis, base.dim(), "index_add");
+  Tensor idx = checked_index(index, base.device(), "index_add", "index");
+  ATTN_CHECK(idx.dim() == 1, "index_add", "index must be 1-D, got shape ", shape_str(idx.shape()));
+  ATTN_CHECK(is_floating(base.dtype()) && src.dtype() == base.dtype() && src.device() == base.device(), "index_add",
+             "base and src must share a floating dtype and a device, got ", dtype_name(base.dtype()), " on ",
+             device_name(base.device()), " and ", dtype_name(src.dtype()), " on ", device_name(src.device()));
+  Shape src_shape = base.shape();
+  src_shape[a] = idx.numel();
+  ATTN_CHECK(src.shape() == src_shape, "index_add", "src must have shape ", shape_str(src_shape), " (base ",
+             shape_str(base.shape()), " with ", idx.numel(), " entries along axis ", a, "), got ",
+             shape_str(src.shape()));
+  int64_t bad = 0;
+  ATTN_CHECK(!out_of_range(idx, base.shape()[a], &bad), "index_add", "index ", bad, " is out of range for axis ", a,
+             " of size ", base.shape()[a], " (base shape ", shape_str(base.shape()), ")");
+
+  const Shape shape = base.shape();
+  const int64_t outer = product(shape, 0, static_cast<size_t>(a));
+  const int64_t n = shape[a];
+  const int64_t inner = product(shape, static_cast<size_t>(a) + 1, shape.size());
+  Tensor out = empty(shape, base.dtype(), base.device());
+  copy_into(out, base.detach());
+  kIndexAdd(base.device(), contiguous(src.detach()), idx, outer, n, inner, out);
+
+  record(out, "index_add", {base, src}, [=](const Tensor& g, const std::vector<bool>& needs) {
+    Tensor grad_src;
+    if (needs[1]) {
+      grad_src = empty(src_shape, g.dtype(), g.device());
+      kSelect(g.device(), contiguous(g), outer, n, inner, idx, grad_src);
+    }
+    return std::vector<Tensor>{needs[0] ? g : Tensor(), grad_src};
+  });
+  return out;
+}
+
 Tensor embedding(const Tensor& weight, const Tensor& ids) {
-  ATTN_CHECK(weight.dim() == 2, "embedding", "weight must be 2-D [rows, dim], got shape ",
-             shape_str(weight.shape()));
+  ATTN_CHECK(weight.dim() == 2, "embedding", "weight must be 2-D [rows, dim], got shape ", shape_str(weight.shape()));
   ATTN_CHECK(is_floating(weight.dtype()), "embedding", "weight must be float32 or float64, got ",
              dtype_name(weight.dtype()));
   Tensor idx = checked_index(ids, weight.device(), "embedding", "ids");
@@ -126,8 +160,8 @@ Tensor scatter_add(const Tensor& base, int64_t axis, const Tensor& index, const 
   ATTN_CHECK(is_floating(base.dtype()), "scatter_add", "expects float32 or float64, got ", dtype_name(base.dtype()));
   ATTN_CHECK(src.dtype() == base.dtype(), "scatter_add", "src is ", dtype_name(src.dtype()), " but base is ",
              dtype_name(base.dtype()));
-  ATTN_CHECK(src.device() == base.device(), "scatter_add", "src is on ", device_name(src.device()),
-             " but base is on ", device_name(base.device()));
+  ATTN_CHECK(src.device() == base.device(), "scatter_add", "src is on ", device_name(src.device()), " but base is on ",
+             device_name(base.device()));
   Tensor idx = checked_index(index, base.device(), "scatter_add", "index");
   bool fits = idx.dim() == base.dim() && src.dim() == base.dim();
   for (int64_t d = 0; fits && d < base.dim(); ++d)

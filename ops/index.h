@@ -10,6 +10,12 @@ namespace attn {
 // index.numel() entries there. Repeated indices accumulate in the gradient.
 Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index);
 
+// The transpose of index_select: base, plus slice i of src along axis added
+// at position index[i] (repeated indices accumulate). src has base's shape
+// except index.numel() entries along axis. Differentiable in base and src
+// (src's gradient is index_select of the output's).
+Tensor index_add(const Tensor& base, int64_t axis, const Tensor& index, const Tensor& src);
+
 // Row lookup: weight [V, D], ids of any shape -> [..., D]. The gradient sums
 // into the rows of weight (repeated ids accumulate).
 Tensor embedding(const Tensor& weight, const Tensor& ids);

@@ -283,6 +283,8 @@ TEST(IndexErrors, OutOfRangeNamesOpValueAndSize) {
   expect_mentions(error_of([] { scatter_add(zeros({2}), 0, from_indices({4}, {1}), zeros({1})); }),
                   {"scatter_add", "4", "size 2"});
   expect_mentions(error_of([] { one_hot(from_indices({3}, {1}), 3); }), {"one_hot", "3 classes"});
+  expect_mentions(error_of([] { index_add(zeros({3, 2}), 0, from_indices({0, 3}, {2}), zeros({2, 2})); }),
+                  {"index_add", "3", "size 3", "[3, 2]"});
 }
 
 TEST(IndexErrors, IndexMustBeInt64) {
@@ -300,6 +302,20 @@ TEST(IndexErrors, ShapesThatDoNotFit) {
   expect_mentions(error_of([] { index_select(zeros({3}), 0, from_indices({0, 0}, {1, 2})); }),
                   {"index_select", "1-D", "[1, 2]"});
   expect_mentions(error_of([] { embedding(zeros({3}), from_indices({0}, {1})); }), {"embedding", "[3]"});
+  expect_mentions(error_of([] { index_add(zeros({3, 2}), 0, from_indices({0, 1}, {2}), zeros({3, 2})); }),
+                  {"index_add", "src must have shape [2, 2]", "[3, 2]"});
+  expect_mentions(error_of([] { index_add(zeros({3, 2}), 0, from_indices({0}, {1}), zeros({1, 2}, DType::F64)); }),
+                  {"index_add", "float32", "float64"});
+}
+
+// index_add is index_select's transpose: rows added where the index says,
+// repeats accumulating, the base kept elsewhere.
+TEST(IndexAdd, AddsRowsAtTheIndexOntoTheBase) {
+  Tensor base = from_vector({1, 2, 3, 4, 5, 6}, {3, 2});
+  Tensor src = from_vector({10, 20, 30, 40, 50, 60}, {3, 2});
+  Tensor out = index_add(base, 0, from_indices({2, 0, 2}, {3}), src);
+  EXPECT_EQ(out.to_vector(), std::vector<double>({31, 42, 3, 4, 65, 86}));
+  EXPECT_EQ(base.to_vector(), std::vector<double>({1, 2, 3, 4, 5, 6}));  // not modified
 }
 
 }  // namespace
