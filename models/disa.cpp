@@ -1,8 +1,13 @@
 #include "attn/models/disa.h"
 
+#include <algorithm>
+#include <vector>
+
+#include "attn/engine/copy.h"
 #include "attn/engine/error.h"
 #include "attn/models/attention_trace.h"
 #include "attn/ops/binary.h"
+#include "attn/ops/index.h"
 #include "attn/ops/matmul.h"
 #include "attn/ops/multi_dim_attention.h"
 #include "attn/ops/reduce.h"
@@ -29,6 +34,43 @@ Tensor multi_dim_masked_attention(const Tensor& h, const Tensor& query_term, con
     return multi_dim_attention(bias.defined() ? query_term + bias : query_term, key_term, h, pair_mask, scale_c);
   Tensor p = multi_dim_probabilities(query_term, key_term, bias, pair_mask, scale_c);
   return sum(p * unsqueeze(h, 1), {2});
+}
+
+namespace {
+
+// linear(x, weight, bias) for the rows of x [B, n, d] listed in `rows`
+// (flat indices into B * n); the other rows of the result are 0.
+Tensor linear_on_rows(const Tensor& x, const Tensor& weight, const Tensor& bias, const std::vector<double>& rows) {
+  const int64_t b = x.size(0), n = x.size(1), d = x.size(2), h = weight.size(0);
+  const Tensor index = from_vector(rows, {static_cast<int64_t>(rows.size())}, DType::I64).to(x.device());
+  Tensor products = linear(index_select(reshape(x, {b * n, d}), 0, index), weight, bias);
+  return reshape(index_add(zeros({b * n, h}, x.dtype(), x.device()), 0, index, products), {b, n, h});
+}
+
+}  // namespace
+
+ScoreTerms score_terms(const Tensor& h, const Tensor& w1, const Tensor& bias, const Tensor& w2,
+                       const Tensor& pair_mask) {
+  ATTN_CHECK(
+      h.dim() == 3 && pair_mask.dtype() == DType::U8 && pair_mask.shape() == Shape({h.size(0), h.size(1), h.size(1)}),
+      "score_terms", "expects h [B, n, d] and a uint8 pair mask [B, n, n], got ", shape_str(h.shape()), " and ",
+      dtype_name(pair_mask.dtype()), " ", shape_str(pair_mask.shape()));
+  const int64_t b = h.size(0), n = h.size(1);
+  const Tensor allowed = contiguous(pair_mask.to(Device::CPU));
+  const uint8_t* m = allowed.data<uint8_t>();
+  std::vector<uint8_t> is_query(static_cast<size_t>(b * n), 0), is_key(static_cast<size_t>(b * n), 0);
+  for (int64_t e = 0; e < b; ++e)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        if (m[(e * n + i) * n + j]) is_query[e * n + i] = is_key[e * n + j] = 1;
+  auto term = [&](const std::vector<uint8_t>& used, const Tensor& w, const Tensor& bias_or_none) {
+    std::vector<double> rows;
+    for (int64_t r = 0; r < b * n; ++r)
+      if (used[r]) rows.push_back(static_cast<double>(r));
+    const double skipped = 1.0 - static_cast<double>(rows.size()) / static_cast<double>(std::max<int64_t>(1, b * n));
+    return skipped >= kSkippedRowsMinShare ? linear_on_rows(h, w, bias_or_none, rows) : linear(h, w, bias_or_none);
+  };
+  return {term(is_query, w1, bias), term(is_key, w2, Tensor())};
 }
 
 Disa::Disa(int64_t input_dim, int64_t features, const DisaOptions& options, Generator& gen, DType dtype)

@@ -54,9 +54,25 @@ class Disa : public Module {
 // Fused (ops/multi_dim_attention.h) by default; materialize_scores composes it
 // from elementwise ops and a masked softmax over the [B, n, n, d] scores (the
 // reference the fused kernel is tested against).
-Tensor multi_dim_masked_attention(const Tensor& h, const Tensor& query_term, const Tensor& key_term,
-                                  const Tensor& bias, const Tensor& pair_mask, double scale_c,
-                                  bool materialize_scores = false, const char* trace_name = "alignment");
+Tensor multi_dim_masked_attention(const Tensor& h, const Tensor& query_term, const Tensor& key_term, const Tensor& bias,
+                                  const Tensor& pair_mask, double scale_c, bool materialize_scores = false,
+                                  const char* trace_name = "alignment");
+// The query and key terms of the attention above, W1 h + b and W2 h, for
+// h [B, n, d] and pair_mask [B, n, n]. A query row with no allowed key and
+// a key row with no allowed query take part in no pair, so the attention
+// never reads them; where those rows are at least kSkippedRowsMinShare of
+// a term's rows (ReSA's unselected heads and dependents: about half), the
+// term is computed on the other rows only (gathered, multiplied, put back
+// with index_add; the skipped rows are 0), which skips their share of the
+// products forward and backward. bias may be undefined. (Bi-BloSA's block
+// edges and padding are 19% of its intra-block rows; there the gathers and
+// the extra saved rows cost what the products saved, and 16 MiB of peak.)
+constexpr double kSkippedRowsMinShare = 0.1;
+struct ScoreTerms {
+  Tensor query, key;
+};
+ScoreTerms score_terms(const Tensor& h, const Tensor& w1, const Tensor& bias, const Tensor& w2,
+                       const Tensor& pair_mask);
 // Its probabilities P [B, nq, nk, d] (softmax over keys per feature; 0 at
 // masked pairs), materialised: the reference path and the attention trace.
 Tensor multi_dim_probabilities(const Tensor& query_term, const Tensor& key_term, const Tensor& bias,

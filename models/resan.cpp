@@ -1,13 +1,10 @@
 #include "attn/models/resan.h"
 
-#include <vector>
-
 #include "attn/engine/copy.h"
 #include "attn/engine/error.h"
 #include "attn/models/attention_trace.h"
 #include "attn/models/disa.h"
 #include "attn/ops/binary.h"
-#include "attn/ops/index.h"
 #include "attn/ops/join.h"
 #include "attn/ops/matmul.h"
 #include "attn/ops/reduce.h"
@@ -24,24 +21,6 @@ Tensor u8_not(const Tensor& a) { return eq(a, u8_zero(a)); }
 void check_selection(const Tensor& t, const char* what, int64_t b, int64_t n) {
   ATTN_CHECK(t.dtype() == DType::U8 && t.dim() == 2 && t.size(0) == b && t.size(1) == n, "resa", what,
              " must be uint8 [", b, ", ", n, "], got ", dtype_name(t.dtype()), " ", shape_str(t.shape()));
-}
-
-// linear(x, weight, bias) on the rows of x [B, n, d] where rows [B, n] is
-// set; the other rows of the result are 0. Those rows of ReSA's query and
-// key terms take part in no pair (an unselected head, an unselected
-// dependent), so the attention never reads them, and computing only the
-// selected rows skips their share of the products forward and backward.
-Tensor linear_on_rows(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& rows) {
-  const int64_t b = x.size(0), n = x.size(1), d = x.size(2), h = weight.size(0);
-  const Tensor chosen = rows.to(Device::CPU);
-  const uint8_t* on = chosen.data<uint8_t>();
-  std::vector<double> picked;
-  for (int64_t r = 0; r < b * n; ++r)
-    if (on[r]) picked.push_back(static_cast<double>(r));
-  if (static_cast<int64_t>(picked.size()) == b * n) return linear(x, weight, bias);
-  const Tensor index = from_vector(picked, {static_cast<int64_t>(picked.size())}, DType::I64).to(x.device());
-  Tensor products = linear(index_select(reshape(x, {b * n, d}), 0, index), weight, bias);
-  return reshape(index_add(zeros({b * n, h}, x.dtype(), x.device()), 0, index, products), {b, n, h});
 }
 
 }  // namespace
@@ -130,10 +109,11 @@ Tensor Resa::forward(const Tensor& x, const Tensor& valid, const Tensor& z_head,
   // Zeroing padded h keeps every product with a masked weight finite.
   Tensor h = zero_padded(activate(options_.activation, fc_(x)), valid);
   Tensor hd = dropout_(h);
-  const Tensor heads = u8_and(valid, z_head), dependents = u8_and(valid, z_dep);
-  Tensor s = multi_dim_masked_attention(h, linear_on_rows(hd, w_head_.weight, bias_, heads),
-                                        linear_on_rows(hd, w_dep_.weight, Tensor(), dependents), Tensor(), mask,
-                                        options_.scale_c, options_.materialize_scores);
+  // Only selected heads' and dependents' rows of the two products take part
+  // in a pair (score_terms skips the others).
+  const ScoreTerms terms = score_terms(hd, w_head_.weight, bias_, w_dep_.weight, mask);
+  Tensor s = multi_dim_masked_attention(h, terms.query, terms.key, Tensor(), mask, options_.scale_c,
+                                        options_.materialize_scores);
   // Selected heads' rows of the fallback are zero and unselected heads' rows
   // of s are zero (no valid key), so the sum picks one per row.
   if (options_.keep_unselected) s = s + unselected_head_context(h, valid, z_head, z_dep, options_.pool);

@@ -4,12 +4,17 @@
 
 #include <cmath>
 
-#include "model_checks.h"
+#include "attn/engine/copy.h"
+#include "attn/models/disa.h"
 #include "attn/models/disan.h"
 #include "attn/models/source2token.h"
 #include "attn/ops/binary.h"
+#include "attn/ops/matmul.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/softmax.h"
+#include "attn/ops/view.h"
+#include "model_checks.h"
+#include "test_util.h"
 
 namespace attn {
 namespace {
@@ -58,6 +63,48 @@ TEST(Disa, DirectionMasksAreCausal) {
         EXPECT_EQ(diff, 0.0) << direction_name(dir) << " token " << t;
       }
     }
+  }
+}
+
+// score_terms computes each term on the rows that take part in a pair only
+// (here a third of the query rows and a quarter of the key rows take part
+// in none): those rows equal the dense products, the others are 0, and the
+// gradients equal the dense ones for a loss that reads the used rows only.
+TEST(Disa, ScoreTermsSkipRowsOutsideEveryPair) {
+  const int64_t B = 2, n = 6, d = 4;
+  Tensor mask = zeros({B, n, n}, DType::U8);
+  auto allow = [&](int64_t b, int64_t i, int64_t j) { mask.data<uint8_t>()[(b * n + i) * n + j] = 1; };
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < 4; ++i)                       // query rows 4 and 5 take part in no pair
+      for (int64_t j = 1; j < 6; j += 2) allow(b, i, j);  // key rows 0, 2 and 4 neither
+  allow(1, 0, 0);                                         // except key row 0 of the second example
+  Generator gen(41);
+  Tensor h = random_input({B, n, d}, 42), w1 = random_input({d, d}, 43), w2 = random_input({d, d}, 44);
+  Tensor bias = random_input({d}, 45);
+  const Tensor pairs = cast(mask, DType::F64);
+  Tensor q_used = reshape(sum(pairs, {2}), {B, n, 1});
+  Tensor k_used = reshape(sum(pairs, {1}), {B, n, 1});
+  q_used = cast(gt(q_used, zeros({}, DType::F64)), DType::F64);
+  k_used = cast(gt(k_used, zeros({}, DType::F64)), DType::F64);
+  Tensor wq = rand_uniform({B, n, d}, -1, 1, gen, DType::F64), wk = rand_uniform({B, n, d}, -1, 1, gen, DType::F64);
+  auto grads = [&](const Tensor& q, const Tensor& k) {
+    for (Tensor* t : {&h, &w1, &w2, &bias}) t->zero_grad();
+    sum(q * wq * q_used + k * wk * k_used).backward();
+    return std::vector<Tensor>{h.grad(), w1.grad(), w2.grad(), bias.grad()};
+  };
+  const ScoreTerms skipped = score_terms(h, w1, bias, w2, mask);
+  const std::vector<Tensor> g_skipped = grads(skipped.query, skipped.key);
+  const Tensor dense_q = linear(h, w1, bias), dense_k = linear(h, w2);
+  const std::vector<Tensor> g_dense = grads(dense_q, dense_k);
+  // The same float64 products of d terms; the gradients sum the same terms
+  // in another order (at most B n of size <= 1 each).
+  EXPECT_LT(testing_support::max_abs_diff(skipped.query, dense_q * q_used), 1e-14);
+  EXPECT_LT(testing_support::max_abs_diff(skipped.key, dense_k * k_used), 1e-14);
+  EXPECT_EQ(testing_support::max_abs(skipped.query * (1.0 - q_used)), 0.0);
+  EXPECT_EQ(testing_support::max_abs(skipped.key * (1.0 - k_used)), 0.0);
+  for (size_t i = 0; i < g_dense.size(); ++i) {
+    EXPECT_LT(testing_support::max_abs_diff(g_skipped[i], g_dense[i]), 1e-13) << i;
+    EXPECT_GT(testing_support::max_abs(g_skipped[i]), 1e-3) << i;
   }
 }
 
