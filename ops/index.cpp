@@ -48,62 +48,62 @@ int64_t product(const Shape& shape, size_t begin, size_t end) {
   return p;
 }
 
+// A 1-D index into axis `axis` of `shape`, range-checked, and the
+// [outer, n, inner] view of that shape the select and add kernels take.
+struct AxisIndex {
+  Tensor idx;
+  int64_t axis, outer, n, inner;
+};
+
+AxisIndex checked_axis_index(const char* op, const Shape& shape, Device device, int64_t axis, const Tensor& index,
+                             const char* operand) {
+  const int64_t a = normalize_axis(axis, static_cast<int64_t>(shape.size()), op);
+  Tensor idx = checked_index(index, device, op, "index");
+  ATTN_CHECK(idx.dim() == 1, op, "index must be 1-D, got shape ", shape_str(idx.shape()));
+  int64_t bad = 0;
+  ATTN_CHECK(!out_of_range(idx, shape[a], &bad), op, "index ", bad, " is out of range for axis ", a, " of size ",
+             shape[a], " (", operand, " shape ", shape_str(shape), ")");
+  return {idx, a, product(shape, 0, static_cast<size_t>(a)), shape[a],
+          product(shape, static_cast<size_t>(a) + 1, shape.size())};
+}
+
 }  // namespace
 
 Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index) {
-  const int64_t a = normalize_axis(axis, x.dim(), "index_select");
-  Tensor idx = checked_index(index, x.device(), "index_select", "index");
-  ATTN_CHECK(idx.dim() == 1, "index_select", "index must be 1-D, got shape ", shape_str(idx.shape()));
-  int64_t bad = 0;
-  ATTN_CHECK(!out_of_range(idx, x.shape()[a], &bad), "index_select", "index ", bad, " is out of range for axis ", a,
-             " of size ", x.shape()[a], " (input shape ", shape_str(x.shape()), ")");
-
+  const AxisIndex ax = checked_axis_index("index_select", x.shape(), x.device(), axis, index, "input");
   const Shape in_shape = x.shape();
-  const int64_t outer = product(in_shape, 0, static_cast<size_t>(a));
-  const int64_t n = in_shape[a];
-  const int64_t inner = product(in_shape, static_cast<size_t>(a) + 1, in_shape.size());
   Shape out_shape = in_shape;
-  out_shape[a] = idx.numel();
+  out_shape[ax.axis] = ax.idx.numel();
   Tensor out = empty(out_shape, x.dtype(), x.device());
-  kSelect(x.device(), contiguous(x.detach()), outer, n, inner, idx, out);
+  kSelect(x.device(), contiguous(x.detach()), ax.outer, ax.n, ax.inner, ax.idx, out);
 
   record(out, "index_select", {x}, [=](const Tensor& g, const std::vector<bool>&) {
     Tensor grad_in = zeros(in_shape, g.dtype(), g.device());
-    kIndexAdd(g.device(), contiguous(g), idx, outer, n, inner, grad_in);
+    kIndexAdd(g.device(), contiguous(g), ax.idx, ax.outer, ax.n, ax.inner, grad_in);
     return std::vector<Tensor>{grad_in};
   });
   return out;
 }
 
 Tensor index_add(const Tensor& base, int64_t axis, const Tensor& index, const Tensor& src) {
-  const int64_t a = normalize_axis(axis, base.dim(), "index_add");
-  Tensor idx = checked_index(index, base.device(), "index_add", "index");
-  ATTN_CHECK(idx.dim() == 1, "index_add", "index must be 1-D, got shape ", shape_str(idx.shape()));
+  const AxisIndex ax = checked_axis_index("index_add", base.shape(), base.device(), axis, index, "base");
   ATTN_CHECK(is_floating(base.dtype()) && src.dtype() == base.dtype() && src.device() == base.device(), "index_add",
              "base and src must share a floating dtype and a device, got ", dtype_name(base.dtype()), " on ",
              device_name(base.device()), " and ", dtype_name(src.dtype()), " on ", device_name(src.device()));
   Shape src_shape = base.shape();
-  src_shape[a] = idx.numel();
+  src_shape[ax.axis] = ax.idx.numel();
   ATTN_CHECK(src.shape() == src_shape, "index_add", "src must have shape ", shape_str(src_shape), " (base ",
-             shape_str(base.shape()), " with ", idx.numel(), " entries along axis ", a, "), got ",
+             shape_str(base.shape()), " with ", ax.idx.numel(), " entries along axis ", ax.axis, "), got ",
              shape_str(src.shape()));
-  int64_t bad = 0;
-  ATTN_CHECK(!out_of_range(idx, base.shape()[a], &bad), "index_add", "index ", bad, " is out of range for axis ", a,
-             " of size ", base.shape()[a], " (base shape ", shape_str(base.shape()), ")");
-
-  const Shape shape = base.shape();
-  const int64_t outer = product(shape, 0, static_cast<size_t>(a));
-  const int64_t n = shape[a];
-  const int64_t inner = product(shape, static_cast<size_t>(a) + 1, shape.size());
-  Tensor out = empty(shape, base.dtype(), base.device());
+  Tensor out = empty(base.shape(), base.dtype(), base.device());
   copy_into(out, base.detach());
-  kIndexAdd(base.device(), contiguous(src.detach()), idx, outer, n, inner, out);
+  kIndexAdd(base.device(), contiguous(src.detach()), ax.idx, ax.outer, ax.n, ax.inner, out);
 
   record(out, "index_add", {base, src}, [=](const Tensor& g, const std::vector<bool>& needs) {
     Tensor grad_src;
     if (needs[1]) {
       grad_src = empty(src_shape, g.dtype(), g.device());
-      kSelect(g.device(), contiguous(g), outer, n, inner, idx, grad_src);
+      kSelect(g.device(), contiguous(g), ax.outer, ax.n, ax.inner, ax.idx, grad_src);
     }
     return std::vector<Tensor>{needs[0] ? g : Tensor(), grad_src};
   });
