@@ -8,7 +8,6 @@
 #include "attn/ops/binary.h"
 #include "attn/ops/dropout_kernels.h"
 #include "attn/ops/reduce.h"
-#include "attn/ops/unary.h"
 
 namespace attn {
 

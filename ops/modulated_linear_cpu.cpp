@@ -6,7 +6,6 @@
 // sentences than threads leaves threads idle: the layer is meant for
 // training batches, where B is far above the thread count.
 #include <algorithm>
-#include <vector>
 
 #include "attn/engine/blas_threads.h"
 #include "attn/engine/copy.h"

@@ -1,7 +1,6 @@
 #include "attn/ops/sigmoid_gate.h"
 
 #include "attn/engine/autograd.h"
-#include "attn/engine/copy.h"
 #include "attn/engine/kernel_table.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/sigmoid_gate_kernels.h"
