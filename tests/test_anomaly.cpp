@@ -6,7 +6,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 
 #include <cmath>
 #include <fstream>
@@ -114,7 +113,7 @@ namespace {
 // `attn forward --detect-anomaly` stops at the first kernel that a NaN in a
 // valid input position reaches; without the flag the NaN flows to the output.
 TEST(AnomalyDetection, ForwardCommandFlagStopsAtTheFirstNonFiniteKernel) {
-  const std::string dir = ::testing::TempDir() + "attn_anomaly_fw_" + std::to_string(::getpid()) + "_";
+  const std::string dir = testing_support::scratch_dir() + "/";
   std::ofstream(dir + "model.cfg") << "encoder = disan\nhidden = 3\n";
   Tensor x = from_vector(std::vector<double>(2 * 4 * 3, 0.5), {2, 4, 3}, DType::F32);
   write_element(x, 4, std::numeric_limits<double>::quiet_NaN());  // example 0, position 1: valid

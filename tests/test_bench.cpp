@@ -6,7 +6,6 @@
 
 #include "attn/engine/cpu_caching_allocator.h"
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -28,6 +27,7 @@
 #include "attn/train/bench/op_profiler.h"
 #include "attn/engine/util/svg_chart.h"
 #include "bench_args_util.h"
+#include "test_util.h"
 
 namespace attn {
 namespace {
@@ -262,9 +262,7 @@ TEST(BenchSvgChart, Ticks) {
 
 class BenchEndToEnd : public ::testing::Test {
  protected:
-  std::string path(const std::string& name) const {
-    return ::testing::TempDir() + "attn_bench_" + std::to_string(::getpid()) + "_" + name;
-  }
+  std::string path(const std::string& name) const { return testing_support::scratch_path(name); }
   static std::vector<std::string> lines_of(const std::string& file) {
     std::ifstream in(file);
     std::vector<std::string> lines;

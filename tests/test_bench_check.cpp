@@ -4,7 +4,6 @@
 // recorded; the flag refuses settings that do not describe one check.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <map>
@@ -28,9 +27,7 @@ using testing_support::max_abs_diff;
 
 using ::testing::HasSubstr;
 
-std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "attn_check_" + std::to_string(::getpid()) + "_" + name;
-}
+std::string temp_path(const std::string& name) { return testing_support::scratch_path(name); }
 
 BenchPoint small_point(const std::string& model, BenchMode mode) {
   BenchPoint p;

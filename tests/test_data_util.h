@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <filesystem>
-#include <unistd.h>
 #include <fstream>
 #include <random>
 #include <string>
@@ -17,18 +16,9 @@
 namespace attn {
 namespace test_data {
 
-// A fresh, empty folder named after the running test.
-inline std::string fresh_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  // The process id keeps two suites running at once on one machine (two
-  // build folders, CI beside a developer) out of each other's folders.
-  std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "attn_data_tests" /
-                              (std::string(info->test_suite_name()) + "." + info->name() + "." +
-                               std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
+// A fresh, empty folder named after the running test (one per test: a
+// second call in the same test returns the same folder, contents kept).
+inline std::string fresh_dir() { return testing_support::scratch_dir(); }
 
 inline std::string write(const std::string& dir, const std::string& name, const std::string& text) {
   std::filesystem::path p = std::filesystem::path(dir) / name;

@@ -3,7 +3,6 @@
 // bad inputs, configs and weight files fail with clear messages.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <fstream>
@@ -15,6 +14,7 @@
 #include "attn/nn/safetensors.h"
 #include "attn/engine/util/cli_args.h"
 #include "attn/train/cli/model_commands.h"
+#include "test_util.h"
 
 namespace attn {
 namespace {
@@ -24,8 +24,7 @@ using ::testing::HasSubstr;
 class ForwardCommand : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "attn_fw_" + std::to_string(::getpid()) + "_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_";
+    dir_ = testing_support::scratch_dir() + "/";
     write_config("encoder = disan\nhidden = 3\n");
   }
 

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <dirent.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -16,15 +15,14 @@
 #include "attn/engine/random.h"
 #include "attn/nn/safetensors.h"
 #include "attn/ops/view.h"
+#include "test_util.h"
 
 namespace attn {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "attn_st_" + std::to_string(::getpid()) + "_" + name;
-}
+std::string temp_path(const std::string& name) { return testing_support::scratch_path(name); }
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -393,7 +391,7 @@ namespace {
 // No clock is read here (timings depend on the machine and its load): a
 // quadratic check would run into CTest's per-test timeout instead.
 TEST(SafetensorsLinearHeader, ManyKeysWithADuplicateAreRejected) {
-  const std::string path = ::testing::TempDir() + "attn_many_keys_" + std::to_string(::getpid()) + ".safetensors";
+  const std::string path = temp_path("many_keys.safetensors");
   std::string header = "{";
   const int keys = 300000;
   for (int i = 0; i < keys; ++i) header += "\"k" + std::to_string(i) + "\":0,";

@@ -1,9 +1,11 @@
 // Small helpers shared by the test files.
 #pragma once
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
@@ -23,6 +25,29 @@ inline std::string error_of(const std::function<void()>& f) {
     return e.what();
   }
   return "(no error)";
+}
+
+// The running test's own folder, TempDir()/attn_tests/<suite>.<test>.<pid>,
+// emptied the first time the test asks for it. Emptying matters: process ids
+// come round again (CTest starts one process per test), and a file left by an
+// earlier run under the same id once made a "does not exist" check fail.
+inline std::string scratch_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string test = info ? std::string(info->test_suite_name()) + "." + info->name() : "outside_a_test";
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "attn_tests" / (test + "." + std::to_string(::getpid()));
+  static std::string emptied_for;  // the test whose folder is fresh already
+  if (emptied_for != test) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    emptied_for = test;
+  }
+  return dir.string();
+}
+
+// A file name in the running test's folder.
+inline std::string scratch_path(const std::string& name) {
+  return (std::filesystem::path(scratch_dir()) / name).string();
 }
 
 // A module's parameters by name.
