@@ -50,13 +50,9 @@ struct Panels {
 };
 
 template <class T>
-struct Operands {
+struct Operands : HeadOperands<T> {
   Dims s;
-  T scale;
-  const T *q, *k, *v, *g, *probs;
   const uint8_t* valid;
-  HeadRows q_at, k_at, v_at, g_at, out_at, dq_at, dk_at, dv_at;
-  T *out, *out_probs, *dq, *dk, *dv;
 };
 
 // A task's panels, zero-filled once: the products read padding that is
@@ -89,8 +85,7 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t b, int64_t c, F
   }
   // P V over the valid keys only: the others' rows of v are zero and so is P there.
   panel_product(pn.nq, pn.d, s.nk, w.scores.data(), pn.nk, w.v.data(), pn.d, w.out.data(), pn.d);
-  for (int64_t j = 0; j < s.nq; ++j)
-    std::copy(w.out.begin() + j * pn.d, w.out.begin() + j * pn.d + s.d, p.out + p.out_at.at(b, c, j));
+  panel_to_head_rows(w.out.data(), pn.d, s.nq, s.d, nullptr, p.out, p.out_at, b, c, 0);
 }
 
 template <class T>
@@ -145,33 +140,18 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t b, int64_t c, 
   transpose_panel(w.probs.data(), pn.nk, s.nq, s.nk, w.pt.data(), w.nqc);
   panel_product(pn.nk, pn.d, s.nq, w.dst.data(), w.nqc, w.q.data(), pn.d, w.dk.data(), pn.d);
   panel_product(pn.nk, pn.d, s.nq, w.pt.data(), w.nqc, w.g.data(), pn.d, w.dv.data(), pn.d);
-  for (int64_t j = 0; j < s.nq; ++j)
-    std::copy(w.dq.begin() + j * pn.d, w.dq.begin() + j * pn.d + s.d, p.dq + p.dq_at.at(b, c, j));
-  for (int64_t i = 0; i < s.nk; ++i) {
-    T* dki = p.dk + p.dk_at.at(b, c, i);
-    T* dvi = p.dv + p.dv_at.at(b, c, i);
-    if (!ok[i]) {  // a padded key passes no gradient, whatever the queries hold
-      std::fill(dki, dki + s.d, T(0));
-      std::fill(dvi, dvi + s.d, T(0));
-      continue;
-    }
-    std::copy(w.dk.begin() + i * pn.d, w.dk.begin() + i * pn.d + s.d, dki);
-    std::copy(w.dv.begin() + i * pn.d, w.dv.begin() + i * pn.d + s.d, dvi);
-  }
+  panel_to_head_rows(w.dq.data(), pn.d, s.nq, s.d, nullptr, p.dq, p.dq_at, b, c, 0);
+  // A padded key passes no gradient, whatever the queries hold.
+  panel_to_head_rows(w.dk.data(), pn.d, s.nk, s.d, ok, p.dk, p.dk_at, b, c, 0);
+  panel_to_head_rows(w.dv.data(), pn.d, s.nk, s.d, ok, p.dv, p.dv_at, b, c, 0);
 }
 
 template <class T>
 Operands<T> operands(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_valid, double scale) {
   Operands<T> p{};
   p.s = dims_of(q, k);
-  p.scale = static_cast<T>(scale);
-  p.q = q.data<T>();
-  p.k = k.data<T>();
-  p.v = v.data<T>();
   p.valid = key_valid.data<uint8_t>();
-  p.q_at = head_rows(q);
-  p.k_at = head_rows(k);
-  p.v_at = head_rows(v);
+  p.bind_inputs(q, k, v, scale);
   return p;
 }
 
@@ -182,9 +162,7 @@ void dot_product_attention_forward_cpu(const Tensor& q, const Tensor& k, const T
   dispatch_floating(q.dtype(), "dot_product_attention", [&](auto tag) {
     using T = typename decltype(tag)::type;
     Operands<T> p = operands<T>(q, k, v, key_valid, scale);
-    p.out = out.data<T>();
-    p.out_at = head_rows(out);
-    p.out_probs = probabilities.data<T>();
+    p.bind_forward_outputs(out, probabilities);
     for_each_head<ForwardScratch<T>>(p.s,
                                      [&p](int64_t b, int64_t c, ForwardScratch<T>& w) { forward_head(p, b, c, w); });
   });
@@ -196,15 +174,7 @@ void dot_product_attention_backward_cpu(const Tensor& grad, const Tensor& q, con
   dispatch_floating(q.dtype(), "dot_product_attention_backward", [&](auto tag) {
     using T = typename decltype(tag)::type;
     Operands<T> p = operands<T>(q, k, v, key_valid, scale);
-    p.g = grad.data<T>();
-    p.g_at = head_rows(grad);
-    p.probs = probabilities.data<T>();
-    p.dq = grad_q.data<T>();
-    p.dq_at = head_rows(grad_q);
-    p.dk = grad_k.data<T>();
-    p.dk_at = head_rows(grad_k);
-    p.dv = grad_v.data<T>();
-    p.dv_at = head_rows(grad_v);
+    p.bind_backward(grad, probabilities, grad_q, grad_k, grad_v);
     for_each_head<BackwardScratch<T>>(p.s,
                                       [&p](int64_t b, int64_t c, BackwardScratch<T>& w) { backward_head(p, b, c, w); });
   });

@@ -6,9 +6,48 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "attn/engine/tensor.h"
 #include "attn/ops/head_rows.h"
 
 namespace attn {
+
+// What both per-head kernels read and write: each operand's data and the
+// HeadRows that find head (b, c)'s rows in it. A kernel's own operands add
+// its sizes and its mask.
+template <class T>
+struct HeadOperands {
+  T scale;
+  const T *q, *k, *v, *g, *probs;
+  HeadRows q_at, k_at, v_at, g_at, out_at, dq_at, dk_at, dv_at;
+  T *out, *out_probs, *dq, *dk, *dv;
+
+  void bind_inputs(const Tensor& query, const Tensor& key, const Tensor& values, double scale_factor) {
+    scale = static_cast<T>(scale_factor);
+    q = query.data<T>();
+    k = key.data<T>();
+    v = values.data<T>();
+    q_at = head_rows(query);
+    k_at = head_rows(key);
+    v_at = head_rows(values);
+  }
+  void bind_forward_outputs(const Tensor& output, const Tensor& probabilities) {
+    out = output.data<T>();
+    out_at = head_rows(output);
+    out_probs = probabilities.data<T>();
+  }
+  void bind_backward(const Tensor& grad, const Tensor& probabilities, const Tensor& grad_q, const Tensor& grad_k,
+                     const Tensor& grad_v) {
+    g = grad.data<T>();
+    g_at = head_rows(grad);
+    probs = probabilities.data<T>();
+    dq = grad_q.data<T>();
+    dq_at = head_rows(grad_q);
+    dk = grad_k.data<T>();
+    dk_at = head_rows(grad_k);
+    dv = grad_v.data<T>();
+    dv_at = head_rows(grad_v);
+  }
+};
 
 // Row r < rows of head (b, c) of x into panel row r + offset (the first d
 // entries of it). With `keep`, a row with keep[r] == 0 becomes a zero row
@@ -35,6 +74,23 @@ void head_rows_to_transposed_panel(const T* x, const HeadRows& at, int64_t b, in
     const T* row = x + at.at(b, c, r);
     const bool kept = !keep || keep[r];
     for (int64_t l = 0; l < d; ++l) panel[l * ld + r + offset] = kept ? row[l] : T(0);
+  }
+}
+
+// The way back: panel row r (its first d entries) to row first + r of head
+// (b, c) of x, for r < rows. With `keep`, a row with keep[r] == 0 gets zeros
+// instead: a key no query may attend passes exactly no gradient, whatever
+// its panel row holds (a NaN query reaches every key's row of dS^T q).
+template <class T>
+void panel_to_head_rows(const T* panel, int64_t ld, int64_t rows, int64_t d, const uint8_t* keep, T* x,
+                        const HeadRows& at, int64_t b, int64_t c, int64_t first) {
+  for (int64_t r = 0; r < rows; ++r) {
+    T* dst = x + at.at(b, c, first + r);
+    if (keep && !keep[r]) {
+      std::fill(dst, dst + d, T(0));
+    } else {
+      std::copy(panel + r * ld, panel + r * ld + d, dst);
+    }
   }
 }
 

@@ -104,13 +104,9 @@ struct ForwardScratch {
 };
 
 template <class T>
-struct Operands {
+struct Operands : HeadOperands<T> {
   Dims s;
-  T scale;
-  const T *q, *k, *v, *g, *probs;
   const Tensor* allowed;
-  HeadRows q_at, k_at, v_at, g_at, out_at, dq_at, dk_at, dv_at;
-  T *out, *out_probs, *dq, *dk, *dv;
 };
 
 template <class T>
@@ -135,8 +131,7 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t g, ForwardScrat
       std::copy(prow, prow + s.W, p.out_probs + (g * s.n + j) * s.W);
     }
     panel_product(pn.rows, pn.d, pn.kw, w.probs.data(), pn.kw, w.v.data() + j0 * pn.d, pn.d, w.out.data(), pn.d);
-    for (int64_t r = 0; r < pn.rows && j0 + r < s.n; ++r)
-      std::copy(w.out.begin() + r * pn.d, w.out.begin() + r * pn.d + s.d, p.out + p.out_at.at(b, c, j0 + r));
+    panel_to_head_rows(w.out.data(), pn.d, std::min(pn.rows, s.n - j0), s.d, nullptr, p.out, p.out_at, b, c, j0);
   }
 }
 
@@ -198,8 +193,7 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t g, BackwardScr
     }
     // dQ = dS k; dK += dS^T q; dV += P^T dO, over the block's window.
     panel_product(pn.rows, pn.d, pn.kw, w.ds.data(), pn.kw, w.k.data() + j0 * pn.d, pn.d, w.dq.data(), pn.d);
-    for (int64_t r = 0; r < pn.rows && j0 + r < s.n; ++r)
-      std::copy(w.dq.begin() + r * pn.d, w.dq.begin() + r * pn.d + s.d, p.dq + p.dq_at.at(b, c, j0 + r));
+    panel_to_head_rows(w.dq.data(), pn.d, std::min(pn.rows, s.n - j0), s.d, nullptr, p.dq, p.dq_at, b, c, j0);
     transpose_panel(w.ds.data(), pn.kw, pn.rows, pn.kw, w.ds_t.data(), pn.rows);
     transpose_panel(w.probs.data(), pn.kw, pn.rows, pn.kw, w.probs_t.data(), pn.rows);
     panel_product_add(pn.kw, pn.d, pn.rows, w.ds_t.data(), pn.rows, w.q.data() + j0 * pn.d, pn.d,
@@ -207,33 +201,18 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t g, BackwardScr
     panel_product_add(pn.kw, pn.d, pn.rows, w.probs_t.data(), pn.rows, w.g.data() + j0 * pn.d, pn.d,
                       w.dv.data() + j0 * pn.d, pn.d);
   }
-  for (int64_t i = 0; i < s.n; ++i) {
-    T* dki = p.dk + p.dk_at.at(b, c, i);
-    T* dvi = p.dv + p.dv_at.at(b, c, i);
-    if (!w.attended[static_cast<size_t>(i)]) {  // no query may attend it: exactly no gradient
-      std::fill(dki, dki + s.d, T(0));
-      std::fill(dvi, dvi + s.d, T(0));
-      continue;
-    }
-    const T* dk = w.dk.data() + (i + s.R) * pn.d;
-    const T* dv = w.dv.data() + (i + s.R) * pn.d;
-    std::copy(dk, dk + s.d, dki);
-    std::copy(dv, dv + s.d, dvi);
-  }
+  // Key i sits at panel row i + R; a key no query may attend gets exactly no gradient.
+  const uint8_t* attended = w.attended.data();
+  panel_to_head_rows(w.dk.data() + s.R * pn.d, pn.d, s.n, s.d, attended, p.dk, p.dk_at, b, c, 0);
+  panel_to_head_rows(w.dv.data() + s.R * pn.d, pn.d, s.n, s.d, attended, p.dv, p.dv_at, b, c, 0);
 }
 
 template <class T>
 Operands<T> operands(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& allowed, double scale) {
   Operands<T> p{};
   p.s = dims_of(q, allowed);
-  p.scale = static_cast<T>(scale);
-  p.q = q.data<T>();
-  p.k = k.data<T>();
-  p.v = v.data<T>();
   p.allowed = &allowed;
-  p.q_at = head_rows(q);
-  p.k_at = head_rows(k);
-  p.v_at = head_rows(v);
+  p.bind_inputs(q, k, v, scale);
   return p;
 }
 
@@ -244,9 +223,7 @@ void window_attention_forward_cpu(const Tensor& q, const Tensor& k, const Tensor
   dispatch_floating(q.dtype(), "window_attention", [&](auto tag) {
     using T = typename decltype(tag)::type;
     Operands<T> p = operands<T>(q, k, v, allowed, scale);
-    p.out = out.data<T>();
-    p.out_at = head_rows(out);
-    p.out_probs = probabilities.data<T>();
+    p.bind_forward_outputs(out, probabilities);
     for_each_head<ForwardScratch<T>>(p.s, [&p](int64_t g, ForwardScratch<T>& w) { forward_head(p, g, w); });
   });
 }
@@ -257,15 +234,7 @@ void window_attention_backward_cpu(const Tensor& grad, const Tensor& q, const Te
   dispatch_floating(q.dtype(), "window_attention_backward", [&](auto tag) {
     using T = typename decltype(tag)::type;
     Operands<T> p = operands<T>(q, k, v, allowed, scale);
-    p.g = grad.data<T>();
-    p.g_at = head_rows(grad);
-    p.probs = probabilities.data<T>();
-    p.dq = grad_q.data<T>();
-    p.dq_at = head_rows(grad_q);
-    p.dk = grad_k.data<T>();
-    p.dk_at = head_rows(grad_k);
-    p.dv = grad_v.data<T>();
-    p.dv_at = head_rows(grad_v);
+    p.bind_backward(grad, probabilities, grad_q, grad_k, grad_v);
     for_each_head<BackwardScratch<T>>(p.s, [&p](int64_t g, BackwardScratch<T>& w) { backward_head(p, g, w); });
   });
 }
