@@ -11,27 +11,9 @@
 # rounds are what docs/benchmarks.md quotes. This checkout's binary is
 # build/bin/attn, or $ATTN_BINARY (e.g. build-dev/bin/attn).
 set -euo pipefail
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
-if [ $# -lt 1 ] || [ "$1" = "--help" ] || [ "$1" = "-h" ]; then
-  usage
-  [ $# -ge 1 ] && exit 0 || exit 2
-fi
-rev=$1
-shift
-rounds=3
-if [ $# -gt 0 ] && [ "$1" != "--" ]; then
-  rounds=$1
-  shift
-fi
-[ $# -gt 0 ] && [ "$1" = "--" ] && shift
-case $rounds in '' | *[!0-9]*) echo "bench_revisions: ROUNDS must be a positive integer, got '$rounds'" >&2; exit 2 ;; esac
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
-commit=$(git rev-parse --verify --quiet "$rev^{commit}") || { echo "bench_revisions: '$rev' is not a revision of this repository" >&2; exit 2; }
-short=$(git rev-parse --short "$commit")
-here=${ATTN_BINARY:-$root/build/bin/attn}
-[ -x "$here" ] || { echo "bench_revisions: $here is missing; build this checkout first (scripts/test.sh or cmake)" >&2; exit 2; }
+name=bench_revisions
+usage_lines=2,13
+. "$(dirname "$0")/revision_args.sh"
 echo "== HEAD is $here (ATTN_BINARY overrides it): make sure it is built from this checkout" >&2
 
 tree=$root/build-rev-$short

@@ -13,28 +13,10 @@
 # REV's binary is the one scripts/bench_revisions.sh builds (build-rev-<REV>/);
 # run that first. This checkout's binary is build/bin/attn, or $ATTN_BINARY.
 set -euo pipefail
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
-if [ $# -lt 1 ] || [ "$1" = "--help" ] || [ "$1" = "-h" ]; then
-  usage
-  [ $# -ge 1 ] && exit 0 || exit 2
-fi
-rev=$1
-shift
-rounds=3
-if [ $# -gt 0 ] && [ "$1" != "--" ]; then
-  rounds=$1
-  shift
-fi
-[ $# -gt 0 ] && [ "$1" = "--" ] && shift
-case $rounds in '' | *[!0-9]*) echo "bench_train_revisions: ROUNDS must be a positive integer, got '$rounds'" >&2; exit 2 ;; esac
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
-commit=$(git rev-parse --verify --quiet "$rev^{commit}") || { echo "bench_train_revisions: '$rev' is not a revision of this repository" >&2; exit 2; }
-short=$(git rev-parse --short "$commit")
-here=${ATTN_BINARY:-$root/build/bin/attn}
+name=bench_train_revisions
+usage_lines=2,14
+. "$(dirname "$0")/revision_args.sh"
 there=$root/build-rev-$short/build/bin/attn
-[ -x "$here" ] || { echo "bench_train_revisions: $here is missing; build this checkout first" >&2; exit 2; }
 [ -x "$there" ] || { echo "bench_train_revisions: $there is missing; run scripts/bench_revisions.sh $rev first" >&2; exit 2; }
 
 runs=$(mktemp -d)
