@@ -1,7 +1,8 @@
-// Copies between one attention head's rows (read through HeadRows, see
-// ops/head_rows.h) and the zero-padded scratch panels of the per-head CPU
-// kernels (dot_product_attention, window_attention), which run their
-// products as panel_product blocks (ops/panel_product.h).
+// What the per-head CPU kernels (dot_product_attention, window_attention)
+// share: their operands (HeadOperands) and the copies between one attention
+// head's rows (read through HeadRows, see ops/head_rows.h) and the
+// zero-padded scratch panels on which they run their products as
+// panel_product blocks (ops/panel_product.h).
 #pragma once
 #include <algorithm>
 #include <cstdint>
