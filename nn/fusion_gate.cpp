@@ -18,8 +18,9 @@ GatedFusion::GatedFusion(int64_t features, Generator& gen, DType dtype)
 }
 
 Tensor GatedFusion::forward(const Tensor& s, const Tensor& h) const {
-  // The bias rides on the first product's output (no pass of its own).
-  return sigmoid_gate(linear(s, w1_.weight, bias_) + w2_(h), h, s);
+  // W1 s + W2 h + b as one linear_sum: the second product accumulates onto
+  // the first's output, which starts as the bias (no pass to add them).
+  return sigmoid_gate(linear_sum({s, h}, {w1_.weight, w2_.weight}, bias_), h, s);
 }
 
 ConcatGate::ConcatGate(int64_t features, Generator& gen, DType dtype)
@@ -28,13 +29,13 @@ ConcatGate::ConcatGate(int64_t features, Generator& gen, DType dtype)
 }
 
 Tensor ConcatGate::forward(const Tensor& x, const Tensor& s) const {
-  // W [x; s] as W_x x + W_s s on column views of the one parameter: no
-  // [.., 2d] concatenation forward, and x's and s's gradients come out as
-  // tensors of their own rather than strided halves of one.
+  // W [x; s] as W_x x + W_s s on column views of the one parameter (one
+  // linear_sum): no [.., 2d] concatenation forward, and x's and s's
+  // gradients come out as tensors of their own rather than strided halves of one.
   const int64_t d = x.size(-1);
   ATTN_CHECK(2 * d == proj_.weight.size(1) && s.shape() == x.shape(), "ConcatGate", "expects x and s of shape [.., ",
              proj_.weight.size(1) / 2, "], got ", shape_str(x.shape()), " and ", shape_str(s.shape()));
-  Tensor pre = linear(x, narrow(proj_.weight, 1, 0, d), proj_.bias) + linear(s, narrow(proj_.weight, 1, d, d));
+  Tensor pre = linear_sum({x, s}, {narrow(proj_.weight, 1, 0, d), narrow(proj_.weight, 1, d, d)}, proj_.bias);
   return sigmoid_gate(pre, x, s);
 }
 
@@ -58,16 +59,20 @@ Tensor FeatureFusionGate::forward_block_context(const Tensor& x, const Tensor& h
   ATTN_CHECK(m * block_len == x.size(1) && e_blocks.shape() == Shape({b, m, d}), "FeatureFusionGate", "x ",
              shape_str(x.shape()), " is not ", block_len, "-token blocks of the block context ",
              shape_str(e_blocks.shape()));
-  // W [2d, 3d] = [W_xh | W_e]: views of the one parameter, so its name and
-  // layout stay those of forward(). F's and G's rows of W are two products,
-  // so each pre-activation is a tensor of its own: as halves of one [.., 2d]
+  // W [2d, 3d] = [W_x | W_h | W_e]: views of the one parameter, so its name
+  // and layout stay those of forward(). F's and G's rows are two products,
+  // so each pre-activation is a tensor of its own (as halves of one [.., 2d]
   // product, their gradients were assembled by zero-filling, copying and
-  // adding two [.., 2d] tensors (about 6 ms of Bi-BloSAN's training step).
-  Tensor xh = concat({x, h}, -1);
+  // adding two [.., 2d] tensors: about 6 ms of Bi-BloSAN's training step).
+  // x's and h's columns are one linear_sum: no [x; h] concatenation forward
+  // and no split of its gradient backward (Bi-BloSAN's training step: its
+  // kernels other than GEMMs 138 -> 128 ms, allocator peak 167 -> 148 MiB;
+  // docs/benchmarks.md, twelfth pass).
   auto pre_activation = [&](int64_t first_row) {  // F's (0) or G's (d)
+    const Tensor rows = narrow(proj_.weight, 0, first_row, d);
     Tensor tokens =
-        linear(xh, narrow(narrow(proj_.weight, 1, 0, 2 * d), 0, first_row, d), narrow(proj_.bias, 0, first_row, d));
-    Tensor blocks = linear(e_blocks, narrow(narrow(proj_.weight, 1, 2 * d, d), 0, first_row, d));
+        linear_sum({x, h}, {narrow(rows, 1, 0, d), narrow(rows, 1, d, d)}, narrow(proj_.bias, 0, first_row, d));
+    Tensor blocks = linear(e_blocks, narrow(rows, 1, 2 * d, d));
     return reshape(reshape(tokens, {b, m, block_len, d}) + unsqueeze(blocks, 2), {b, m * block_len, d});
   };
   return sigmoid_gate(pre_activation(d), activate(act_, pre_activation(0)), x);

@@ -1,10 +1,12 @@
 #include "attn/ops/matmul.h"
 
+#include <algorithm>
 #include <climits>
+#include <vector>
 
 #include "attn/engine/autograd.h"
-#include "attn/engine/kernel_table.h"
 #include "attn/engine/copy.h"
+#include "attn/engine/kernel_table.h"
 #include "attn/ops/matmul_kernels.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/view.h"
@@ -14,7 +16,7 @@ namespace attn {
 namespace {
 
 using MatmulFn = void (*)(const Tensor&, const Tensor&, const Tensor&);
-using LinearFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&);
+using LinearFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool);
 const DeviceKernels<MatmulFn> kMatmul{"matmul", matmul_cpu, ATTN_CUDA_KERNEL(matmul_cuda)};
 const DeviceKernels<LinearFn> kLinear{"linear", linear_cpu, ATTN_CUDA_KERNEL(linear_cuda)};
 
@@ -157,57 +159,110 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (a.dim() >= 2 && b.dim() >= 2) return matmul_2d_or_more(a, b);
   // A vector operand is a one-row (a) or one-column (b) matrix whose unit axis
   // is dropped from the result; the views carry the gradient.
-  ATTN_CHECK(a.shape().back() == b.shape()[b.dim() >= 2 ? b.dim() - 2 : 0], "matmul", "inner dimensions differ: ",
-             shape_str(a.shape()), " @ ", shape_str(b.shape()));
+  ATTN_CHECK(a.shape().back() == b.shape()[b.dim() >= 2 ? b.dim() - 2 : 0], "matmul",
+             "inner dimensions differ: ", shape_str(a.shape()), " @ ", shape_str(b.shape()));
   Tensor out = matmul_2d_or_more(a.dim() == 1 ? unsqueeze(a, 0) : a, b.dim() == 1 ? unsqueeze(b, 1) : b);
   if (b.dim() == 1) out = squeeze(out, -1);
   if (a.dim() == 1) out = squeeze(out, b.dim() == 1 ? -1 : -2);
   return out;
 }
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  check_operands("linear", x, weight);
-  ATTN_CHECK(weight.dim() == 2, "linear", "weight must be [out, in], got ", shape_str(weight.shape()), " for input ",
-             shape_str(x.shape()));
-  const int64_t in = weight.shape()[1], outf = weight.shape()[0];
-  ATTN_CHECK(x.dim() >= 1 && x.shape().back() == in, "linear", "input ", shape_str(x.shape()),
-             " does not end in the weight's input size: weight ", shape_str(weight.shape()));
-  if (bias.defined()) {
-    ATTN_CHECK(bias.dtype() == x.dtype() && bias.device() == x.device(), "linear", "bias is ", dtype_name(bias.dtype()),
-               " on ", device_name(bias.device()), ", input is ", dtype_name(x.dtype()), " on ",
-               device_name(x.device()));
-    ATTN_CHECK(bias.dim() == 1 && bias.shape()[0] == outf, "linear", "bias ", shape_str(bias.shape()),
-               " does not match weight ", shape_str(weight.shape()), " (expects [", outf, "])");
-  }
-  Shape lead(x.shape().begin(), x.shape().end() - 1);
-  const int64_t rows = numel_of(lead);
-  for (int64_t s : {rows, in, outf}) check_blas_size("linear", s, x, weight);
+namespace {
 
-  Tensor xc = x;  // rows are read as one [rows, in] matrix, so x must be contiguous
+// x's rows as one [rows, in] matrix (x copied when it is not contiguous) and
+// the weight's transposed view as BLAS reads it.
+struct LinearTerm {
+  Tensor x_rows, weight_t;
+};
+
+LinearTerm linear_term(const Tensor& x, const Tensor& weight, int64_t rows) {
+  const int64_t in = weight.shape()[1], outf = weight.shape()[0];
+  Tensor xc = x;
   if (!x.is_contiguous()) {
     xc = empty(x.shape(), x.dtype(), x.device());
     copy_into(xc, x);
   }
-  Tensor x_rows = make_view(xc, {rows, in}, {in, 1}, xc.offset());
-  Tensor wt = gemm_ready(make_view(weight, {in, outf}, {weight.strides()[1], weight.strides()[0]}, weight.offset()));
+  return {make_view(xc, {rows, in}, {in, 1}, xc.offset()),
+          gemm_ready(make_view(weight, {in, outf}, {weight.strides()[1], weight.strides()[0]}, weight.offset()))};
+}
+
+// linear (one term) and linear_sum: the checks name `op`.
+Tensor linear_terms(const char* op, const std::vector<Tensor>& xs, const std::vector<Tensor>& weights,
+                    const Tensor& bias) {
+  ATTN_CHECK(!xs.empty() && xs.size() == weights.size(), op, "needs one weight per input and at least one input, got ",
+             xs.size(), " input(s) and ", weights.size(), " weight(s)");
+  const Tensor& x0 = xs[0];
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Tensor &x = xs[i], &weight = weights[i];
+    check_operands(op, x, weight);
+    check_operands(op, x0, x);
+    ATTN_CHECK(weight.dim() == 2, op, "weight must be [out, in], got ", shape_str(weight.shape()), " for input ",
+               shape_str(x.shape()));
+    ATTN_CHECK(x.dim() >= 1 && x.shape().back() == weight.shape()[1], op, "input ", shape_str(x.shape()),
+               " does not end in the weight's input size: weight ", shape_str(weight.shape()));
+    ATTN_CHECK(weight.shape()[0] == weights[0].shape()[0], op, "weight ", i, " ", shape_str(weight.shape()), " has ",
+               weight.shape()[0], " outputs, weight 0 ", shape_str(weights[0].shape()), " has ", weights[0].shape()[0]);
+    ATTN_CHECK(x.dim() == x0.dim() && std::equal(x.shape().begin(), x.shape().end() - 1, x0.shape().begin()), op,
+               "input ", i, " ", shape_str(x.shape()), " does not share the leading axes of input 0 ",
+               shape_str(x0.shape()));
+  }
+  const int64_t outf = weights[0].shape()[0];
+  if (bias.defined()) {
+    ATTN_CHECK(bias.dtype() == x0.dtype() && bias.device() == x0.device(), op, "bias is ", dtype_name(bias.dtype()),
+               " on ", device_name(bias.device()), ", input is ", dtype_name(x0.dtype()), " on ",
+               device_name(x0.device()));
+    ATTN_CHECK(bias.dim() == 1 && bias.shape()[0] == outf, op, "bias ", shape_str(bias.shape()),
+               " does not match weight ", shape_str(weights[0].shape()), " (expects [", outf, "])");
+  }
+  Shape lead(x0.shape().begin(), x0.shape().end() - 1);
+  const int64_t rows = numel_of(lead);
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (int64_t s : {rows, weights[i].shape()[1], outf}) check_blas_size(op, s, xs[i], weights[i]);
+
+  std::vector<LinearTerm> terms;
+  for (size_t i = 0; i < xs.size(); ++i) terms.push_back(linear_term(xs[i], weights[i], rows));
   Shape out_shape = lead;
   out_shape.push_back(outf);
-  Tensor out = empty(out_shape, x.dtype(), x.device());
-  kLinear(x.device(), x_rows, wt, bias, make_view(out, {rows, outf}, {outf, 1}, 0));
-  if (!any_requires_grad({x, weight, bias})) return out;
+  Tensor out = empty(out_shape, x0.dtype(), x0.device());
+  const Tensor out_rows = make_view(out, {rows, outf}, {outf, 1}, 0);
+  // The first term writes the rows (onto the bias), the others add to them.
+  for (size_t i = 0; i < terms.size(); ++i)
+    kLinear(x0.device(), terms[i].x_rows, terms[i].weight_t, i == 0 ? bias : Tensor(), out_rows, i > 0);
 
-  Tensor xs = x_rows.detach(), ws = weight.detach();
-  Shape x_shape = x.shape();
-  record(out, "linear", {x, weight, bias},
-         [xs, ws, x_shape, rows, outf](const Tensor& g, const std::vector<bool>& needs) {
-           Tensor g_rows = reshape(g, {rows, outf});
-           Tensor gx, gw, gb;
-           if (needs[0]) gx = reshape(matmul(g_rows, ws), x_shape);
-           if (needs[1]) gw = matmul(transpose(g_rows, 0, 1), xs);
-           if (needs[2]) gb = sum(g_rows, {0});
-           return std::vector<Tensor>{gx, gw, gb};
-         });
+  std::vector<Tensor> inputs = xs;
+  inputs.insert(inputs.end(), weights.begin(), weights.end());
+  inputs.push_back(bias);
+  if (!any_requires_grad(inputs)) return out;
+
+  std::vector<Tensor> x_rows, ws;
+  std::vector<Shape> x_shapes;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    x_rows.push_back(terms[i].x_rows.detach());
+    ws.push_back(weights[i].detach());
+    x_shapes.push_back(xs[i].shape());
+  }
+  record(out, op, inputs, [x_rows, ws, x_shapes, rows, outf](const Tensor& g, const std::vector<bool>& needs) {
+    const size_t k = ws.size();
+    const Tensor g_rows = reshape(g, {rows, outf});
+    std::vector<Tensor> grads(2 * k + 1);
+    for (size_t i = 0; i < k; ++i) {
+      if (needs[i]) grads[i] = reshape(matmul(g_rows, ws[i]), x_shapes[i]);
+      if (needs[k + i]) grads[k + i] = matmul(transpose(g_rows, 0, 1), x_rows[i]);
+    }
+    if (needs[2 * k]) grads[2 * k] = sum(g_rows, {0});
+    return grads;
+  });
   return out;
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  return linear_terms("linear", {x}, {weight}, bias);
+}
+
+Tensor linear_sum(const std::vector<Tensor>& xs, const std::vector<Tensor>& weights, const Tensor& bias) {
+  return linear_terms("linear_sum", xs, weights, bias);
 }
 
 }  // namespace attn

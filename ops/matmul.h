@@ -2,6 +2,8 @@
 // and the fused linear layer. Transposed operands reach BLAS as trans flags,
 // so a transpose view costs no copy.
 #pragma once
+#include <vector>
+
 #include "attn/engine/tensor.h"
 
 namespace attn {
@@ -13,5 +15,13 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // x [..., in] times weight [out, in] transposed, plus bias [out] when defined:
 // one GEMM over all leading axes of x, with the bias folded into it.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
+// sum_i xs[i] [..., in_i] times weights[i] [out, in_i] transposed, plus bias
+// [out] when defined. All xs share their leading axes. One GEMM per term
+// into the same output (the later ones accumulate, beta = 1), so a layer
+// over a concatenation [x_1; x_2] with weight [W_1 | W_2] (column views of
+// one parameter) needs no concatenated input forward and no split of its
+// gradient backward, and a sum of two layers no pass to add them.
+Tensor linear_sum(const std::vector<Tensor>& xs, const std::vector<Tensor>& weights, const Tensor& bias = Tensor());
 
 }  // namespace attn

@@ -170,8 +170,8 @@ void gemm_on_this_thread(bool trans_a, bool trans_b, int64_t m, int64_t n, int64
 }
 template void gemm_on_this_thread<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*,
                                          int64_t, float, float*, int64_t);
-template void gemm_on_this_thread<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t,
-                                          const double*, int64_t, double, double*, int64_t);
+template void gemm_on_this_thread<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*,
+                                          int64_t, double, double*, int64_t);
 
 void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out) {
   const int64_t r = out.dim();
@@ -201,13 +201,16 @@ void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out) {
   });
 }
 
-void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows) {
+void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows,
+                bool accumulate) {
   const int64_t rows = x_rows.shape()[0], in = x_rows.shape()[1], outf = out_rows.shape()[1];
   if (out_rows.numel() == 0) return;
-  if (bias.defined()) {
-    copy_into(out_rows, bias);  // every row starts as the bias; the GEMM adds onto it
-  } else if (in == 0) {
-    fill_(out_rows, 0.0);
+  if (!accumulate) {
+    if (bias.defined()) {
+      copy_into(out_rows, bias);  // every row starts as the bias; the GEMM adds onto it
+    } else if (in == 0) {
+      fill_(out_rows, 0.0);
+    }
   }
   if (in == 0) return;
   const GemmLayout lx = gemm_layout(x_rows), lw = gemm_layout(weight_t);
@@ -215,7 +218,7 @@ void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias
     using T = typename decltype(tag)::type;
     const T* px = x_rows.data<T>();
     T* po = out_rows.data<T>();
-    const T beta = bias.defined() ? T(1) : T(0);  // the rows already hold the bias
+    const T beta = accumulate || bias.defined() ? T(1) : T(0);  // the rows already hold a sum or the bias
     run_products(1, [&](int64_t) { return product_call(lx, px, lw, weight_t.data<T>(), rows, outf, in, beta, po); });
   });
 }

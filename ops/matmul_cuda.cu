@@ -150,23 +150,27 @@ void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out) {
   else run(TypeTag<double>{});
 }
 
-void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows) {
+void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows,
+                 bool accumulate) {
   const int64_t rows = x_rows.shape()[0], in = x_rows.shape()[1], outf = out_rows.shape()[1];
   if (out_rows.numel() == 0) return;
-  if (bias.defined()) {
-    copy_into(out_rows, bias);  // every row starts as the bias; the GEMM adds onto it
-  } else if (in == 0) {
-    fill_(out_rows, 0.0);
+  if (!accumulate) {
+    if (bias.defined()) {
+      copy_into(out_rows, bias);  // every row starts as the bias; the GEMM adds onto it
+    } else if (in == 0) {
+      fill_(out_rows, 0.0);
+    }
   }
   if (in == 0) return;
   const GemmLayout lx = gemm_layout(x_rows), lw = gemm_layout(weight_t);
+  const bool add_to_out = accumulate || bias.defined();  // the rows already hold a sum or the bias
   cublasHandle_t h = cublas_handle("linear");
   if (out_rows.dtype() == DType::F32) {
     gemm(h, lx.trans, lw.trans, rows, outf, in, x_rows.data<float>(), lx.ld, weight_t.data<float>(), lw.ld,
-         bias.defined() ? 1.0f : 0.0f, out_rows.data<float>(), outf);
+         add_to_out ? 1.0f : 0.0f, out_rows.data<float>(), outf);
   } else if (out_rows.dtype() == DType::F64) {
     gemm(h, lx.trans, lw.trans, rows, outf, in, x_rows.data<double>(), lx.ld, weight_t.data<double>(), lw.ld,
-         bias.defined() ? 1.0 : 0.0, out_rows.data<double>(), outf);
+         add_to_out ? 1.0 : 0.0, out_rows.data<double>(), outf);
   } else {
     throw Error(std::string("linear: expects float32 or float64, got ") + dtype_name(out_rows.dtype()));
   }

@@ -55,8 +55,11 @@ bool batch_folds_into_rows(const Tensor& a, int64_t ld);
 void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out);
 // out_rows = x_rows @ weight_t (+ bias per row when defined). x_rows [rows, in]
 // and weight_t [in, out] (the transposed weight view) have ok gemm layouts;
-// out_rows is a fresh contiguous [rows, out].
-void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows);
+// out_rows is a contiguous [rows, out]. With `accumulate` the product is
+// added to what out_rows holds (GEMM beta = 1; bias undefined): the later
+// terms of linear_sum.
+void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows,
+                bool accumulate);
 
 // C = op(A) op(B) + beta C, all row-major, as one GEMM on the calling thread
 // by the backend the matmul op uses (OpenBLAS, or ops/sgemm_avx512.h where
@@ -68,7 +71,8 @@ void gemm_on_this_thread(bool trans_a, bool trans_b, int64_t m, int64_t n, int64
 
 #ifdef ATTN_WITH_CUDA
 void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out);
-void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows);
+void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows,
+                 bool accumulate);
 #endif
 
 }  // namespace attn

@@ -2,7 +2,8 @@
 // BLAS through trans flags), batched, broadcast batches, a per-head b shared
 // over the batch (its gradient stacks the batch's rows: copied, or read in
 // place from heads split off one feature axis) and vector operands;
-// linear with and without bias, over 3-D inputs and a transposed weight.
+// linear with and without bias, over 3-D inputs and a transposed weight;
+// linear_sum over column views of one weight and over three terms.
 #include "attn/ops/matmul.h"
 #include "attn/ops/registry.h"
 #include "attn/ops/view.h"
@@ -24,13 +25,17 @@ void register_matmul_samples(OpRegistry& r) {
     cases.push_back({"3x4 @ transposed 4x2", {input({3, 4}, gen), transposed_input({4, 2}, gen)}, fn});
     cases.push_back({"2x3x4 @ 2x4x2", {input({2, 3, 4}, gen), transposed_input({2, 4, 2}, gen)}, fn});
     cases.push_back({"2x1x3x4 @ 3x4x2 (broadcast batch)", {input({2, 1, 3, 4}, gen), input({3, 4, 2}, gen)}, fn, true});
-    cases.push_back({"2x3x4x5 @ 3x5x2 (per-head b shared over the batch)", {input({2, 3, 4, 5}, gen), input({3, 5, 2}, gen)},
-                     fn, true});
+    cases.push_back({"2x3x4x5 @ 3x5x2 (per-head b shared over the batch)",
+                     {input({2, 3, 4, 5}, gen), input({3, 5, 2}, gen)},
+                     fn,
+                     true});
     auto split_heads = [](const std::vector<Tensor>& in) {
       return matmul(permute(reshape(in[0], {2, 4, 3, 5}), {0, 2, 1, 3}), in[1]);
     };
     cases.push_back({"heads of 2x4x15 split to 2x3x4x5 @ 3x5x2 (shared b, rows read in place)",
-                     {input({2, 4, 15}, gen), input({3, 5, 2}, gen)}, split_heads, true});
+                     {input({2, 4, 15}, gen), input({3, 5, 2}, gen)},
+                     split_heads,
+                     true});
     cases.push_back({"2x3x4 @ 4x2 (shared b)", {input({2, 3, 4}, gen), input({4, 2}, gen)}, fn, true});
     cases.push_back({"3x4 @ 2x4x2 (shared a)", {transposed_input({3, 4}, gen), input({2, 4, 2}, gen)}, fn, true});
     cases.push_back({"2x3x4 @ 4 (vector b)", {input({2, 3, 4}, gen), input({4}, gen)}, fn, true});
@@ -54,10 +59,38 @@ void register_matmul_samples(OpRegistry& r) {
         {"2x3x4, W 5x4, b 5", {input({2, 3, 4}, gen), input({5, 4}, gen), input({5}, gen)}, with_bias, true});
     cases.push_back({"transposed x 3x4, transposed W 5x4, b 5",
                      {samples::transposed_input({3, 4}, gen), samples::transposed_input({5, 4}, gen), input({5}, gen)},
-                     with_bias, true});
+                     with_bias,
+                     true});
     return cases;
   };
   r.add(lin);
+
+  OpSpec sum_of;
+  sum_of.name = "linear_sum";
+  sum_of.family = "matmul";
+  sum_of.cases = [] {
+    Generator gen(47);
+    using samples::input;
+    std::vector<OpCase> cases;
+    // The fusion gates' use: [x1; x2] against column views of one weight.
+    auto column_views = [](const std::vector<Tensor>& in) {
+      return linear_sum({in[0], in[1]}, {narrow(in[2], 1, 0, 4), narrow(in[2], 1, 4, 3)}, in[3]);
+    };
+    cases.push_back({"2x3x4 and 2x3x3, column views of W 5x7, b 5",
+                     {input({2, 3, 4}, gen), input({2, 3, 3}, gen), input({5, 7}, gen), input({5}, gen)},
+                     column_views,
+                     true});
+    auto three_terms = [](const std::vector<Tensor>& in) {
+      return linear_sum({in[0], in[1], in[2]}, {in[3], in[4], in[5]});
+    };
+    cases.push_back({"three terms, one transposed x, no bias",
+                     {input({3, 4}, gen), samples::transposed_input({3, 2}, gen), input({3, 4}, gen),
+                      input({5, 4}, gen), input({5, 2}, gen), samples::transposed_input({5, 4}, gen)},
+                     three_terms,
+                     true});
+    return cases;
+  };
+  r.add(sum_of);
 }
 
 }  // namespace attn
