@@ -27,8 +27,9 @@ using testing_support::max_abs;
 using testing_support::max_abs_diff;
 
 // x1 [B, n, 40] and x2 [B, n, 24] against one weight [out, 64] whose column
-// views are the two terms' weights: 192 rows x 64 x 48, above the size at
-// which the CPU splits a GEMM over threads.
+// views are the two terms' weights. The first term's GEMM (192 rows x 40 x
+// 48 multiply-adds) is above the size at which the CPU splits a GEMM over
+// threads, the second's (x 24) below it.
 struct Problem {
   static constexpr int64_t B = 4, n = 48, in1 = 40, in2 = 24, out = 48;
   Tensor x1, x2, w, b, g;
