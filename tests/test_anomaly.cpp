@@ -6,7 +6,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-
 #include <cmath>
 #include <fstream>
 #include <limits>
