@@ -1,6 +1,8 @@
-// The batch-axis rules of ops/matmul_kernels.h, shared by the CPU (OpenBLAS)
-// and CUDA (cuBLAS) GEMM kernels: which batched products are one tall GEMM,
-// which are evenly strided, and where each batch entry starts.
+// The rules of ops/matmul_kernels.h shared by the CPU (OpenBLAS) and CUDA
+// (cuBLAS) GEMM kernels: which batched products are one tall GEMM, which are
+// evenly strided, where each batch entry starts, and what a linear layer's
+// output holds before its GEMM.
+#include "attn/engine/copy.h"
 #include "attn/ops/matmul_kernels.h"
 
 namespace attn {
@@ -46,6 +48,16 @@ bool batch_folds_into_rows(const Tensor& a, int64_t ld) {
     expected *= a.shape()[d];
   }
   return true;
+}
+
+bool prepare_linear_rows(const Tensor& bias, int64_t in, bool accumulate, const Tensor& out_rows) {
+  if (accumulate) return true;
+  if (bias.defined()) {
+    copy_into(out_rows, bias);  // every row starts as the bias; the GEMM adds onto it
+    return true;
+  }
+  if (in == 0) fill_(out_rows, 0.0);
+  return false;
 }
 
 }  // namespace attn

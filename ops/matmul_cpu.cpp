@@ -205,20 +205,14 @@ void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias
                 bool accumulate) {
   const int64_t rows = x_rows.shape()[0], in = x_rows.shape()[1], outf = out_rows.shape()[1];
   if (out_rows.numel() == 0) return;
-  if (!accumulate) {
-    if (bias.defined()) {
-      copy_into(out_rows, bias);  // every row starts as the bias; the GEMM adds onto it
-    } else if (in == 0) {
-      fill_(out_rows, 0.0);
-    }
-  }
+  const bool add_to_rows = prepare_linear_rows(bias, in, accumulate, out_rows);
   if (in == 0) return;
   const GemmLayout lx = gemm_layout(x_rows), lw = gemm_layout(weight_t);
   dispatch_floating(out_rows.dtype(), "linear", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* px = x_rows.data<T>();
     T* po = out_rows.data<T>();
-    const T beta = accumulate || bias.defined() ? T(1) : T(0);  // the rows already hold a sum or the bias
+    const T beta = add_to_rows ? T(1) : T(0);
     run_products(1, [&](int64_t) { return product_call(lx, px, lw, weight_t.data<T>(), rows, outf, in, beta, po); });
   });
 }

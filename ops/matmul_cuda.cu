@@ -154,16 +154,9 @@ void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bia
                  bool accumulate) {
   const int64_t rows = x_rows.shape()[0], in = x_rows.shape()[1], outf = out_rows.shape()[1];
   if (out_rows.numel() == 0) return;
-  if (!accumulate) {
-    if (bias.defined()) {
-      copy_into(out_rows, bias);  // every row starts as the bias; the GEMM adds onto it
-    } else if (in == 0) {
-      fill_(out_rows, 0.0);
-    }
-  }
+  const bool add_to_out = prepare_linear_rows(bias, in, accumulate, out_rows);
   if (in == 0) return;
   const GemmLayout lx = gemm_layout(x_rows), lw = gemm_layout(weight_t);
-  const bool add_to_out = accumulate || bias.defined();  // the rows already hold a sum or the bias
   cublasHandle_t h = cublas_handle("linear");
   if (out_rows.dtype() == DType::F32) {
     gemm(h, lx.trans, lw.trans, rows, outf, in, x_rows.data<float>(), lx.ld, weight_t.data<float>(), lw.ld,

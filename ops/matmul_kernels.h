@@ -49,6 +49,12 @@ bool batch_is_broadcast(const Tensor& t);
 // [batch..., m, k] is one [batch*m, k] matrix.
 bool batch_folds_into_rows(const Tensor& a, int64_t ld);
 
+// What out_rows holds before a linear kernel's GEMM: the bias in every row,
+// zeros when the product is empty (in == 0) and there is no bias, or the
+// sum so far when accumulating. Returns whether the GEMM adds onto it
+// (beta = 1). Shared by the CPU and CUDA kernels (ops/matmul_batch.cpp).
+bool prepare_linear_rows(const Tensor& bias, int64_t in, bool accumulate, const Tensor& out_rows);
+
 // out = a @ b per batch entry. a [batch..., m, k] and b [batch..., k, n] already
 // carry out's batch shape (stride 0 on broadcast axes) and a gemm_layout that is
 // ok; out is a fresh contiguous [batch..., m, n].
