@@ -26,6 +26,39 @@ class BackwardOpScope {
 
 const char* current_backward_op() { return t_backward_op; }
 
+namespace {
+// The running node's inputs' pending gradients (null where none or a leaf),
+// and which of them pending_gradient has handed to its backward formula.
+struct PendingSlots {
+  std::vector<Tensor*> slots;
+  std::vector<bool> offered;
+};
+thread_local PendingSlots* t_pending = nullptr;
+
+class PendingScope {
+ public:
+  explicit PendingScope(PendingSlots* slots) : previous_(t_pending) { t_pending = slots; }
+  ~PendingScope() { t_pending = previous_; }
+  PendingScope(const PendingScope&) = delete;
+  PendingScope& operator=(const PendingScope&) = delete;
+
+ private:
+  PendingSlots* previous_;
+};
+}  // namespace
+
+Tensor pending_gradient(size_t input) {
+  if (t_pending == nullptr || input >= t_pending->slots.size() || t_pending->slots[input] == nullptr) return Tensor();
+  const Tensor& t = *t_pending->slots[input];
+  // The engine's slot must be the only holder of the tensor and its memory:
+  // writing into a gradient shared with another input, or into a view's
+  // base, would change that one too.
+  if (!t.defined() || t.impl_ptr().use_count() != 1 || t.storage().use_count() != 1 || !t.is_contiguous())
+    return Tensor();
+  t_pending->offered[input] = true;
+  return t;
+}
+
 bool grad_enabled() { return t_grad_enabled; }
 
 NoGrad::NoGrad() : previous_(t_grad_enabled) { t_grad_enabled = false; }
@@ -139,9 +172,16 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
                "the graph through '", node->op, "' was already freed; pass retain_graph=true to the first backward");
 
     std::vector<Tensor> input_grads;
+    PendingSlots slots{std::vector<Tensor*>(node->inputs.size(), nullptr), std::vector<bool>(node->inputs.size())};
     if (grad.defined()) {
       std::vector<bool> needs(node->inputs.size());
-      for (size_t i = 0; i < needs.size(); ++i) needs[i] = node->inputs[i].needs_grad();
+      for (size_t i = 0; i < needs.size(); ++i) {
+        const Edge& e = node->inputs[i];
+        needs[i] = e.needs_grad();
+        auto it = e.node ? pending.find(e.node.get()) : pending.end();
+        if (it != pending.end()) slots.slots[i] = &it->second;
+      }
+      PendingScope offering(&slots);
       input_grads = node->backward(grad, needs);
       ATTN_CHECK(input_grads.size() == node->inputs.size(), "backward", "op '", node->op, "' returned ",
                  input_grads.size(), " gradients for ", node->inputs.size(), " inputs");
@@ -155,7 +195,10 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
                    shape_str(g->shape()), " but the input has shape ", shape_str(e.shape));
       if (e.leaf && g) accumulate_into_leaf(*e.leaf, *g);
       if (e.node) {
-        if (g) pending[e.node.get()] = accumulate(pending[e.node.get()], *g);
+        Tensor& sum = pending[e.node.get()];
+        // A formula that added into the offered gradient returned it: already the sum.
+        const bool added_in_place = slots.offered[i] && g && sum.impl() == g->impl();
+        if (g && !added_in_place) sum = accumulate(sum, *g);
         if (--deps[e.node.get()] == 0) ready.push_back(e.node);
       }
     }

@@ -58,6 +58,16 @@ void record(Tensor& output, const char* op, const std::vector<Tensor>& inputs, B
 // or null outside a backward pass: anomaly detection names it.
 const char* current_backward_op();
 
+// The gradient already pending for input `input` of the node whose backward
+// is running on this thread, offered so that the formula can add its own
+// contribution into it in place (a GEMM with beta = 1 instead of a product
+// and then an add pass). Offered only when nothing but the engine holds it
+// (not a gradient handed to two inputs, not a view of another) and it is
+// contiguous; undefined otherwise, and outside a backward pass. A formula
+// that adds into it returns that same tensor as the input's gradient, and the
+// engine keeps it as the sum; any other tensor it returns is added as usual.
+Tensor pending_gradient(size_t input);
+
 // Accumulating two gradients of one tensor is an elementwise add, an op of the
 // layer above (ops/binary.cpp installs it when it is linked), so that the
 // engine includes nothing above itself.

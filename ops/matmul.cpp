@@ -186,6 +186,20 @@ LinearTerm linear_term(const Tensor& x, const Tensor& weight, int64_t rows) {
           gemm_ready(make_view(weight, {in, outf}, {weight.strides()[1], weight.strides()[0]}, weight.offset()))};
 }
 
+// x's gradient g_rows @ W (g_rows [rows, out], W [out, in]) for the input
+// `input` of shape x_shape. Where x already has a gradient pending (it feeds
+// several layers) and the engine offers it, the GEMM adds into it (beta = 1):
+// no [rows, in] product of its own and no pass to add the two.
+Tensor linear_input_gradient(const Tensor& g_rows, const Tensor& w, const Shape& x_shape, size_t input) {
+  const Tensor pending = pending_gradient(input);
+  if (!pending.defined() || pending.dtype() != g_rows.dtype() || pending.device() != g_rows.device())
+    return reshape(matmul(g_rows, w), x_shape);
+  const int64_t rows = g_rows.shape()[0], in = w.shape()[1];
+  kLinear(g_rows.device(), gemm_ready(g_rows), gemm_ready(w), Tensor(),
+          make_view(pending, {rows, in}, {in, 1}, pending.offset()), true);
+  return pending;
+}
+
 // linear (one term) and linear_sum: the checks name `op`.
 Tensor linear_terms(const char* op, const std::vector<Tensor>& xs, const std::vector<Tensor>& weights,
                     const Tensor& bias) {
@@ -246,7 +260,7 @@ Tensor linear_terms(const char* op, const std::vector<Tensor>& xs, const std::ve
     const Tensor g_rows = reshape(g, {rows, outf});
     std::vector<Tensor> grads(2 * k + 1);
     for (size_t i = 0; i < k; ++i) {
-      if (needs[i]) grads[i] = reshape(matmul(g_rows, ws[i]), x_shapes[i]);
+      if (needs[i]) grads[i] = linear_input_gradient(g_rows, ws[i], x_shapes[i], i);
       if (needs[k + i]) grads[k + i] = matmul(transpose(g_rows, 0, 1), x_rows[i]);
     }
     if (needs[2 * k]) grads[2 * k] = sum(g_rows, {0});
