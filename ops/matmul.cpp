@@ -15,7 +15,7 @@ namespace attn {
 
 namespace {
 
-using MatmulFn = void (*)(const Tensor&, const Tensor&, const Tensor&);
+using MatmulFn = void (*)(const Tensor&, const Tensor&, const Tensor&, bool);
 using LinearFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool);
 const DeviceKernels<MatmulFn> kMatmul{"matmul", matmul_cpu, ATTN_CUDA_KERNEL(matmul_cuda)};
 const DeviceKernels<LinearFn> kLinear{"linear", linear_cpu, ATTN_CUDA_KERNEL(linear_cuda)};
@@ -113,8 +113,8 @@ Tensor shared_operand_gradient(const Tensor& as, const Tensor& bs, const Tensor&
   return reshape(matmul(transpose(a_rows, -1, -2), g_rows), bs.shape());
 }
 
-// Both operands have rank >= 2 here.
-Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b) {
+// The shape of a @ b (both of rank >= 2), checked.
+Shape product_shape(const Tensor& a, const Tensor& b) {
   const int64_t ra = a.dim(), rb = b.dim();
   const int64_t m = a.shape()[ra - 2], k = a.shape()[ra - 1], n = b.shape()[rb - 1];
   ATTN_CHECK(k == b.shape()[rb - 2], "matmul", "inner dimensions differ: ", shape_str(a.shape()), " @ ",
@@ -131,19 +131,44 @@ Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b) {
                " @ ", shape_str(b.shape()));
     shape[i] = da == 1 ? db : da;
   }
-  Shape shape_a = shape, shape_b = shape;
-  shape[rank - 2] = shape_a[rank - 2] = m;
-  shape[rank - 1] = shape_b[rank - 1] = n;
-  shape_a[rank - 1] = shape_b[rank - 2] = k;
+  shape[rank - 2] = m;
+  shape[rank - 1] = n;
+  return shape;
+}
 
-  Tensor out = empty(shape, a.dtype(), a.device());
-  kMatmul(a.device(), broadcast_view(gemm_ready(a), shape_a), broadcast_view(gemm_ready(b), shape_b), out);
+// out = a @ b, or out += a @ b with `accumulate`; out has product_shape(a, b).
+void product_into(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
+  const int64_t rank = out.dim(), k = a.shape().back();
+  Shape shape_a = out.shape(), shape_b = out.shape();
+  shape_a[rank - 1] = shape_b[rank - 2] = k;
+  kMatmul(a.device(), broadcast_view(gemm_ready(a), shape_a), broadcast_view(gemm_ready(b), shape_b), out,
+          accumulate);
+}
+
+// The gradient of a in out = a @ b: g @ b^T, summed over a's broadcast batch
+// axes. Where a has no broadcast axis and the engine offers its pending
+// gradient, the product is added into that (GEMM beta = 1), as linear's is.
+Tensor first_operand_gradient(const Tensor& g, const Tensor& bs, const Shape& a_shape) {
+  const Tensor bt = transpose(bs, -1, -2);
+  const Tensor pending = pending_gradient(0);
+  if (pending.defined() && pending.dtype() == g.dtype() && pending.device() == g.device() &&
+      product_shape(g, bt) == a_shape) {
+    product_into(g, bt, pending, true);
+    return pending;
+  }
+  return sum_to(matmul(g, bt), a_shape);
+}
+
+// Both operands have rank >= 2 here.
+Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b) {
+  Tensor out = empty(product_shape(a, b), a.dtype(), a.device());
+  product_into(a, b, out, false);
   if (!any_requires_grad({a, b})) return out;
 
   Tensor as = a.detach(), bs = b.detach();
   record(out, "matmul", {a, b}, [as, bs](const Tensor& g, const std::vector<bool>& needs) {
     Tensor ga, gb;
-    if (needs[0]) ga = sum_to(matmul(g, transpose(bs, -1, -2)), as.shape());
+    if (needs[0]) ga = first_operand_gradient(g, bs, as.shape());
     if (needs[1]) gb = shared_operand_gradient(as, bs, g);
     return std::vector<Tensor>{ga, gb};
   });

@@ -173,12 +173,12 @@ template void gemm_on_this_thread<float>(bool, bool, int64_t, int64_t, int64_t, 
 template void gemm_on_this_thread<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*,
                                           int64_t, double, double*, int64_t);
 
-void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out) {
+void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
   const int64_t r = out.dim();
   const int64_t m = out.shape()[r - 2], n = out.shape()[r - 1], k = a.shape()[r - 1];
   if (out.numel() == 0) return;
   if (k == 0) {
-    fill_(out, 0.0);
+    if (!accumulate) fill_(out, 0.0);  // an empty sum adds nothing
     return;
   }
   const int64_t batch = out.numel() / (m * n);
@@ -188,15 +188,16 @@ void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out) {
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     T* pc = out.data<T>();
+    const T beta = accumulate ? T(1) : T(0);
     // [batch..., m, k] @ [k, n] with a's rows stacked: a single tall GEMM.
     if (batch > 1 && !la.trans && batch * m <= INT_MAX && batch_is_broadcast(b) && batch_folds_into_rows(a, la.ld)) {
       const GemmLayout rows_stacked{true, false, la.ld};
-      run_products(1, [&](int64_t) { return product_call(rows_stacked, pa, lb, pb, batch * m, n, k, T(0), pc); });
+      run_products(1, [&](int64_t) { return product_call(rows_stacked, pa, lb, pb, batch * m, n, k, beta, pc); });
       return;
     }
     const std::vector<int64_t> off_a = batch_offsets(a, batch), off_b = batch_offsets(b, batch);
     run_products(batch, [&](int64_t i) {
-      return product_call(la, pa + off_a[i], lb, pb + off_b[i], m, n, k, T(0), pc + i * m * n);
+      return product_call(la, pa + off_a[i], lb, pb + off_b[i], m, n, k, beta, pc + i * m * n);
     });
   });
 }

@@ -66,43 +66,45 @@ void gemm(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, c
 }
 
 void gemm_strided(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                  int64_t sa, const float* b, int64_t ldb, int64_t sb, float* c, int64_t ldc, int64_t sc,
+                  int64_t sa, const float* b, int64_t ldb, int64_t sb, float beta, float* c, int64_t ldc, int64_t sc,
                   int64_t batch) {
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = 1.0f;
   ATTN_CUBLAS_CHECK("matmul", cublasSgemmStridedBatched(h, op_of(tb), op_of(ta), int(n), int(m), int(k), &alpha, b,
                                                         int(ldb), sb, a, int(lda), sa, &beta, c, int(ldc), sc,
                                                         int(batch)));
 }
 void gemm_strided(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
-                  int64_t sa, const double* b, int64_t ldb, int64_t sb, double* c, int64_t ldc, int64_t sc,
+                  int64_t sa, const double* b, int64_t ldb, int64_t sb, double beta, double* c, int64_t ldc, int64_t sc,
                   int64_t batch) {
-  const double alpha = 1.0, beta = 0.0;
+  const double alpha = 1.0;
   ATTN_CUBLAS_CHECK("matmul", cublasDgemmStridedBatched(h, op_of(tb), op_of(ta), int(n), int(m), int(k), &alpha, b,
                                                         int(ldb), sb, a, int(lda), sa, &beta, c, int(ldc), sc,
                                                         int(batch)));
 }
 
 void gemm_pointers(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* const* a,
-                   int64_t lda, const float* const* b, int64_t ldb, float* const* c, int64_t ldc, int64_t batch) {
-  const float alpha = 1.0f, beta = 0.0f;
+                   int64_t lda, const float* const* b, int64_t ldb, float beta, float* const* c, int64_t ldc,
+                   int64_t batch) {
+  const float alpha = 1.0f;
   ATTN_CUBLAS_CHECK("matmul", cublasSgemmBatched(h, op_of(tb), op_of(ta), int(n), int(m), int(k), &alpha, b, int(ldb),
                                                  a, int(lda), &beta, c, int(ldc), int(batch)));
 }
 void gemm_pointers(cublasHandle_t h, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* const* a,
-                   int64_t lda, const double* const* b, int64_t ldb, double* const* c, int64_t ldc, int64_t batch) {
-  const double alpha = 1.0, beta = 0.0;
+                   int64_t lda, const double* const* b, int64_t ldb, double beta, double* const* c, int64_t ldc,
+                   int64_t batch) {
+  const double alpha = 1.0;
   ATTN_CUBLAS_CHECK("matmul", cublasDgemmBatched(h, op_of(tb), op_of(ta), int(n), int(m), int(k), &alpha, b, int(ldb),
                                                  a, int(lda), &beta, c, int(ldc), int(batch)));
 }
 
 }  // namespace
 
-void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out) {
+void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
   const int64_t r = out.dim();
   const int64_t m = out.shape()[r - 2], n = out.shape()[r - 1], k = a.shape()[r - 1];
   if (out.numel() == 0) return;
   if (k == 0) {
-    fill_(out, 0.0);
+    if (!accumulate) fill_(out, 0.0);  // an empty sum adds nothing
     return;
   }
   const int64_t batch = out.numel() / (m * n);
@@ -116,19 +118,20 @@ void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out) {
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     T* pc = out.data<T>();
+    const T beta = accumulate ? T(1) : T(0);
     if (batch == 1) {
-      gemm(h, la.trans, lb.trans, m, n, k, pa, la.ld, pb, lb.ld, T(0), pc, n);
+      gemm(h, la.trans, lb.trans, m, n, k, pa, la.ld, pb, lb.ld, beta, pc, n);
       return;
     }
     // [batch..., m, k] @ [k, n] with a's rows stacked: a single tall GEMM.
     if (!la.trans && batch * m <= INT_MAX && batch_is_broadcast(b) && batch_folds_into_rows(a, la.ld)) {
-      gemm(h, false, lb.trans, batch * m, n, k, pa, la.ld, pb, lb.ld, T(0), pc, n);
+      gemm(h, false, lb.trans, batch * m, n, k, pa, la.ld, pb, lb.ld, beta, pc, n);
       return;
     }
     const std::vector<int64_t> off_a = batch_offsets(a, batch), off_b = batch_offsets(b, batch);
     const int64_t sa = uniform_step(off_a), sb = uniform_step(off_b);
     if (sa >= 0 && sb >= 0) {
-      gemm_strided(h, la.trans, lb.trans, m, n, k, pa, la.ld, sa, pb, lb.ld, sb, pc, n, m * n, batch);
+      gemm_strided(h, la.trans, lb.trans, m, n, k, pa, la.ld, sa, pb, lb.ld, sb, beta, pc, n, m * n, batch);
       return;
     }
     // Batch axes no single stride describes: one batched call over pointer arrays.
@@ -141,8 +144,8 @@ void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out) {
     Tensor ptrs = empty({3 * batch}, DType::I64, Device::CUDA);
     cuda_copy_bytes(ptrs.raw_data(), host.data(), host.size() * sizeof(T*), Device::CUDA, Device::CPU);
     const T* const* dev = static_cast<const T* const*>(ptrs.raw_data());
-    gemm_pointers(h, la.trans, lb.trans, m, n, k, dev, la.ld, dev + batch, lb.ld, const_cast<T* const*>(dev + 2 * batch),
-                  n, batch);
+    gemm_pointers(h, la.trans, lb.trans, m, n, k, dev, la.ld, dev + batch, lb.ld, beta,
+                  const_cast<T* const*>(dev + 2 * batch), n, batch);
     // ptrs is freed into the allocator's cache at once; the stream order keeps
     // the GEMM's reads ahead of any later writer of that block.
   };

@@ -55,10 +55,12 @@ bool batch_folds_into_rows(const Tensor& a, int64_t ld);
 // (beta = 1). Shared by the CPU and CUDA kernels (ops/matmul_batch.cpp).
 bool prepare_linear_rows(const Tensor& bias, int64_t in, bool accumulate, const Tensor& out_rows);
 
-// out = a @ b per batch entry. a [batch..., m, k] and b [batch..., k, n] already
-// carry out's batch shape (stride 0 on broadcast axes) and a gemm_layout that is
-// ok; out is a fresh contiguous [batch..., m, n].
-void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out);
+// out = a @ b per batch entry, or out += a @ b with `accumulate` (GEMM
+// beta = 1: a gradient added into the one already pending). a [batch..., m, k]
+// and b [batch..., k, n] already carry out's batch shape (stride 0 on
+// broadcast axes) and a gemm_layout that is ok; out is a contiguous
+// [batch..., m, n].
+void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate);
 // out_rows = x_rows @ weight_t (+ bias per row when defined). x_rows [rows, in]
 // and weight_t [in, out] (the transposed weight view) have ok gemm layouts;
 // out_rows is a contiguous [rows, out]. With `accumulate` the product is
@@ -76,7 +78,7 @@ void gemm_on_this_thread(bool trans_a, bool trans_b, int64_t m, int64_t n, int64
                          const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
 
 #ifdef ATTN_WITH_CUDA
-void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out);
+void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate);
 void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows,
                  bool accumulate);
 #endif

@@ -71,7 +71,7 @@ void modulated_linear_cuda(const Tensor& x, const Tensor& scale, const Tensor& w
   dispatch_floating(x.dtype(), "modulated_linear", [&](auto tag) {
     using T = typename decltype(tag)::type;
     Tensor maps = build_maps<T>(scale, weight, scaled_weight);
-    matmul_cuda(x, swap_last_two(maps), out);
+    matmul_cuda(x, swap_last_two(maps), out, false);
   });
 }
 
@@ -83,7 +83,7 @@ void modulated_linear_backward_cuda(const Tensor& grad, const Tensor& x, const T
     using T = typename decltype(tag)::type;
     if (grad_weight.defined() || grad_scaled_weight.defined() || grad_scale.defined()) {
       Tensor g = empty({B, h, d}, x.dtype(), x.device());
-      matmul_cuda(swap_last_two(grad), x, g);  // k = n = 0 writes zeros
+      matmul_cuda(swap_last_two(grad), x, g, false);  // k = n = 0 writes zeros
       if ((grad_weight.defined() || grad_scaled_weight.defined()) && h * d > 0) {
         ATTN_CUDA_LAUNCH(cuda::blocks_for(h * d), cuda::kThreads, 0, cuda::stream(), weight_grads_kernel<T>)
         (g.data<T>(), scale.data<T>(), B, h, d, grad_weight.defined() ? grad_weight.data<T>() : nullptr,
@@ -96,7 +96,8 @@ void modulated_linear_backward_cuda(const Tensor& grad, const Tensor& x, const T
         ATTN_CUDA_CHECK_LAUNCH("modulated_linear_backward");
       }
     }
-    if (grad_x.defined() && grad_x.numel() > 0) matmul_cuda(grad, build_maps<T>(scale, weight, scaled_weight), grad_x);
+    if (grad_x.defined() && grad_x.numel() > 0)
+      matmul_cuda(grad, build_maps<T>(scale, weight, scaled_weight), grad_x, false);
   });
 }
 

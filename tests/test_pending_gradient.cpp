@@ -2,8 +2,8 @@
 // contribution into a gradient already pending for its input, in place. The
 // engine offers it only when nothing else holds it, keeps it as the sum when
 // the formula returns it, and adds anything else as before. linear's input
-// gradient uses it (a GEMM with beta = 1), so an input feeding two layers
-// gets its gradient without an add kernel.
+// gradient and matmul's first operand's use it (a GEMM with beta = 1), so an
+// input feeding two layers gets its gradient without an add kernel.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -149,10 +149,19 @@ class CallCounter : public KernelObserver {
   void before(const char* op, Device) override {
     if (std::strcmp(op, "binary") == 0) ++binary;
     if (std::strcmp(op, "linear") == 0) ++linear;
+    if (std::strcmp(op, "matmul") == 0) ++matmul;
   }
   void after(const char*, Device) override {}
-  int binary = 0, linear = 0;
+  int binary = 0, linear = 0, matmul = 0;
 };
+
+void expect_near_all(const Tensor& got, const Tensor& want) {
+  ASSERT_EQ(got.shape(), want.shape());
+  const std::vector<double> g = got.to_vector(), w = want.to_vector();
+  // Each entry sums a few products of values in [-1, 1]: float64 rounding
+  // stays far below 1e-12.
+  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], 1e-12) << "entry " << i;
+}
 
 // x feeds two linear layers: x's gradient is g1 W1 + g2 W2, the second
 // product added into the first by its GEMM (a linear kernel with beta = 1),
@@ -178,12 +187,38 @@ TEST(PendingGradient, LinearLayersSharingAnInputAddTheirInputGradientsInTheGemm)
   EXPECT_EQ(calls.binary, 2);  // the two mul backwards (g * c); no add of x's two gradients
   EXPECT_EQ(calls.linear, 1);  // the second input gradient, accumulated
 
-  const Tensor expected = add(matmul(c1, w1), matmul(c2, w2));
-  const std::vector<double> got = leaf.grad().to_vector(), want = expected.to_vector();
-  ASSERT_EQ(got.size(), want.size());
-  // Each entry sums 2 * out products of values in [-1, 1]: float64 rounding
-  // stays far below 1e-12.
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << "entry " << i;
+  expect_near_all(leaf.grad(), add(matmul(c1, w1), matmul(c2, w2)));
+}
+
+// The same for matmul's first operand (MTSA's v into its per-head layers),
+// batched: the second g b^T is added into the first by its GEMM. Where a is
+// broadcast over b's batch, its gradient is summed over that axis: no
+// product lands on the pending gradient as is, and the add stays.
+TEST(PendingGradient, MatmulsSharingAFirstOperandAddTheirGradientsInTheGemm) {
+  Generator gen(4);
+  Tensor leaf = rand_uniform({2, 3, 4}, -1, 1, gen, DType::F64);
+  leaf.set_requires_grad(true);
+  const Tensor b1 = rand_uniform({4, 5}, -1, 1, gen, DType::F64);
+  const Tensor b2 = rand_uniform({2, 4, 5}, -1, 1, gen, DType::F64);
+  const Tensor c1 = rand_uniform({2, 3, 5}, -1, 1, gen, DType::F64);
+  const Tensor c2 = rand_uniform({2, 3, 5}, -1, 1, gen, DType::F64);
+  Tensor x = reshape(leaf, {2, 3, 4});
+  Tensor loss = add(sum(mul(matmul(x, b1), c1)), sum(mul(matmul(x, b2), c2)));
+  CallCounter calls;
+  KernelObserver* previous = set_kernel_observer(&calls);
+  loss.backward();
+  set_kernel_observer(previous);
+  EXPECT_EQ(calls.binary, 2);  // the two mul backwards only
+  EXPECT_EQ(calls.matmul, 2);  // the two input gradients, the second accumulated
+  expect_near_all(leaf.grad(), add(matmul(c1, transpose(b1, 0, 1)), matmul(c2, transpose(b2, 1, 2))));
+
+  Tensor shared = rand_uniform({3, 4}, -1, 1, gen, DType::F64);
+  shared.set_requires_grad(true);
+  Tensor s = reshape(shared, {3, 4});
+  Tensor loss2 = add(sum(mul(matmul(s, b2), c2)), sum(mul(matmul(s, b1), sum(c1, {0}))));
+  loss2.backward();
+  const Tensor summed = sum(matmul(c2, transpose(b2, 1, 2)), {0});
+  expect_near_all(shared.grad(), add(summed, matmul(sum(c1, {0}), transpose(b1, 0, 1))));
 }
 
 }  // namespace
