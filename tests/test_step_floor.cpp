@@ -125,7 +125,9 @@ TEST(StepFloor, FloorIsWorkOverRate) {
   EXPECT_DOUBLE_EQ(f.gemm_ms, 40.0);
   EXPECT_DOUBLE_EQ(f.transcendental_ms, 500.0);
   EXPECT_DOUBLE_EQ(f.memory_ms, 500.0);
-  EXPECT_NE(format_floor(w, f, 2080.0).find("step / floor = 2.00"), std::string::npos);
+  const std::string line = format_floor(w, f, 2080.0, 1560.0, 5);
+  EXPECT_NE(line.find("step / floor = 2.00"), std::string::npos) << line;
+  EXPECT_NE(line.find("median of 5 unprofiled step(s) 1560.0 ms / floor = 1.50"), std::string::npos) << line;
 }
 
 }  // namespace

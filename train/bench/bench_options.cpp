@@ -159,7 +159,8 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
               "and records the allocator's peak bytes per step. Table on stdout, progress on stderr.\n"
               "With --profile: one training step per model and length, time and bytes by kernel op, and on the\n"
               "CPU the step's floor: its GEMM FLOPs, fused-attention exps and other kernels' bytes at this\n"
-              "machine's measured rates (train/bench/step_floor.h).");
+              "machine's measured rates (train/bench/step_floor.h), against which the median of --reps\n"
+              "unprofiled steps is also given.");
   std::string default_models;
   for (const std::string& name : default_bench_models()) default_models += (default_models.empty() ? "" : ",") + name;
   p.option("models", default_models, "comma list of encoders (any registered one)")
@@ -181,7 +182,9 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
       .flag("quick", std::string("a short run: lengths ") + kQuickLengths + ", batch " + std::to_string(kQuickBatch) +
                          ", reps " + std::to_string(kQuickReps) + ", warmup " + std::to_string(kQuickWarmup) +
                          " (explicit flags win)")
-      .flag("profile", "profile one training step per model and length by kernel op (default mtsa, length 64)")
+      .flag("profile",
+            "profile one training step per model and length by kernel op, then time --reps unprofiled ones "
+            "(their median against the floor) (default mtsa, length 64)")
       .option("trace", "", "with --profile: write every kernel call of the profiled steps to this CSV file, in call "
                            "order (model, length, call, depth, op, self ms, bytes allocated, its tensors' "
                            "dtypes, shapes and strides); atomically, after every model and length")

@@ -199,13 +199,17 @@ std::string format_rates(const MachineRates& r) {
   return line;
 }
 
-std::string format_floor(const KernelWork& work, const StepFloor& floor, double step_ms) {
-  char line[400];
+std::string format_floor(const KernelWork& work, const StepFloor& floor, double step_ms, double median_ms,
+                         int64_t steps) {
+  const double total = floor.total_ms();
+  char line[600];
   std::snprintf(line, sizeof line,
                 "floor %.1f ms = GEMM %.2f GFLOP -> %.1f ms + fused-attention exps %.1f M "
-                "-> %.1f ms + other kernels' bytes %.1f MiB -> %.1f ms; step / floor = %.2f\n",
-                floor.total_ms(), work.gemm_flops / 1e9, floor.gemm_ms, work.exps / 1e6, floor.transcendental_ms,
-                work.bytes / (1 << 20), floor.memory_ms, floor.total_ms() > 0 ? step_ms / floor.total_ms() : 0.0);
+                "-> %.1f ms + other kernels' bytes %.1f MiB -> %.1f ms; step / floor = %.2f; "
+                "median of %lld unprofiled step(s) %.1f ms / floor = %.2f\n",
+                total, work.gemm_flops / 1e9, floor.gemm_ms, work.exps / 1e6, floor.transcendental_ms,
+                work.bytes / (1 << 20), floor.memory_ms, total > 0 ? step_ms / total : 0.0,
+                static_cast<long long>(steps), median_ms, total > 0 ? median_ms / total : 0.0);
   return line;
 }
 

@@ -45,8 +45,11 @@ struct StepFloor {
 };
 StepFloor step_floor(const KernelWork& work, const MachineRates& rates);
 
-// "rates: ..." and "floor: ..." lines for the profile report.
+// "rates: ..." and "floor: ..." lines for the profile report. The floor line
+// gives the distance of the profiled step (step_ms, one sample with the
+// profiler's own cost) and of the median of `steps` unprofiled ones.
 std::string format_rates(const MachineRates& rates);
-std::string format_floor(const KernelWork& work, const StepFloor& floor, double step_ms);
+std::string format_floor(const KernelWork& work, const StepFloor& floor, double step_ms, double median_ms,
+                         int64_t steps);
 
 }  // namespace attn

@@ -159,8 +159,8 @@ int run_sweep(const BenchSettings& s) {
 
 int run_profile(const BenchSettings& s) {
   std::printf("attn bench --profile: one training step (forward + backward of sum(tokens) + sum(sentence)) after %lld "
-              "warm-up step(s), time and bytes by kernel op\n",
-              static_cast<long long>(s.warmup));
+              "warm-up step(s), time and bytes by kernel op; then the median of %lld unprofiled step(s)\n",
+              static_cast<long long>(s.warmup), static_cast<long long>(s.reps));
   print_machine_line(s);
   MachineRates rates;
   if (s.device == Device::CPU) {
@@ -199,11 +199,26 @@ int run_profile(const BenchSettings& s) {
         trace += kernel_calls_csv(profiler.calls(), model + "," + std::to_string(n) + ",");
       }
       const int64_t peak = allocator.stats().peak_bytes - baseline;
+      // One profiled step is one sample of a noisy machine, with the
+      // profiler's cost in it: the median of --reps plain steps says how far
+      // the step is from its floor.
+      std::vector<double> plain_ms;
+      for (int64_t r = 0; r < s.reps; ++r) {
+        cuda_synchronize();
+        const auto start = Clock::now();
+        run_bench_step(*encoder, inputs, BenchMode::Train);
+        cuda_synchronize();
+        plain_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+      }
+      const double median_ms = summarize_times(plain_ms).median_ms;
       std::printf("\n%s, length %lld, batch %lld, features %lld: step %.1f ms, allocator peak %s\n", model.c_str(),
                   static_cast<long long>(n), static_cast<long long>(s.batch), static_cast<long long>(s.features),
                   wall_ms, format_bytes(peak).c_str());
       std::printf("%s", format_op_table(table, wall_ms, unattributed).c_str());
-      if (s.device == Device::CPU) std::printf("%s", format_floor(work, step_floor(work, rates), wall_ms).c_str());
+      if (s.device == Device::CPU)
+        std::printf("%s", format_floor(work, step_floor(work, rates), wall_ms, median_ms, s.reps).c_str());
+      else
+        std::printf("median of %lld unprofiled step(s): %.1f ms\n", static_cast<long long>(s.reps), median_ms);
       if (!s.trace_path.empty()) write_file_atomically(s.trace_path, trace);
       std::fflush(stdout);
     }
