@@ -5,7 +5,6 @@
 #include "attn/engine/error.h"
 #include "attn/models/masks.h"
 #include "attn/ops/binary.h"
-#include "attn/ops/join.h"
 #include "attn/ops/matmul.h"
 #include "attn/ops/sigmoid_gate.h"
 #include "attn/ops/unary.h"
@@ -27,6 +26,17 @@ Tensor HeadLinear::forward(const Tensor& x) const {
   ATTN_CHECK(x.dim() == 4 && x.size(1) == weight.size(0) && x.size(3) == weight.size(1), "HeadLinear",
              "expects x of shape [B, ", weight.size(0), ", n, ", weight.size(1), "], got ", shape_str(x.shape()));
   Tensor y = matmul(x, weight);  // [B, h, n, in] @ [h, in, out], batch axes broadcast
+  return bias.defined() ? y + bias : y;
+}
+
+Tensor HeadLinear::forward_concat(const Tensor& x1, const Tensor& x2) const {
+  const int64_t in1 = x1.dim() == 4 ? x1.size(3) : 0;
+  ATTN_CHECK(x1.dim() == 4 && x2.dim() == 4 && in1 + x2.size(3) == weight.size(1) &&
+                 x1.size(1) == weight.size(0) && x2.size(1) == weight.size(0),
+             "HeadLinear", "expects x1, x2 of shapes [B, ", weight.size(0), ", n, in1], [B, ", weight.size(0),
+             ", n, in2] with in1 + in2 = ", weight.size(1), ", got ", shape_str(x1.shape()), " and ",
+             shape_str(x2.shape()));
+  Tensor y = matmul_sum({x1, x2}, {narrow(weight, 1, 0, in1), narrow(weight, 1, in1, weight.size(1) - in1)});
   return bias.defined() ? y + bias : y;
 }
 
@@ -136,7 +146,7 @@ Tensor MtsaLayer::forward(const Tensor& x, const Tensor& valid) const {
   Heads hd = attend(x, valid);
   Tensor out;
   if (options_.variant == MtsaVariant::Original) {
-    out = merge_heads(sigmoid_gate((*gate_)(concat({hd.v, hd.h}, -1)), hd.v, hd.h));
+    out = merge_heads(sigmoid_gate(gate_->forward_concat(hd.v, hd.h), hd.v, hd.h));  // W_g [v; h] + b_g per head
   } else {
     out = (*out_)(merge_heads(hd.h));
   }

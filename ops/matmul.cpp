@@ -114,12 +114,12 @@ Tensor shared_operand_gradient(const Tensor& as, const Tensor& bs, const Tensor&
 }
 
 // The shape of a @ b (both of rank >= 2), checked.
-Shape product_shape(const Tensor& a, const Tensor& b) {
+Shape product_shape(const char* op, const Tensor& a, const Tensor& b) {
   const int64_t ra = a.dim(), rb = b.dim();
   const int64_t m = a.shape()[ra - 2], k = a.shape()[ra - 1], n = b.shape()[rb - 1];
-  ATTN_CHECK(k == b.shape()[rb - 2], "matmul", "inner dimensions differ: ", shape_str(a.shape()), " @ ",
+  ATTN_CHECK(k == b.shape()[rb - 2], op, "inner dimensions differ: ", shape_str(a.shape()), " @ ",
              shape_str(b.shape()));
-  for (int64_t s : {m, n, k}) check_blas_size("matmul", s, a, b);
+  for (int64_t s : {m, n, k}) check_blas_size(op, s, a, b);
 
   // NumPy broadcast of the batch axes, aligned from the right.
   const int64_t rank = std::max(ra, rb);
@@ -127,7 +127,7 @@ Shape product_shape(const Tensor& a, const Tensor& b) {
   for (int64_t i = 0; i < rank - 2; ++i) {
     const int64_t ia = i - (rank - ra), ib = i - (rank - rb);
     const int64_t da = ia >= 0 ? a.shape()[ia] : 1, db = ib >= 0 ? b.shape()[ib] : 1;
-    ATTN_CHECK(da == db || da == 1 || db == 1, "matmul", "batch dimensions do not broadcast: ", shape_str(a.shape()),
+    ATTN_CHECK(da == db || da == 1 || db == 1, op, "batch dimensions do not broadcast: ", shape_str(a.shape()),
                " @ ", shape_str(b.shape()));
     shape[i] = da == 1 ? db : da;
   }
@@ -145,14 +145,15 @@ void product_into(const Tensor& a, const Tensor& b, const Tensor& out, bool accu
           accumulate);
 }
 
-// The gradient of a in out = a @ b: g @ b^T, summed over a's broadcast batch
-// axes. Where a has no broadcast axis and the engine offers its pending
-// gradient, the product is added into that (GEMM beta = 1), as linear's is.
-Tensor first_operand_gradient(const Tensor& g, const Tensor& bs, const Shape& a_shape) {
+// The gradient of a (the op's input `input`) in out = a @ b: g @ b^T, summed
+// over a's broadcast batch axes. Where a has no broadcast axis and the
+// engine offers its pending gradient, the product is added into that (GEMM
+// beta = 1), as linear's is.
+Tensor first_operand_gradient(const Tensor& g, const Tensor& bs, const Shape& a_shape, size_t input) {
   const Tensor bt = transpose(bs, -1, -2);
-  const Tensor pending = pending_gradient(0);
+  const Tensor pending = pending_gradient(input);
   if (pending.defined() && pending.dtype() == g.dtype() && pending.device() == g.device() &&
-      product_shape(g, bt) == a_shape) {
+      product_shape("matmul", g, bt) == a_shape) {
     product_into(g, bt, pending, true);
     return pending;
   }
@@ -161,14 +162,14 @@ Tensor first_operand_gradient(const Tensor& g, const Tensor& bs, const Shape& a_
 
 // Both operands have rank >= 2 here.
 Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b) {
-  Tensor out = empty(product_shape(a, b), a.dtype(), a.device());
+  Tensor out = empty(product_shape("matmul", a, b), a.dtype(), a.device());
   product_into(a, b, out, false);
   if (!any_requires_grad({a, b})) return out;
 
   Tensor as = a.detach(), bs = b.detach();
   record(out, "matmul", {a, b}, [as, bs](const Tensor& g, const std::vector<bool>& needs) {
     Tensor ga, gb;
-    if (needs[0]) ga = first_operand_gradient(g, bs, as.shape());
+    if (needs[0]) ga = first_operand_gradient(g, bs, as.shape(), 0);
     if (needs[1]) gb = shared_operand_gradient(as, bs, g);
     return std::vector<Tensor>{ga, gb};
   });
@@ -176,6 +177,44 @@ Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b) {
 }
 
 }  // namespace
+
+Tensor matmul_sum(const std::vector<Tensor>& as, const std::vector<Tensor>& bs) {
+  const char* op = "matmul_sum";
+  ATTN_CHECK(!as.empty() && as.size() == bs.size(), op, "needs as many right operands as left ones, at least one; got ",
+             as.size(), " and ", bs.size());
+  Shape shape;
+  for (size_t i = 0; i < as.size(); ++i) {
+    check_operands(op, as[i], bs[i]);
+    check_operands(op, as[0], as[i]);
+    ATTN_CHECK(as[i].dim() >= 2 && bs[i].dim() >= 2, op, "operands must have at least two axes, got ",
+               shape_str(as[i].shape()), " @ ", shape_str(bs[i].shape()), " (term ", i, ")");
+    const Shape term = product_shape(op, as[i], bs[i]);
+    if (i == 0) shape = term;
+    ATTN_CHECK(term == shape, op, "term ", i, " ", shape_str(as[i].shape()), " @ ", shape_str(bs[i].shape()),
+               " gives ", shape_str(term), ", term 0 gives ", shape_str(shape));
+  }
+  Tensor out = empty(shape, as[0].dtype(), as[0].device());
+  for (size_t i = 0; i < as.size(); ++i) product_into(as[i], bs[i], out, i > 0);  // the later terms add (beta = 1)
+
+  std::vector<Tensor> inputs = as;
+  inputs.insert(inputs.end(), bs.begin(), bs.end());
+  if (!any_requires_grad(inputs)) return out;
+  std::vector<Tensor> ad, bd;
+  for (size_t i = 0; i < as.size(); ++i) {
+    ad.push_back(as[i].detach());
+    bd.push_back(bs[i].detach());
+  }
+  record(out, op, inputs, [ad, bd](const Tensor& g, const std::vector<bool>& needs) {
+    const size_t k = ad.size();
+    std::vector<Tensor> grads(2 * k);
+    for (size_t i = 0; i < k; ++i) {
+      if (needs[i]) grads[i] = first_operand_gradient(g, bd[i], ad[i].shape(), i);
+      if (needs[k + i]) grads[k + i] = shared_operand_gradient(ad[i], bd[i], g);
+    }
+    return grads;
+  });
+  return out;
+}
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   check_operands("matmul", a, b);

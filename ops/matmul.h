@@ -12,6 +12,14 @@ namespace attn {
 // [k] gives [..., m]; a 1-D a [k] gives [..., n]. The result is contiguous.
 Tensor matmul(const Tensor& a, const Tensor& b);
 
+// sum_i as[i] @ bs[i], every term of rank >= 2 with the same result shape
+// (batch axes broadcast as in matmul). One GEMM per term into the same
+// output, the later ones accumulating (beta = 1): a product over a
+// concatenation [a_1 | a_2] (last axis) with [b_1; b_2] (rows of one
+// parameter) needs no concatenated copy forward and no split of its
+// gradient backward.
+Tensor matmul_sum(const std::vector<Tensor>& as, const std::vector<Tensor>& bs);
+
 // x [..., in] times weight [out, in] transposed, plus bias [out] when defined:
 // one GEMM over all leading axes of x, with the bias folded into it.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());

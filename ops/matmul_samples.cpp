@@ -2,6 +2,7 @@
 // BLAS through trans flags), batched, broadcast batches, a per-head b shared
 // over the batch (its gradient stacks the batch's rows: copied, or read in
 // place from heads split off one feature axis) and vector operands;
+// matmul_sum over row views of one per-head weight and over three terms;
 // linear with and without bias, over 3-D inputs and a transposed weight;
 // linear_sum over column views of one weight and over three terms.
 #include "attn/ops/matmul.h"
@@ -43,6 +44,33 @@ void register_matmul_samples(OpRegistry& r) {
     return cases;
   };
   r.add(mm);
+
+  OpSpec sum_of_products;
+  sum_of_products.name = "matmul_sum";
+  sum_of_products.family = "matmul";
+  sum_of_products.cases = [] {
+    Generator gen(45);
+    using samples::input;
+    std::vector<OpCase> cases;
+    // MTSA's gate: [v | h] @ W per head, W's rows split between the terms.
+    auto row_views = [](const std::vector<Tensor>& in) {
+      return matmul_sum({in[0], in[1]}, {narrow(in[2], 1, 0, 5), narrow(in[2], 1, 5, 4)});
+    };
+    cases.push_back({"2x3x4x5 and 2x3x4x4, row views of a per-head 3x9x2",
+                     {input({2, 3, 4, 5}, gen), input({2, 3, 4, 4}, gen), input({3, 9, 2}, gen)},
+                     row_views,
+                     true});
+    auto three_terms = [](const std::vector<Tensor>& in) {
+      return matmul_sum({in[0], in[1], in[2]}, {in[3], in[4], in[5]});
+    };
+    cases.push_back({"three terms: broadcast batch, transposed a, shared b",
+                     {input({2, 1, 3, 4}, gen), samples::transposed_input({2, 3, 3, 2}, gen), input({2, 3, 3, 4}, gen),
+                      input({3, 4, 2}, gen), input({2, 3, 2, 2}, gen), input({4, 2}, gen)},
+                     three_terms,
+                     true});
+    return cases;
+  };
+  r.add(sum_of_products);
 
   OpSpec lin;
   lin.name = "linear";
