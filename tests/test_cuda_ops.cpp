@@ -18,9 +18,11 @@
 #include "attn/ops/registry.h"
 #include "attn/ops/layer_norm.h"
 #include "attn/ops/loss.h"
+#include "attn/ops/matmul.h"
 #include "attn/ops/dropout.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/softmax.h"
+#include "attn/ops/view.h"
 
 namespace attn {
 namespace {
@@ -184,10 +186,13 @@ TEST_P(CudaMatchesCpu, ForwardAndInputGradients) {
   EXPECT_GT(checked, 0) << s.name << " has no case";
 }
 
-// The registry's small cases never reach two launch shapes: rows longer than
-// 1024 (one block per row, block-wide reductions through shared memory) and
-// column sums over more than 128 rows (split into chunks whose partial sums a
-// second kernel adds). These cases do, forward and input gradients.
+// The registry's small cases never reach four launch shapes: rows longer than
+// 1024 (one block per row, block-wide reductions through shared memory),
+// a few rows so long that each is cut into slices of a block each (sum and
+// max: a second kernel combines the slices), column sums over more than
+// 128 rows (split into chunks whose partial sums a second kernel adds) and a
+// few products with long sums (one GEMM call each, ops/matmul_cuda.cu).
+// These cases do, forward and input gradients.
 std::vector<OpCase> launch_shape_cases() {
   Generator g(5);
   const int64_t n = 1500;
@@ -201,6 +206,14 @@ std::vector<OpCase> launch_shape_cases() {
   Tensor tall = rand_uniform({300, 7}, -2, 2, g, DType::F64).set_requires_grad(true);
   Tensor tall_gamma = rand_uniform({7}, 0.5, 1.5, g, DType::F64).set_requires_grad(true);
   Tensor tall_beta = rand_uniform({7}, -1, 1, g, DType::F64).set_requires_grad(true);
+  // 40000 elements a row: 9 slices of 4445 (ops/reduce_cuda.cu, slices_per_row).
+  Tensor wide = rand_uniform({2, 40000}, -2, 2, g, DType::F64).set_requires_grad(true);
+  // Two [12, 2500] x [2500, 10] products, the first operand a transposed view
+  // (MTSA's weight gradients are x^T g with x head-strided). Positive
+  // operands: no cancellation, so a float32 sum of 2500 terms is within
+  // 2500 u ~ 1.5e-4 of its value relative (Higham's bound), under kTolF32.
+  Tensor long_a = rand_uniform({2, 2500, 12}, 0.5, 1.5, g, DType::F64).set_requires_grad(true);
+  Tensor long_b = rand_uniform({2, 2500, 10}, 0.5, 1.5, g, DType::F64).set_requires_grad(true);
   using V = const std::vector<Tensor>&;
   return {
       {"softmax, long rows", {x}, [](V v) { return softmax(v[0], 1); }},
@@ -209,6 +222,11 @@ std::vector<OpCase> launch_shape_cases() {
       {"sum, long rows", {x}, [](V v) { return sum(v[0], {1}); }},
       {"max, long rows", {x}, [](V v) { return max(v[0], {1}); }},
       {"cross_entropy, long rows", {x, target}, [](V v) { return cross_entropy(v[0], v[1]); }},
+      {"sum, two rows cut into slices", {wide}, [](V v) { return sum(v[0], {1}); }},
+      {"max, two rows cut into slices", {wide}, [](V v) { return max(v[0], {1}); }},
+      {"sum of a whole tensor, cut into slices", {wide}, [](V v) { return sum(v[0]); }},
+      {"matmul, two products with long sums", {long_a, long_b},
+       [](V v) { return matmul(transpose(v[0], 1, 2), v[1]); }},
       {"sum over 300 rows", {tall}, [](V v) { return sum(v[0], {0}); }},
       {"layer_norm parameter gradients over 300 rows", {tall, tall_gamma, tall_beta},
        [](V v) { return layer_norm(v[0], v[1], v[2]); }},
@@ -229,6 +247,33 @@ TEST(CudaLaunchShapes, BlockPerRowAndChunkedColumnKernelsMatchTheCpu) {
       EXPECT_EQ(compare_runs(got, ref, dt == DType::F64 ? kTolF64 : kTolF32, where), "");
       EXPECT_TRUE(std::any_of(got.has_grad.begin(), got.has_grad.end(), [](bool b) { return b; })) << where;
     }
+  }
+}
+
+// Max over rows cut into slices keeps the CPU's rules across slice borders:
+// the first of equal maxima (here in different slices), a NaN in a row's
+// first element wins, a NaN elsewhere never does.
+TEST(CudaLaunchShapes, SlicedMaxKeepsTheFirstMaximumAndTheNanRules) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU visible: CUDA tests skipped";
+  CudaSentinelScope sentinel;
+  const int64_t n = 40000;  // 9 slices of 4445
+  const double nan = std::nan("");
+  for (DType dt : {DType::F64, DType::F32}) {
+    Generator g(8);
+    std::vector<double> v = rand_uniform({2, n}, -1, 1, g, DType::F64).to_vector();
+    v[100] = 5;          // row 0: equal maxima in the first and the ninth slice,
+    v[39000] = 5;        // the first wins
+    v[30000] = nan;      // and a NaN inside the row never does
+    v[n] = nan;          // row 1: a NaN first element wins over the 5 after it
+    v[n + 20000] = 5;
+    const Tensor x = from_vector(v, {2, n}, dt);
+    const std::vector<int64_t> at = to_indices(argmax(x.to(Device::CUDA), 1));
+    const std::vector<double> m = max(x.to(Device::CUDA), {1}).to(Device::CPU).to_vector();
+    const std::string where = dtype_name(dt);
+    EXPECT_EQ(at, to_indices(argmax(x, 1))) << where;
+    EXPECT_EQ(at, (std::vector<int64_t>{100, 0})) << where;
+    EXPECT_EQ(m[0], 5) << where;
+    EXPECT_TRUE(std::isnan(m[1])) << where;
   }
 }
 
