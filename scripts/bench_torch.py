@@ -548,19 +548,29 @@ def keep_prob_note(name):
     return "dropout keep_prob 0.75 and RSS sampling in training mode" if name == "resan" else "no dropout"
 
 
+def synchronize():
+    """Waits for the GPU's queued kernels (a no-op on the CPU), so a step is timed to completion."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
 def step(model, x, valid, mode):
     """One bench step; returns its wall time in ms (gradients cleared before the clock starts)."""
     if mode == "train":
         model.train()
         model.zero_grad(set_to_none=True)
+        synchronize()
         start = time.perf_counter()
         tokens, sentence = model(x, valid)
         (tokens.sum() + sentence.sum()).backward()
+        synchronize()
         return (time.perf_counter() - start) * 1000
     model.eval()
+    synchronize()
     start = time.perf_counter()
     with torch.inference_mode():
         model(x, valid)
+    synchronize()
     return (time.perf_counter() - start) * 1000
 
 
@@ -595,6 +605,9 @@ def main():
     ap.add_argument("--blas", default="warm", choices=("warm", "cold"),
                     help="warm OpenBLAS's work buffers before timing (default), or leave them cold")
     ap.add_argument("--json", action="store_true", help="one JSON object per line instead of text")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="cuda: every tensor on the GPU (needs torch >= 2.0 for its default device), float32 "
+                         "products without TF32, as the engine's default")
     args = ap.parse_args()
     for flag in ("threads", "reps", "batch", "length", "features"):
         if getattr(args, flag) < 1:
@@ -608,12 +621,20 @@ def main():
     modes = ("infer", "train") if args.mode == "both" else (args.mode,)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
-    if args.blas == "warm":
+    if args.device == "cuda":
+        if not torch.cuda.is_available():
+            ap.error("--device cuda: PyTorch sees no CUDA GPU")
+        if not hasattr(torch, "set_default_device"):
+            ap.error(f"--device cuda needs torch >= 2.0 (this is {torch.__version__})")
+        # The encoders build their masks and positions with factory functions: they follow the default device.
+        torch.set_default_device("cuda")
+        torch.backends.cuda.matmul.allow_tf32 = False
+    if args.blas == "warm" and args.device == "cpu":
         warm_blas(args.threads)
     x = torch.rand(args.batch, args.length, args.features) * 2 - 1
     valid = torch.ones(args.batch, args.length, dtype=torch.bool)
     if not args.json:
-        print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch {args.batch}, length "
+        print(f"torch {torch.__version__} on {args.device}, {torch.get_num_threads()} threads, batch {args.batch}, length "
               f"{args.length}, {args.features} features, median of {args.reps} after {args.warmup} warm-up, "
               f"OpenBLAS buffers {args.blas}")
     for name in models:
@@ -623,7 +644,8 @@ def main():
             rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             if args.json:
                 print(json.dumps({"model": name, "mode": mode, "median_ms": med, "min_ms": lo, "max_ms": hi,
-                                   "rss_mib": rss_mib, "torch": torch.__version__}), flush=True)
+                                   "rss_mib": rss_mib, "torch": torch.__version__, "device": args.device}),
+                  flush=True)
             else:
                 print(f"  {name:12s} {mode:5s} median {med:9.1f} ms  (min {lo:.1f}, max {hi:.1f}), peak RSS "
                       f"{rss_mib:.0f} MiB", flush=True)
