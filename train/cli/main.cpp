@@ -1,5 +1,7 @@
 // `attn`: the command-line program. Dispatches to a subcommand; user errors
 // become one clear message and a non-zero exit, never a crash.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +12,7 @@
 #include "attn/engine/error.h"
 #include "attn/engine/util/cli_args.h"
 #include "attn/ops/sgemm_avx512.h"
+#include "attn/train/cli/blas_core.h"
 #include "attn/train/cli/commands.h"
 #include "attn/train/cli/thread_wait_policy.h"
 
@@ -29,7 +32,13 @@ void print_usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  attn::use_passive_wait_policy_by_default(argv);
+  // libgomp and OpenBLAS read their variables while they load, before main:
+  // defaults for them take a second start of the program. They are set before
+  // it, so the new image finds them and starts only once more. If the exec
+  // fails, the program goes on with the libraries' own choices.
+  const bool passive = attn::prefer_passive_wait_policy();
+  const bool blas_core = attn::prefer_openblas_core_over_fallback();
+  if (passive || blas_core) execv("/proc/self/exe", argv);
   // Which float32 GEMM the CPU uses (ops/sgemm_avx512.h): ATTN_SGEMM=openblas
   // keeps OpenBLAS where the engine's AVX-512 kernel would run.
   if (const char* sgemm = std::getenv("ATTN_SGEMM")) {

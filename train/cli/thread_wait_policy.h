@@ -3,17 +3,17 @@
 // threads steal the cores a step's other threads are waiting for
 // (docs/engine.md, "Idle threads"). libgomp reads OMP_WAIT_POLICY and
 // GOMP_SPINCOUNT once, while it is loaded, before main runs; so the default
-// is applied by executing the program again with OMP_WAIT_POLICY set.
+// is applied by executing the program again with OMP_WAIT_POLICY set
+// (train/cli/main.cpp, with the other variables the libraries read at load).
 #pragma once
 #include <string>
 
 namespace attn {
 
 // When neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set: sets
-// OMP_WAIT_POLICY=passive and re-executes /proc/self/exe with argv (does not
-// return on success). Returns when the user chose a policy, or when the
-// re-execution failed (the program then runs with libgomp's default).
-void use_passive_wait_policy_by_default(char** argv);
+// OMP_WAIT_POLICY=passive for a re-execution to load, and returns true.
+// Returns false when the user chose a policy.
+bool prefer_passive_wait_policy();
 
 // The wait-policy variables as libgomp read them: from the environment the
 // process image started with (/proc/self/environ), not from later setenv
