@@ -25,6 +25,7 @@ float32 and float64, serial and threaded. `--blas cold` leaves them as PyTorch f
         [--blas warm|cold] [--json]
 """
 import argparse
+import ctypes
 import json
 import math
 import resource
@@ -574,6 +575,16 @@ def step(model, x, valid, mode):
     return (time.perf_counter() - start) * 1000
 
 
+def openblas_core():
+    """The kernel set of the OpenBLAS this process loaded (PyTorch's BLAS on Debian), or "none"."""
+    try:
+        lib = ctypes.CDLL("libopenblas.so.0")
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        return lib.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        return "none"
+
+
 def warm_blas(threads):
     """Runs products with 512 and more columns on every OpenBLAS work buffer PyTorch's matmuls can use."""
     for dtype in (torch.float32, torch.float64):
@@ -636,7 +647,7 @@ def main():
     if not args.json:
         print(f"torch {torch.__version__} on {args.device}, {torch.get_num_threads()} threads, batch {args.batch}, length "
               f"{args.length}, {args.features} features, median of {args.reps} after {args.warmup} warm-up, "
-              f"OpenBLAS buffers {args.blas}")
+              f"OpenBLAS buffers {args.blas}, OpenBLAS core {openblas_core()}")
     for name in models:
         model = build(name, args.features)
         for mode in modes:
@@ -644,7 +655,8 @@ def main():
             rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             if args.json:
                 print(json.dumps({"model": name, "mode": mode, "median_ms": med, "min_ms": lo, "max_ms": hi,
-                                   "rss_mib": rss_mib, "torch": torch.__version__, "device": args.device}),
+                                   "rss_mib": rss_mib, "torch": torch.__version__, "device": args.device,
+                                  "openblas_core": openblas_core()}),
                   flush=True)
             else:
                 print(f"  {name:12s} {mode:5s} median {med:9.1f} ms  (min {lo:.1f}, max {hi:.1f}), peak RSS "

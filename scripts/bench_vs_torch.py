@@ -17,7 +17,10 @@ PyTorch runs by default "at its best": GLIBC_TUNABLES=glibc.malloc.mmap_max=0:
 glibc.malloc.trim_threshold=18446744073709551615 (glibc keeps freed memory instead of mapping
 and unmapping big tensors every step); --torch-malloc plain runs it with glibc's defaults.
 PyTorch's OpenBLAS work buffers are warmed before its timing as the engine warms its own
-(docs/engine.md, "OpenBLAS's cold buffers"); --torch-blas cold leaves them cold.
+(docs/engine.md, "OpenBLAS's cold buffers"); --torch-blas cold leaves them cold. Where OpenBLAS
+does not know the CPU and falls back to its generic kernels, attn asks for the CPU's own
+(docs/engine.md, "OpenBLAS's kernel set on a CPU it does not know"); PyTorch, which loads the same
+OpenBLAS, is then given the same OPENBLAS_CORETYPE, and the header names both sides' kernel sets.
 
 Randomness: only ReSAN has any at the defaults (dropout keep_prob 0.75 on h, and its RSS samples
 its selection in training mode). The timing keeps both on, on both sides. The numeric check's
@@ -99,8 +102,29 @@ def engine_env():
     return env
 
 
+# The OPENBLAS_CORETYPE PyTorch gets: the kernel set attn chose after an OpenBLAS fallback, so that
+# both sides multiply with the same kernels ("" leaves the environment as it is).
+TORCH_BLAS_CORE = ""
+
+
+def engine_blas_core(binary):
+    """attn's OpenBLAS kernel set and how it was chosen, from a tiny bench's banner."""
+    out = run([binary, "bench", "--models", "mtsa", "--mode", "infer", "--lengths", "8", "--batch", "2", "--reps",
+               "1", "--warmup", "0"], engine_env())
+    marker = "float64 by OpenBLAS core "
+    at = out.find(marker)
+    if at < 0:
+        fail(f"{binary} bench printed no OpenBLAS core:\n{out}")
+    rest = out[at + len(marker):]
+    name = rest.split(" ", 1)[0]
+    how = rest[len(name) + 2:rest.find(")", len(name))]
+    return name, how
+
+
 def torch_env(malloc):
     env = dict(os.environ)
+    if TORCH_BLAS_CORE:
+        env["OPENBLAS_CORETYPE"] = TORCH_BLAS_CORE
     if malloc == "best":
         env["GLIBC_TUNABLES"] = TORCH_BEST_TUNABLES
     else:
@@ -254,12 +278,21 @@ def torch_time(args, model, mode):
 
 
 def timing(args, models, modes):
+    global TORCH_BLAS_CORE
+    core, how = engine_blas_core(args.binary)
+    if how.startswith("set by attn") and "OPENBLAS_CORETYPE" not in os.environ:
+        TORCH_BLAS_CORE = core
     malloc = (f"GLIBC_TUNABLES={TORCH_BEST_TUNABLES} (PyTorch at its best)" if args.torch_malloc == "best"
               else "glibc's default malloc settings")
     print(f"timing: batch {args.batch}, length {args.length}, {args.features} features, all-valid masks, "
           f"{args.threads} threads, {args.rounds} alternating round(s) of {args.reps} reps after {args.warmup} "
           f"warm-up each; torch {torch.__version__}")
     print(f"  ours: {args.binary} without GLIBC_TUNABLES; PyTorch: {malloc}, OpenBLAS buffers {args.torch_blas}")
+    torch_core = json.loads(run([sys.executable, os.path.join(ROOT, "scripts", "bench_torch.py"), "--models", "mtsa",
+                                 "--mode", "infer", "--batch", "2", "--length", "8", "--reps", "1", "--warmup", "0",
+                                 "--json"], torch_env(args.torch_malloc)).strip().splitlines()[-1])["openblas_core"]
+    print(f"  OpenBLAS kernels: ours {core} ({how}); PyTorch {torch_core}"
+          + (f" (OPENBLAS_CORETYPE={TORCH_BLAS_CORE}, as attn chose)" if TORCH_BLAS_CORE else ""))
     print("  ReSAN on both sides: dropout keep_prob 0.75 and RSS sampling in training mode; the others have no "
           "dropout at their defaults")
     ours = {(m, mode): [] for m in models for mode in modes}
