@@ -24,7 +24,12 @@ struct SpiralConfig {
   double noise = 0.02;
   int64_t hidden = 32;
   int64_t steps = 5000;  // full-batch SGD steps
-  double lr = 0.5;
+  // 0.5 also fits these points, but at the edge of full-batch SGD's stable
+  // steps: its loss spikes, and where a build rounds differently (the Debug
+  // sanitizer build on an AVX-512 CPU) seed 1 ended at 84% instead of 100%.
+  // At 0.3 ten seeds on both float32 GEMM kernels reached 98.75% or more,
+  // and the sanitizer build matched the Release one on the seeds tried.
+  double lr = 0.3;
   uint64_t seed = 1;
 };
 

@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "attn/engine/util/cli_args.h"
 #include "attn/train/cli/commands.h"
@@ -11,11 +12,13 @@ namespace attn {
 
 int run_spirals_command(const std::vector<std::string>& args) {
   SpiralConfig c;
+  std::ostringstream default_lr;  // "0.3", not std::to_string's "0.300000"
+  default_lr << c.lr;
   ArgParser p("spirals", "Trains a small MLP with plain SGD on two interleaved spirals and reports its accuracy.");
   p.option("points", std::to_string(c.per_class), "points per class")
       .option("hidden", std::to_string(c.hidden), "hidden units per layer")
       .option("steps", std::to_string(c.steps), "full-batch SGD steps")
-      .option("lr", "0.5", "learning rate")
+      .option("lr", default_lr.str(), "learning rate")
       .option("seed", std::to_string(c.seed), "random seed (data and initialisation)");
   if (!p.parse(args)) {
     std::cout << p.help();
