@@ -35,10 +35,10 @@ std::string openblas_core_for_fallback(const std::string& chosen, const CpuFeatu
 
 bool prefer_openblas_core_over_fallback() {
   if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return false;
-  const std::string core = openblas_core_for_fallback(openblas_get_corename(), CpuFeatures::of_this_machine());
+  const std::string chosen = openblas_get_corename();
+  const std::string core = openblas_core_for_fallback(chosen, CpuFeatures::of_this_machine());
   if (core.empty()) return false;
-  return setenv(kFallbackMarker, openblas_get_corename(), 1) == 0 &&
-         setenv("OPENBLAS_CORETYPE", core.c_str(), 1) == 0;
+  return setenv(kFallbackMarker, chosen.c_str(), 1) == 0 && setenv("OPENBLAS_CORETYPE", core.c_str(), 1) == 0;
 }
 
 std::string blas_core_description() {

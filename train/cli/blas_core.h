@@ -2,7 +2,7 @@
 // it while it loads, by CPU model, unless OPENBLAS_CORETYPE names one. A CPU
 // newer than the library (Debian 12's 0.3.21 on an Intel Xeon of family 6,
 // model 207) is not in its tables, and it falls back to "Prescott": SSE3
-// kernels, about a sixth of the AVX-512 ones' rate there (docs/engine.md,
+// kernels, about a fifth of the AVX-512 ones' rate there (docs/engine.md,
 // "OpenBLAS's kernel set"). The `attn` program then asks for the kernels the
 // CPU does support, the way it sets its OpenMP wait policy: by setting the
 // variable and executing itself again. A variable the user set is left alone.
