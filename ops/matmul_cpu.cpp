@@ -2,7 +2,10 @@
 // transposed operands passed as trans flags rather than copied.
 #include <cblas.h>
 
+#include <algorithm>
+#include <functional>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "attn/engine/blas_threads.h"
@@ -63,6 +66,53 @@ void blas_gemm(const GemmCall<double>& g) {
 }
 
 bool runs_own_sgemm(const GemmCall<float>&) { return use_own_sgemm(); }
+
+// Calls that differ only in A and C, so that one packing of B serves them all.
+bool same_b_operand(const GemmCall<float>& x, const GemmCall<float>& y) {
+  return x.b == y.b && x.m == y.m && x.n == y.n && x.k == y.k && x.trans_a == y.trans_a && x.trans_b == y.trans_b &&
+         x.lda == y.lda && x.ldb == y.ldb && x.ldc == y.ldc && x.beta == y.beta;
+}
+
+// Units [begin, end) on this thread, call(u) describing each. On the
+// engine's own kernel, units with the same B (a weight broadcast over the
+// batch, as in MTSA's per-head projections) are run together so that B is
+// packed once for them (sgemm_avx512_shared_b); each C gets the same bits
+// either way, so neither the grouping nor the thread count changes results.
+template <class Call>
+void run_units(int64_t begin, int64_t end, const Call& call) {
+  using T = std::remove_cv_t<std::remove_pointer_t<decltype(call(begin).c)>>;
+  if constexpr (std::is_same_v<T, float>) {
+    if (end - begin > 1 && use_own_sgemm()) {
+      std::vector<GemmCall<float>> calls;
+      calls.reserve(static_cast<size_t>(end - begin));
+      for (int64_t u = begin; u < end; ++u) calls.push_back(call(u));
+      std::stable_sort(calls.begin(), calls.end(), [](const GemmCall<float>& x, const GemmCall<float>& y) {
+        return std::less<const float*>()(x.b, y.b) || (x.b == y.b && x.m < y.m);
+      });
+      std::vector<const float*> as;
+      std::vector<float*> cs;
+      for (size_t first = 0; first < calls.size();) {
+        size_t last = first + 1;
+        while (last < calls.size() && same_b_operand(calls[first], calls[last])) ++last;
+        as.clear();
+        cs.clear();
+        for (size_t t = first; t < last; ++t) {
+          as.push_back(calls[t].a);
+          cs.push_back(calls[t].c);
+        }
+        const GemmCall<float>& g = calls[first];
+        sgemm_avx512_shared_b(g.trans_a, g.trans_b, g.m, g.n, g.k, as.data(), g.lda, g.b, g.ldb, g.beta, cs.data(),
+                              g.ldc, static_cast<int64_t>(last - first));
+        first = last;
+      }
+      return;
+    }
+  }
+  for (int64_t u = begin; u < end; ++u) {
+    const auto g = call(u);
+    if (g.m > 0) blas_gemm(g);
+  }
+}
 bool runs_own_sgemm(const GemmCall<double>&) { return false; }
 
 // Output rows [r0, r1). A is stored [m, k] (row r0 starts r0 * lda in) or,
@@ -133,7 +183,7 @@ void run_products(int64_t batch, const Product& product) {
   // The engine's own kernel is serial: what OpenBLAS would thread is split here.
   if (how == GemmThreading::blas_threads && runs_own_sgemm(first)) how = GemmThreading::engine_split;
   if (how == GemmThreading::serial) {
-    for (int64_t i = 0; i < batch; ++i) blas_gemm(product(i));
+    run_units(0, batch, product);
     return;
   }
   if (how == GemmThreading::blas_threads) {
@@ -152,12 +202,12 @@ void run_products(int64_t batch, const Product& product) {
   blocks = std::max<int64_t>(1, std::min(blocks, m / kMinBlockRows));
   const int64_t rows = (m + blocks - 1) / blocks;
   const int64_t grain = std::max<int64_t>(1, kSmallGemmWork / std::max<int64_t>(1, rows * n * k));
-  parallel_for(batch * blocks, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t u = begin; u < end; ++u) {
-      const int64_t i = u / blocks, r0 = (u % blocks) * rows, r1 = std::min(m, r0 + rows);
-      if (r0 < r1) blas_gemm(rows_of(product(i), r0, r1));
-    }
-  });
+  // A unit past the last row (m not a multiple of the block) is empty.
+  const auto unit = [&](int64_t u) {
+    const int64_t i = u / blocks, r0 = std::min(m, (u % blocks) * rows), r1 = std::min(m, r0 + rows);
+    return rows_of(product(i), r0, r1);
+  };
+  parallel_for(batch * blocks, grain, [&](int64_t begin, int64_t end) { run_units(begin, end, unit); });
 }
 
 }  // namespace

@@ -26,9 +26,21 @@ namespace {
 
 constexpr int64_t kMR = 12;    // rows of a C tile: 12 x 2 accumulators + 2 B vectors + 1 broadcast
 constexpr int64_t kNR = 32;    // columns of a C tile: two 16-float vectors
-constexpr int64_t kKC = 256;   // depth of a packed block: a B strip (kKC x kNR, 32 KiB) stays in L1
-constexpr int64_t kMC = 144;   // rows of a packed A block (144 x 256 floats, 144 KiB) in L2
-constexpr int64_t kNC = 1536;  // columns of a packed B block (1.5 MiB at kKC)
+// Depth blocks are at most kKC deep and of equal depth (k = 300 is one block
+// of 300, not 256 + 44: every block stores C once more, and a shallow one
+// does little work for it). Single-threaded products of the models' shapes
+// (k = 300, 1200, 2048) ran 2-10% faster at kKC 384 than at 256, and 1024^3
+// level (docs/engine.md, "The float32 GEMM").
+constexpr int64_t kKC = 384;   // deepest packed block: a B strip (kKC x kNR, 48 KiB) streams from L2 through L1
+constexpr int64_t kMC = 96;    // rows of a packed A block (96 x 384 floats, 144 KiB) in L2
+constexpr int64_t kNC = 1536;  // columns of a packed B block (2.25 MiB at kKC)
+
+// The depth of each block for a reduction of k: ceil(k / blocks), blocks =
+// ceil(k / kKC).
+int64_t depth_block(int64_t k) {
+  const int64_t blocks = (k + kKC - 1) / kKC;
+  return (k + blocks - 1) / blocks;
+}
 
 // Packed blocks, per thread and kept across calls (a fresh allocation per
 // call would be faulted in again every time); 64-byte aligned for the
@@ -62,9 +74,11 @@ __mmask16 first_lanes(int64_t cols) {
 }
 
 // GCC 12 warns about the placeholder operand (_mm512_undefined_ps) inside
-// its own unpack and shuffle intrinsics; the operand is never read.
+// its own unpack, shuffle and masked-load intrinsics wherever they are
+// inlined (the transpose and both packing routines); the operand is never read.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 // rows[i] lane j -> rows[j] lane i. Within each 128-bit lane, two rounds of
 // unpacking gather four rows' values of one column; then the 128-bit lanes
 // are transposed across four registers.
@@ -93,7 +107,6 @@ __attribute__((target("avx512f"))) void transpose_16x16(__m512 rows[16]) {
     rows[12 + e] = _mm512_shuffle_f32x4(v1, v3, 0xDD);  // column 12 + e
   }
 }
-#pragma GCC diagnostic pop
 
 // op(A) rows [i0, i0 + mc), depths [p0, p0 + kc) into strips of kMR rows:
 // strip r holds, for each depth, its kMR row values side by side. A last
@@ -104,11 +117,9 @@ __attribute__((target("avx512f"))) void pack_a(bool trans, const float* a, int64
     const int64_t rows = std::min(kMR, mc - r0);
     float* strip = dst + r0 * kc;
     if (trans) {  // A stored [k, m]: a depth's rows are contiguous
-      for (int64_t p = 0; p < kc; ++p) {
-        const float* src = a + (p0 + p) * lda + i0 + r0;
-        float* out = strip + p * kMR;
-        for (int64_t i = 0; i < rows; ++i) out[i] = src[i];
-      }
+      const __mmask16 lanes = first_lanes(rows);
+      for (int64_t p = 0; p < kc; ++p)
+        _mm512_mask_storeu_ps(strip + p * kMR, lanes, _mm512_maskz_loadu_ps(lanes, a + (p0 + p) * lda + i0 + r0));
     } else {  // A stored [m, k]: a row's depths are contiguous, so 16 x 16 blocks are transposed
       for (int64_t p = 0; p < kc; p += 16) {
         const __mmask16 depths = first_lanes(kc - p);
@@ -130,23 +141,31 @@ __attribute__((target("avx512f"))) void pack_b(bool trans, const float* b, int64
   for (int64_t s0 = 0; s0 < nc; s0 += kNR) {
     const int64_t cols = std::min(kNR, nc - s0);
     float* strip = dst + s0 * kc;
-    if (trans) {  // B stored [n, k]: a column's depths are contiguous
-      for (int64_t j = 0; j < cols; ++j) {
-        const float* src = b + (j0 + s0 + j) * ldb + p0;
-        for (int64_t p = 0; p < kc; ++p) strip[p * kNR + j] = src[p];
+    if (trans) {  // B stored [n, k]: a column's depths are contiguous, so 16 x 16 blocks are transposed
+      for (int64_t p = 0; p < kc; p += 16) {
+        const __mmask16 depths = first_lanes(kc - p);
+        for (int64_t half = 0; half < kNR; half += 16) {
+          __m512 block[16];
+          for (int64_t j = 0; j < 16; ++j)
+            block[j] = half + j < cols ? _mm512_maskz_loadu_ps(depths, b + (j0 + s0 + half + j) * ldb + p0 + p)
+                                       : _mm512_setzero_ps();
+          transpose_16x16(block);
+          for (int64_t q = 0; q < std::min<int64_t>(16, kc - p); ++q)
+            _mm512_store_ps(strip + (p + q) * kNR + half, block[q]);
+        }
       }
-      for (int64_t j = cols; j < kNR; ++j)
-        for (int64_t p = 0; p < kc; ++p) strip[p * kNR + j] = 0.0f;
-    } else {  // B stored [k, n]: a depth's columns are contiguous
+    } else {  // B stored [k, n]: a depth's columns are contiguous; masked loads zero the padding
+      const __mmask16 lo = first_lanes(cols), hi = first_lanes(cols - 16);
       for (int64_t p = 0; p < kc; ++p) {
         const float* src = b + (p0 + p) * ldb + j0 + s0;
-        float* out = strip + p * kNR;
-        for (int64_t j = 0; j < cols; ++j) out[j] = src[j];
-        for (int64_t j = cols; j < kNR; ++j) out[j] = 0.0f;
+        _mm512_store_ps(strip + p * kNR, _mm512_maskz_loadu_ps(lo, src));
+        _mm512_store_ps(strip + p * kNR + 16, _mm512_maskz_loadu_ps(hi, src + 16));
       }
     }
   }
 }
+
+#pragma GCC diagnostic pop
 
 // C rows [0, kRows) and the columns of `lo` and `hi` (masks over the two
 // 16-float halves of a kNR-wide tile) += or = an A strip x a B strip over kc
@@ -215,39 +234,44 @@ bool use_own_sgemm() { return sgemm_choice.load() == CpuSgemm::automatic && sgem
 
 namespace {
 
-// The body of sgemm_avx512, compiled for AVX-512 as a whole (the packing
-// loops too); called only after the CPU check.
+// C_t = op(A_t) op(B) + beta C_t for t < count, the products sharing one B:
+// each block of B is packed once for all of them. Every C_t gets the bits a
+// call of its own would (the same blocks, kernels and order of sums).
+// Compiled for AVX-512 as a whole (the packing loops too); called only after
+// the CPU check.
 __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                                                      const float* a, int64_t lda, const float* b, int64_t ldb,
-                                                      float beta, float* c, int64_t ldc) {
+                                                      const float* const* a, int64_t lda, const float* b, int64_t ldb,
+                                                      float beta, float* const* c, int64_t ldc, int64_t count) {
   // beta other than 0 and 1 scales C once; then every depth block adds on.
-  if (beta != 0.0f && beta != 1.0f)
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] *= beta;
-  if (k <= 0) {
-    if (beta == 0.0f)
-      for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
-    return;
+  for (int64_t t = 0; t < count; ++t) {
+    if (beta != 0.0f && beta != 1.0f)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) c[t][i * ldc + j] *= beta;
+    if (k <= 0 && beta == 0.0f)
+      for (int64_t i = 0; i < m; ++i) std::fill(c[t] + i * ldc, c[t] + i * ldc + n, 0.0f);
   }
+  if (k <= 0) return;
   PackBuffers& buffers = pack_buffers();
-  const int64_t kc_max = std::min(kKC, k);
+  const int64_t kc_max = depth_block(k);
   float* packed_b = buffers.b.get(kc_max * ((std::min(kNC, n) + kNR - 1) / kNR * kNR));
   float* packed_a = buffers.a.get(kc_max * ((std::min(kMC, m) + kMR - 1) / kMR * kMR));
   for (int64_t j0 = 0; j0 < n; j0 += kNC) {
     const int64_t nc = std::min(kNC, n - j0);
-    for (int64_t p0 = 0; p0 < k; p0 += kKC) {
-      const int64_t kc = std::min(kKC, k - p0);
+    for (int64_t p0 = 0; p0 < k; p0 += kc_max) {
+      const int64_t kc = std::min(kc_max, k - p0);
       const bool accumulate = p0 > 0 || beta != 0.0f;
       pack_b(trans_b, b, ldb, p0, kc, j0, nc, packed_b);
-      for (int64_t i0 = 0; i0 < m; i0 += kMC) {
-        const int64_t mc = std::min(kMC, m - i0);
-        pack_a(trans_a, a, lda, i0, mc, p0, kc, packed_a);
-        for (int64_t s0 = 0; s0 < nc; s0 += kNR) {
-          const float* b_strip = packed_b + s0 * kc;
-          const __mmask16 lo = first_lanes(nc - s0), hi = first_lanes(nc - s0 - 16);
-          for (int64_t r0 = 0; r0 < mc; r0 += kMR)
-            kernels[std::min(kMR, mc - r0) - 1](kc, packed_a + r0 * kc, b_strip, c + (i0 + r0) * ldc + j0 + s0, ldc, lo,
-                                                hi, accumulate);
+      for (int64_t t = 0; t < count; ++t) {
+        for (int64_t i0 = 0; i0 < m; i0 += kMC) {
+          const int64_t mc = std::min(kMC, m - i0);
+          pack_a(trans_a, a[t], lda, i0, mc, p0, kc, packed_a);
+          for (int64_t s0 = 0; s0 < nc; s0 += kNR) {
+            const float* b_strip = packed_b + s0 * kc;
+            const __mmask16 lo = first_lanes(nc - s0), hi = first_lanes(nc - s0 - 16);
+            for (int64_t r0 = 0; r0 < mc; r0 += kMR)
+              kernels[std::min(kMR, mc - r0) - 1](kc, packed_a + r0 * kc, b_strip, c[t] + (i0 + r0) * ldc + j0 + s0,
+                                                  ldc, lo, hi, accumulate);
+          }
         }
       }
     }
@@ -260,7 +284,15 @@ void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
   if (m <= 0 || n <= 0) return;
-  blocked_sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  blocked_sgemm(trans_a, trans_b, m, n, k, &a, lda, b, ldb, beta, &c, ldc, 1);
+}
+
+void sgemm_avx512_shared_b(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* const* a,
+                           int64_t lda, const float* b, int64_t ldb, float beta, float* const* c, int64_t ldc,
+                           int64_t count) {
+  ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
+  if (m <= 0 || n <= 0 || count <= 0) return;
+  blocked_sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, count);
 }
 
 }  // namespace attn

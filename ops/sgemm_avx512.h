@@ -1,8 +1,6 @@
-// The engine's own single-threaded float32 GEMM for CPUs with AVX-512. On
-// this project's machines OpenBLAS is pinned to its AVX2 (Haswell) kernels
-// (OPENBLAS_CORETYPE=Haswell: older OpenBLAS AVX-512 kernels compute wrong
-// results on some processors), which reach about half of what AVX-512 does
-// here (docs/engine.md, "The float32 GEMM"). Callers thread it the way they
+// The engine's own single-threaded float32 GEMM for CPUs with AVX-512: the
+// default float32 GEMM there, whatever kernels OpenBLAS has for the CPU
+// (docs/engine.md, "The float32 GEMM"). Callers thread it the way they
 // thread OpenBLAS's serial calls (ops/matmul_cpu.cpp).
 #pragma once
 #include <cstdint>
@@ -15,6 +13,14 @@ namespace attn {
 // Only callable where sgemm_avx512_available().
 void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// count products C[t] = op(A[t]) op(B) + beta C[t] with one B (and one m, n,
+// k, lda, ldc for all): B is packed once per block instead of once per
+// product, which is most of a small product's cost. Each C[t] gets the same
+// bits as its own sgemm_avx512 call.
+void sgemm_avx512_shared_b(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* const* a,
+                           int64_t lda, const float* b, int64_t ldb, float beta, float* const* c, int64_t ldc,
+                           int64_t count);
 
 // The CPU has AVX-512F (checked once).
 bool sgemm_avx512_available();

@@ -98,14 +98,16 @@ class SgemmAvx512 : public ::testing::Test {
 };
 
 TEST_F(SgemmAvx512, EveryLayoutEdgeSizeAndBetaIsWithinRoundingOfTheExactProduct) {
-  // Tiles are 12 x 32, depth blocks 256, row blocks 144, column blocks 1536:
-  // sizes one below, at and above those, and ones that leave every kind of edge.
+  // Tiles are 12 x 32, depth blocks of equal depth up to 384, row blocks 96,
+  // column blocks 1536: sizes one below, at and above those, and ones that
+  // leave every kind of edge.
   const Case cases[] = {
       {false, false, 12, 32, 256, 0, 0, 0, 0.0f}, {false, false, 13, 33, 257, 3, 5, 7, 0.0f},
       {true, false, 145, 31, 300, 1, 0, 2, 1.0f}, {false, true, 11, 65, 513, 0, 4, 0, 1.0f},
       {true, true, 150, 100, 40, 2, 2, 1, 0.5f},  {false, false, 1, 1, 1, 0, 0, 0, 0.0f},
       {false, true, 300, 300, 64, 0, 0, 0, 0.0f}, {true, false, 30, 1600, 20, 0, 0, 3, -2.0f},
-      {false, false, 289, 45, 1, 1, 1, 1, 1.0f},
+      {false, false, 289, 45, 1, 1, 1, 1, 1.0f},  {false, true, 97, 1537, 385, 0, 0, 0, 0.0f},
+      {true, true, 95, 64, 769, 0, 0, 0, 1.0f},   {false, false, 96, 20, 384, 0, 0, 0, 0.0f},
   };
   std::mt19937 gen(7);
   for (const Case& t : cases) {
@@ -150,6 +152,41 @@ TEST_F(SgemmAvx512, OneCallRunTwiceGivesTheSameBits) {
   EXPECT_EQ(first, second);
 }
 
+TEST_F(SgemmAvx512, ProductsSharingBGetTheBitsOfTheirOwnCalls) {
+  // Five products with one B packed once (two depth blocks, edge tiles in
+  // both directions): each C is within rounding of its exact product and
+  // bit for bit what its own call gives, which runs the same kernels in the
+  // same order.
+  for (const Case& t : {Case{false, true, 13, 45, 300, 2, 1, 3, 0.0f}, Case{true, false, 29, 70, 40, 0, 0, 0, 1.0f}}) {
+    SCOPED_TRACE(describe(t));
+    std::mt19937 gen(12);
+    std::vector<Product> products;
+    for (int i = 0; i < 5; ++i) products.push_back(make_product(t, gen));
+    for (Product& p : products) p.b = products[0].b;
+    std::vector<std::vector<float>> shared, own;
+    std::vector<const float*> as;
+    std::vector<float*> cs;
+    for (const Product& p : products) {
+      shared.push_back(p.c0);
+      own.push_back(p.c0);
+    }
+    for (size_t i = 0; i < products.size(); ++i) {
+      as.push_back(products[i].a.data());
+      cs.push_back(shared[i].data());
+    }
+    const Product& first = products[0];
+    sgemm_avx512_shared_b(t.trans_a, t.trans_b, t.m, t.n, t.k, as.data(), first.lda, first.b.data(), first.ldb, t.beta,
+                          cs.data(), first.ldc, static_cast<int64_t>(products.size()));
+    for (size_t i = 0; i < products.size(); ++i) {
+      const Product& p = products[i];
+      sgemm_avx512(t.trans_a, t.trans_b, t.m, t.n, t.k, p.a.data(), p.lda, p.b.data(), p.ldb, t.beta, own[i].data(),
+                   p.ldc);
+      expect_product(t, p, shared[i]);
+      EXPECT_EQ(shared[i], own[i]) << "product " << i;
+    }
+  }
+}
+
 // Restores the automatic choice when a test ends.
 class SgemmChoice {
  public:
@@ -181,6 +218,28 @@ TEST(CpuSgemmChoice, MatmulAndLinearAreWithinRoundingWithEitherKernel) {
     const std::vector<double> ref_a = ref_mm.to_vector(), ref_b = ref_lin.to_vector();
     for (size_t e = 0; e < mm.size(); ++e) ASSERT_NEAR(mm[e], ref_a[e], bound) << "matmul entry " << e;
     for (size_t e = 0; e < lin.size(); ++e) ASSERT_NEAR(lin[e], ref_b[e], bound) << "linear entry " << e;
+  }
+}
+
+// A weight per head broadcast over the batch ([8, 2, 20, 64] x [2, 64, 48],
+// as MTSA's per-head projections): the engine's kernel runs the products
+// that share a head's B together. Each entry sums 64 products of magnitude
+// at most 1; with either kernel it is within gamma_65 * 64 of float64.
+TEST(CpuSgemmChoice, ProductsWithABroadcastWeightPerHeadAreWithinRounding) {
+  Generator gen(13);
+  const Tensor a = rand_uniform({8, 2, 20, 64}, -1.0, 1.0, gen, DType::F32);
+  const Tensor b = rand_uniform({2, 64, 48}, -1.0, 1.0, gen, DType::F32);
+  const std::vector<double> ref = matmul(cast(a, DType::F64), cast(b, DType::F64)).to_vector();
+  const double u = std::numeric_limits<float>::epsilon() / 2;
+  const double bound = 65 * u / (1 - 65 * u) * 64;
+  for (CpuSgemm choice : {CpuSgemm::automatic, CpuSgemm::openblas}) {
+    SgemmChoice scope(choice);
+    SCOPED_TRACE(choice == CpuSgemm::automatic ? "automatic" : "openblas");
+    for (const Tensor& b_view : {b, transpose(contiguous(transpose(b, 1, 2)), 1, 2)}) {
+      const std::vector<double> got = matmul(a, b_view).to_vector();
+      ASSERT_EQ(got.size(), ref.size());
+      for (size_t e = 0; e < got.size(); ++e) ASSERT_NEAR(got[e], ref[e], bound) << "entry " << e;
+    }
   }
 }
 
