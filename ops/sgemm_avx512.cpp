@@ -175,6 +175,14 @@ template <int kRows>
 __attribute__((target("avx512f"))) void kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
                                                float* __restrict c, int64_t ldc, __mmask16 lo, __mmask16 hi,
                                                bool accumulate) {
+  // The tile's rows of C are fetched now, to be in cache when the sums are
+  // stored after kc steps: a cold C (a fresh output) otherwise stalls every
+  // store (a single-threaded [2048, 300] x [300, 1200] ran 12% faster).
+#pragma GCC unroll 12
+  for (int i = 0; i < kRows; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
+  }
   __m512 acc[kRows][2];
 #pragma GCC unroll 12
   for (int i = 0; i < kRows; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
