@@ -1,6 +1,9 @@
 // CPU kernels of layer_norm. One row at a time: the row stays in cache while
 // its mean, variance and output (or, backward, its two reductions and dx) are
-// computed. Row statistics accumulate in double for both dtypes.
+// computed. Row statistics accumulate in double for both dtypes. The row
+// loops are SIMD clones (ops/vector_math.h): the baseline build's 2-wide
+// double arithmetic made the Transformer's layer norm backward 4x slower
+// than its bytes.
 #include "attn/ops/layer_norm_kernels.h"
 
 #include <algorithm>
@@ -8,6 +11,7 @@
 #include <vector>
 
 #include "attn/engine/cpu_loops.h"
+#include "attn/ops/vector_math.h"
 
 namespace attn {
 
@@ -19,7 +23,7 @@ constexpr int64_t kMaxRowBlocks = 64;
 // Eight independent partial sums: the loop vectorises without reassociating
 // (no -ffast-math), and the rounding error grows more slowly than one sum.
 template <class F>
-double sum_terms(int64_t n, const F& term) {
+inline __attribute__((always_inline)) double sum_terms(int64_t n, const F& term) {
   double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -37,6 +41,37 @@ int64_t row_blocks(int64_t rows, int64_t D) {
   return std::max<int64_t>(1, std::min({by_work, rows, kMaxRowBlocks}));
 }
 
+// Rows [b, e) of the forward pass.
+template <class T>
+ATTN_SIMD_CLONES void forward_rows(const T* px, const T* pg, const T* pb, double eps, int64_t D, int64_t b, int64_t e,
+                                   T* py, T* pm, T* pr) {
+  const double inv_d = 1.0 / static_cast<double>(D);
+  for (int64_t r = b; r < e; ++r) {
+    const T* xr = px + r * D;
+    T* yr = py + r * D;
+    // Two passes over the cached row: the mean, then squared deviations
+    // from it (no cancellation, unlike E[x^2] - E[x]^2).
+    const double mu = sum_terms(D, [&](int64_t i) { return static_cast<double>(xr[i]); }) * inv_d;
+    const double var = sum_terms(D, [&](int64_t i) {
+                         double d = static_cast<double>(xr[i]) - mu;
+                         return d * d;
+                       }) * inv_d;
+    const T m = static_cast<T>(mu);
+    const T s = static_cast<T>(1.0 / std::sqrt(var + eps));
+    pm[r] = m;
+    pr[r] = s;
+    if (pg && pb) {
+      for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - m) * s * pg[i] + pb[i];
+    } else if (pg) {
+      for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - m) * s * pg[i];
+    } else if (pb) {
+      for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - m) * s + pb[i];
+    } else {
+      for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - m) * s;
+    }
+  }
+}
+
 template <class T>
 void forward_typed(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, int64_t rows, int64_t D,
                    const Tensor& y, const Tensor& mean, const Tensor& rstd) {
@@ -46,39 +81,14 @@ void forward_typed(const Tensor& x, const Tensor& gamma, const Tensor& beta, dou
   T* py = y.data<T>();
   T* pm = mean.data<T>();
   T* pr = rstd.data<T>();
-  const double inv_d = 1.0 / static_cast<double>(D);
-  parallel_for(rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(D, 1)), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const T* xr = px + r * D;
-      T* yr = py + r * D;
-      // Two passes over the cached row: the mean, then squared deviations
-      // from it (no cancellation, unlike E[x^2] - E[x]^2).
-      const double mu = sum_terms(D, [&](int64_t i) { return static_cast<double>(xr[i]); }) * inv_d;
-      const double var = sum_terms(D, [&](int64_t i) {
-                           double d = static_cast<double>(xr[i]) - mu;
-                           return d * d;
-                         }) * inv_d;
-      const T m = static_cast<T>(mu);
-      const T s = static_cast<T>(1.0 / std::sqrt(var + eps));
-      pm[r] = m;
-      pr[r] = s;
-      if (pg && pb) {
-        for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - m) * s * pg[i] + pb[i];
-      } else if (pg) {
-        for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - m) * s * pg[i];
-      } else if (pb) {
-        for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - m) * s + pb[i];
-      } else {
-        for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - m) * s;
-      }
-    }
-  });
+  parallel_for(rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(D, 1)),
+               [&](int64_t b, int64_t e) { forward_rows(px, pg, pb, eps, D, b, e, py, pm, pr); });
 }
 
 // dx = rstd * (gy - mean(gy) - xhat * mean(gy * xhat)) for one row, where
 // xhat = (x - mean) * rstd and gy = grad * gamma (grad when there is no gamma).
 template <class T, bool kGamma>
-void grad_x_row(const T* gr, const T* xr, const T* pg, T m, T s, int64_t D, T* dx) {
+inline __attribute__((always_inline)) void grad_x_row(const T* gr, const T* xr, const T* pg, T m, T s, int64_t D, T* dx) {
   auto gy = [&](int64_t i) { return kGamma ? gr[i] * pg[i] : gr[i]; };
   const double inv_d = 1.0 / static_cast<double>(D);
   const T a = static_cast<T>(sum_terms(D, [&](int64_t i) { return static_cast<double>(gy(i)); }) * inv_d);
@@ -86,6 +96,29 @@ void grad_x_row(const T* gr, const T* xr, const T* pg, T m, T s, int64_t D, T* d
       sum_terms(D, [&](int64_t i) { return static_cast<double>(gy(i)) * static_cast<double>((xr[i] - m) * s); }) *
       inv_d);
   for (int64_t i = 0; i < D; ++i) dx[i] = s * (gy(i) - a - (xr[i] - m) * s * c);
+}
+
+// Rows [r0, r1) of the backward pass: dx where pdx is set, and the rows'
+// gamma and beta terms added to dg and db where they are set.
+template <class T>
+ATTN_SIMD_CLONES void backward_rows(const T* pgrad, const T* px, const T* pg, const T* pm, const T* pr, int64_t D,
+                                    int64_t r0, int64_t r1, T* pdx, double* dg, double* db) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* gr = pgrad + r * D;
+    const T* xr = px + r * D;
+    const T m = pm[r], s = pr[r];
+    if (pdx) {
+      if (pg) grad_x_row<T, true>(gr, xr, pg, m, s, D, pdx + r * D);
+      else grad_x_row<T, false>(gr, xr, pg, m, s, D, pdx + r * D);
+    }
+    if (dg) {
+      for (int64_t i = 0; i < D; ++i) {
+        const double gi = static_cast<double>(gr[i]);
+        dg[i] += gi * static_cast<double>((xr[i] - m) * s);
+        db[i] += gi;
+      }
+    }
+  }
 }
 
 template <class T>
@@ -110,24 +143,8 @@ void backward_typed(const Tensor& grad, const Tensor& x, const Tensor& gamma, co
   parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t blk = b0; blk < b1; ++blk) {
       double* dg = want_params ? partial.data() + blk * 2 * D : nullptr;
-      double* db = want_params ? dg + D : nullptr;
-      const int64_t r_end = std::min(rows, (blk + 1) * per_block);
-      for (int64_t r = blk * per_block; r < r_end; ++r) {
-        const T* gr = pgrad + r * D;
-        const T* xr = px + r * D;
-        const T m = pm[r], s = pr[r];
-        if (pdx) {
-          if (pg) grad_x_row<T, true>(gr, xr, pg, m, s, D, pdx + r * D);
-          else grad_x_row<T, false>(gr, xr, pg, m, s, D, pdx + r * D);
-        }
-        if (want_params) {
-          for (int64_t i = 0; i < D; ++i) {
-            const double gi = static_cast<double>(gr[i]);
-            dg[i] += gi * static_cast<double>((xr[i] - m) * s);
-            db[i] += gi;
-          }
-        }
-      }
+      backward_rows(pgrad, px, pg, pm, pr, D, blk * per_block, std::min(rows, (blk + 1) * per_block), pdx, dg,
+                    want_params ? dg + D : nullptr);
     }
   });
 

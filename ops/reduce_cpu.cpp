@@ -1,4 +1,5 @@
 #include "attn/engine/cpu_loops.h"
+#include "attn/ops/vector_math.h"
 #include "attn/ops/reduce_kernels.h"
 
 #include <algorithm>
@@ -52,6 +53,36 @@ void reduce_rows_cpu(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, con
   });
 }
 
+namespace {
+
+// out[j] = the sum over rows i < n of base[i * inner + j], for j < w, in the
+// zeroed double accumulators a. A SIMD clone (ops/vector_math.h): the
+// baseline build converts and adds two doubles at a time.
+template <class T>
+ATTN_SIMD_CLONES void sum_column_block(const T* base, int64_t n, int64_t inner, int64_t w, double* __restrict a,
+                                       T* out) {
+  // Four rows per pass over the accumulators: a quarter of their loads and
+  // stores, which bound this loop, for the same reads of x. The order of the
+  // additions is fixed per column, whatever the threads.
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const T* __restrict r0 = base + i * inner;
+    const T* __restrict r1 = r0 + inner;
+    const T* __restrict r2 = r1 + inner;
+    const T* __restrict r3 = r2 + inner;
+    for (int64_t j = 0; j < w; ++j)
+      a[j] += (static_cast<double>(r0[j]) + static_cast<double>(r1[j])) +
+              (static_cast<double>(r2[j]) + static_cast<double>(r3[j]));
+  }
+  for (; i < n; ++i) {
+    const T* __restrict r = base + i * inner;
+    for (int64_t j = 0; j < w; ++j) a[j] += static_cast<double>(r[j]);
+  }
+  for (int64_t j = 0; j < w; ++j) out[j] = static_cast<T>(a[j]);
+}
+
+}  // namespace
+
 void sum_columns_cpu(const Tensor& x, int64_t outer, int64_t n, int64_t inner, const Tensor& out) {
   dispatch_floating(x.dtype(), "sum", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -64,26 +95,7 @@ void sum_columns_cpu(const Tensor& x, int64_t outer, int64_t n, int64_t inner, c
       for (int64_t c = b; c < e;) {
         const int64_t o = c / inner, f0 = c % inner, w = std::min(inner - f0, e - c);
         acc.assign(static_cast<size_t>(w), 0.0);
-        double* __restrict a = acc.data();
-        const T* base = px + o * n * inner + f0;
-        // Four rows per pass over the accumulators: a quarter of their loads
-        // and stores, which bound this loop, for the same reads of x. The
-        // order of the additions is fixed per column, whatever the threads.
-        int64_t i = 0;
-        for (; i + 4 <= n; i += 4) {
-          const T* __restrict r0 = base + i * inner;
-          const T* __restrict r1 = r0 + inner;
-          const T* __restrict r2 = r1 + inner;
-          const T* __restrict r3 = r2 + inner;
-          for (int64_t j = 0; j < w; ++j)
-            a[j] += (static_cast<double>(r0[j]) + static_cast<double>(r1[j])) +
-                    (static_cast<double>(r2[j]) + static_cast<double>(r3[j]));
-        }
-        for (; i < n; ++i) {
-          const T* __restrict r = base + i * inner;
-          for (int64_t j = 0; j < w; ++j) a[j] += static_cast<double>(r[j]);
-        }
-        for (int64_t j = 0; j < w; ++j) po[o * inner + f0 + j] = static_cast<T>(a[j]);
+        sum_column_block(px + o * n * inner + f0, n, inner, w, acc.data(), po + o * inner + f0);
         c += w;
       }
     });
