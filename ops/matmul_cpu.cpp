@@ -12,6 +12,7 @@
 #include "attn/engine/copy.h"
 #include "attn/engine/cpu_loops.h"
 #include "attn/engine/dtype.h"
+#include "attn/engine/error.h"
 #include "attn/engine/parallel.h"
 #include "attn/engine/tensor.h"
 #include "attn/ops/gemm_threads.h"
@@ -38,6 +39,7 @@ struct GemmCall {
   T beta;
   T* c;
   int64_t ldc;
+  const T* bias = nullptr;  // n values added to every row of C; only on the engine's float32 kernel
 };
 
 // The whole product of A (layout la) and B (layout lb) into contiguous C.
@@ -51,15 +53,17 @@ GemmCall<T> product_call(const GemmLayout& la, const T* a, const GemmLayout& lb,
 // (ops/sgemm_avx512.h), else to OpenBLAS; float64 always to OpenBLAS.
 void blas_gemm(const GemmCall<float>& g) {
   if (use_own_sgemm()) {
-    sgemm_avx512(g.trans_a, g.trans_b, g.m, g.n, g.k, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc);
+    sgemm_avx512(g.trans_a, g.trans_b, g.m, g.n, g.k, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc, g.bias);
     return;
   }
+  ATTN_CHECK(g.bias == nullptr, "matmul", "a fused bias needs the engine's float32 GEMM");
   cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), 1.0f, g.a, static_cast<int>(g.lda),
               g.b, static_cast<int>(g.ldb), g.beta, g.c, static_cast<int>(g.ldc));
 }
 
 void blas_gemm(const GemmCall<double>& g) {
+  ATTN_CHECK(g.bias == nullptr, "matmul", "a fused bias needs the engine's float32 GEMM");
   cblas_dgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), 1.0, g.a, static_cast<int>(g.lda),
               g.b, static_cast<int>(g.ldb), g.beta, g.c, static_cast<int>(g.ldc));
@@ -70,7 +74,7 @@ bool runs_own_sgemm(const GemmCall<float>&) { return use_own_sgemm(); }
 // Calls that differ only in A and C, so that one packing of B serves them all.
 bool same_b_operand(const GemmCall<float>& x, const GemmCall<float>& y) {
   return x.b == y.b && x.m == y.m && x.n == y.n && x.k == y.k && x.trans_a == y.trans_a && x.trans_b == y.trans_b &&
-         x.lda == y.lda && x.ldb == y.ldb && x.ldc == y.ldc && x.beta == y.beta;
+         x.lda == y.lda && x.ldb == y.ldb && x.ldc == y.ldc && x.beta == y.beta && x.bias == y.bias;
 }
 
 // Units [begin, end) on this thread, call(u) describing each. On the
@@ -102,7 +106,7 @@ void run_units(int64_t begin, int64_t end, const Call& call) {
         }
         const GemmCall<float>& g = calls[first];
         sgemm_avx512_shared_b(g.trans_a, g.trans_b, g.m, g.n, g.k, as.data(), g.lda, g.b, g.ldb, g.beta, cs.data(),
-                              g.ldc, static_cast<int64_t>(last - first));
+                              g.ldc, static_cast<int64_t>(last - first), g.bias);
         first = last;
       }
       return;
@@ -146,10 +150,11 @@ void run_depth_slices(const GemmCall<T>& g, int64_t slices) {
   parallel_for(slices, 1, [&](int64_t begin, int64_t end) {
     for (int64_t s = begin; s < end; ++s) {
       GemmCall<T> part = depths_of(g, s * g.k / slices, (s + 1) * g.k / slices);
-      if (s > 0) {
+      if (s > 0) {  // the bias goes into slice 0 only
         part.beta = T(0);
         part.c = p + (s - 1) * area;
         part.ldc = g.n;
+        part.bias = nullptr;
       }
       blas_gemm(part);
     }
@@ -256,7 +261,11 @@ void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias
                 bool accumulate) {
   const int64_t rows = x_rows.shape()[0], in = x_rows.shape()[1], outf = out_rows.shape()[1];
   if (out_rows.numel() == 0) return;
-  const bool add_to_rows = prepare_linear_rows(bias, in, accumulate, out_rows);
+  // On the engine's float32 kernel the bias is added as the GEMM stores its
+  // sums; otherwise the rows start as the bias and the GEMM adds onto them.
+  const bool fuse_bias = bias.defined() && !accumulate && in > 0 && out_rows.dtype() == DType::F32 &&
+                         use_own_sgemm() && bias.dim() == 1 && bias.strides()[0] == 1;
+  const bool add_to_rows = fuse_bias ? false : prepare_linear_rows(bias, in, accumulate, out_rows);
   if (in == 0) return;
   const GemmLayout lx = gemm_layout(x_rows), lw = gemm_layout(weight_t);
   dispatch_floating(out_rows.dtype(), "linear", [&](auto tag) {
@@ -264,7 +273,12 @@ void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias
     const T* px = x_rows.data<T>();
     T* po = out_rows.data<T>();
     const T beta = add_to_rows ? T(1) : T(0);
-    run_products(1, [&](int64_t) { return product_call(lx, px, lw, weight_t.data<T>(), rows, outf, in, beta, po); });
+    const T* pbias = fuse_bias ? bias.data<T>() : nullptr;
+    run_products(1, [&](int64_t) {
+      GemmCall<T> call = product_call(lx, px, lw, weight_t.data<T>(), rows, outf, in, beta, po);
+      call.bias = pbias;
+      return call;
+    });
   });
 }
 

@@ -174,7 +174,7 @@ __attribute__((target("avx512f"))) void pack_b(bool trans, const float* b, int64
 template <int kRows>
 __attribute__((target("avx512f"))) void kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
                                                float* __restrict c, int64_t ldc, __mmask16 lo, __mmask16 hi,
-                                               bool accumulate) {
+                                               bool accumulate, const float* __restrict bias) {
   // The tile's rows of C are fetched now, to be in cache when the sums are
   // stored after kc steps: a cold C (a fresh output) otherwise stalls every
   // store (a single-threaded [2048, 300] x [300, 1200] ran 12% faster).
@@ -197,6 +197,10 @@ __attribute__((target("avx512f"))) void kernel(int64_t kc, const float* __restri
       acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
     }
   }
+  // A bias row (given for the first depth block only) is added as the sums
+  // are stored: with beta = 0, C is never read.
+  const __m512 bias_lo = bias ? _mm512_maskz_loadu_ps(lo, bias) : _mm512_setzero_ps();
+  const __m512 bias_hi = bias ? _mm512_maskz_loadu_ps(hi, bias + 16) : _mm512_setzero_ps();
 #pragma GCC unroll 12
   for (int i = 0; i < kRows; ++i) {
     float* row = c + i * ldc;
@@ -204,12 +208,17 @@ __attribute__((target("avx512f"))) void kernel(int64_t kc, const float* __restri
       acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_maskz_loadu_ps(lo, row));
       acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_maskz_loadu_ps(hi, row + 16));
     }
+    if (bias) {
+      acc[i][0] = _mm512_add_ps(acc[i][0], bias_lo);
+      acc[i][1] = _mm512_add_ps(acc[i][1], bias_hi);
+    }
     _mm512_mask_storeu_ps(row, lo, acc[i][0]);
     _mm512_mask_storeu_ps(row + 16, hi, acc[i][1]);
   }
 }
 
-using Kernel = void (*)(int64_t, const float*, const float*, float*, int64_t, __mmask16, __mmask16, bool);
+using Kernel = void (*)(int64_t, const float*, const float*, float*, int64_t, __mmask16, __mmask16, bool,
+                        const float*);
 
 template <int... kRows>
 constexpr std::array<Kernel, sizeof...(kRows)> kernels_by_rows(std::integer_sequence<int, kRows...>) {
@@ -249,7 +258,8 @@ namespace {
 // the CPU check.
 __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                                                       const float* const* a, int64_t lda, const float* b, int64_t ldb,
-                                                      float beta, float* const* c, int64_t ldc, int64_t count) {
+                                                      float beta, const float* bias, float* const* c, int64_t ldc,
+                                                      int64_t count) {
   // beta other than 0 and 1 scales C once; then every depth block adds on.
   for (int64_t t = 0; t < count; ++t) {
     if (beta != 0.0f && beta != 1.0f)
@@ -257,6 +267,9 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
         for (int64_t j = 0; j < n; ++j) c[t][i * ldc + j] *= beta;
     if (k <= 0 && beta == 0.0f)
       for (int64_t i = 0; i < m; ++i) std::fill(c[t] + i * ldc, c[t] + i * ldc + n, 0.0f);
+    if (k <= 0 && bias)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) c[t][i * ldc + j] += bias[j];
   }
   if (k <= 0) return;
   PackBuffers& buffers = pack_buffers();
@@ -275,10 +288,11 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
           pack_a(trans_a, a[t], lda, i0, mc, p0, kc, packed_a);
           for (int64_t s0 = 0; s0 < nc; s0 += kNR) {
             const float* b_strip = packed_b + s0 * kc;
+            const float* bias_strip = bias && p0 == 0 ? bias + j0 + s0 : nullptr;
             const __mmask16 lo = first_lanes(nc - s0), hi = first_lanes(nc - s0 - 16);
             for (int64_t r0 = 0; r0 < mc; r0 += kMR)
               kernels[std::min(kMR, mc - r0) - 1](kc, packed_a + r0 * kc, b_strip, c[t] + (i0 + r0) * ldc + j0 + s0,
-                                                  ldc, lo, hi, accumulate);
+                                                  ldc, lo, hi, accumulate, bias_strip);
           }
         }
       }
@@ -289,18 +303,18 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
 }  // namespace
 
 void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias) {
   ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
   if (m <= 0 || n <= 0) return;
-  blocked_sgemm(trans_a, trans_b, m, n, k, &a, lda, b, ldb, beta, &c, ldc, 1);
+  blocked_sgemm(trans_a, trans_b, m, n, k, &a, lda, b, ldb, beta, bias, &c, ldc, 1);
 }
 
 void sgemm_avx512_shared_b(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* const* a,
                            int64_t lda, const float* b, int64_t ldb, float beta, float* const* c, int64_t ldc,
-                           int64_t count) {
+                           int64_t count, const float* bias) {
   ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
   if (m <= 0 || n <= 0 || count <= 0) return;
-  blocked_sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, count);
+  blocked_sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, bias, c, ldc, count);
 }
 
 }  // namespace attn

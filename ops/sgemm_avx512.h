@@ -8,11 +8,14 @@
 
 namespace attn {
 
-// C (m x n, row-major, ldc) = op(A) op(B) + beta C, op(A) m x k, op(B) k x n,
-// row-major storage with leading dimensions lda and ldb as in cblas_sgemm.
-// Only callable where sgemm_avx512_available().
+// C (m x n, row-major, ldc) = op(A) op(B) + beta C (+ bias), op(A) m x k,
+// op(B) k x n, row-major storage with leading dimensions lda and ldb as in
+// cblas_sgemm. A bias (n floats, or null) is added to every row of C as the
+// sums are stored, so a linear layer's output is written once instead of
+// being filled with the bias first and read back. Only callable where
+// sgemm_avx512_available().
 void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias = nullptr);
 
 // count products C[t] = op(A[t]) op(B) + beta C[t] with one B (and one m, n,
 // k, lda, ldc for all): B is packed once per block instead of once per
@@ -20,7 +23,7 @@ void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
 // bits as its own sgemm_avx512 call.
 void sgemm_avx512_shared_b(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* const* a,
                            int64_t lda, const float* b, int64_t ldb, float beta, float* const* c, int64_t ldc,
-                           int64_t count);
+                           int64_t count, const float* bias = nullptr);
 
 // The CPU has AVX-512F (checked once).
 bool sgemm_avx512_available();

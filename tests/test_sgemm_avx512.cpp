@@ -152,6 +152,29 @@ TEST_F(SgemmAvx512, OneCallRunTwiceGivesTheSameBits) {
   EXPECT_EQ(first, second);
 }
 
+TEST_F(SgemmAvx512, ABiasRowIsAddedToEveryRowWithoutReadingC) {
+  // beta = 0 with a bias: C = op(A) op(B) + bias, C's old values (NaN here)
+  // never read, over one and several depth blocks and edge columns. The
+  // exact value is that of beta = 1 from a C whose rows hold the bias.
+  for (const Case& t : {Case{false, true, 13, 45, 300, 0, 1, 3, 1.0f}, Case{true, false, 29, 70, 769, 2, 0, 1, 1.0f}}) {
+    SCOPED_TRACE(describe(t));
+    std::mt19937 gen(14);
+    Product p = make_product(t, gen);
+    std::vector<float> bias(static_cast<size_t>(t.n));
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (float& x : bias) x = u(gen);
+    std::vector<float> c = p.c0;
+    for (int64_t i = 0; i < t.m; ++i)
+      for (int64_t j = 0; j < t.n; ++j) {
+        p.c0[i * p.ldc + j] = bias[j];
+        c[i * p.ldc + j] = std::numeric_limits<float>::quiet_NaN();
+      }
+    sgemm_avx512(t.trans_a, t.trans_b, t.m, t.n, t.k, p.a.data(), p.lda, p.b.data(), p.ldb, 0.0f, c.data(), p.ldc,
+                 bias.data());
+    expect_product(t, p, c);
+  }
+}
+
 TEST_F(SgemmAvx512, ProductsSharingBGetTheBitsOfTheirOwnCalls) {
   // Five products with one B packed once (two depth blocks, edge tiles in
   // both directions): each C is within rounding of its exact product and
