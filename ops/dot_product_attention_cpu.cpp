@@ -81,7 +81,7 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t b, int64_t c, F
     T* row = w.scores.data() + j * pn.nk;
     softmax_row(row, ok, s.nk, p.scale);
     std::fill(row + s.nk, row + pn.nk, T(0));
-    copy_short_row(row, s.nk, p.out_probs + ((b * s.heads + c) * s.nq + j) * s.nk);
+    std::copy(row, row + s.nk, p.out_probs + ((b * s.heads + c) * s.nq + j) * s.nk);
   }
   // P V over the valid keys only: the others' rows of v are zero and so is P there.
   panel_product(pn.nq, pn.d, s.nk, w.scores.data(), pn.nk, w.v.data(), pn.d, w.out.data(), pn.d);
@@ -121,7 +121,7 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t b, int64_t c, 
   head_rows_to_transposed_panel(p.v, p.v_at, b, c, s.nk, s.d, ok, 0, w.vt.data(), pn.nk);
   for (int64_t j = 0; j < s.nq; ++j) {
     const T* row = p.probs + ((b * s.heads + c) * s.nq + j) * s.nk;
-    copy_short_row(row, s.nk, w.probs.data() + j * pn.nk);
+    std::copy(row, row + s.nk, w.probs.data() + j * pn.nk);
   }
   // dP = grad V^T, then dS row by row (padded rows and keys stay 0).
   panel_product(pn.nq, pn.nk, s.d, w.g.data(), pn.d, w.vt.data(), pn.nk, w.ds.data(), pn.nk);

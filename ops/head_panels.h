@@ -6,7 +6,6 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 
 #include "attn/engine/tensor.h"
 #include "attn/ops/head_rows.h"
@@ -51,25 +50,6 @@ struct HeadOperands {
   }
 };
 
-// dst[0..n) = src[0..n), inlined into the calling kernel's SIMD clone. A
-// head's rows are short (30 floats at the Transformer's size), and
-// std::copy's call into memmove cost more than the copy: 35% of the fused
-// attention's time went to memmove (perf). Copies of fixed sizes (64 bytes,
-// then halving pieces) compile to plain vector moves.
-template <class T>
-inline __attribute__((always_inline)) void copy_short_row(const T* __restrict src, int64_t n, T* __restrict dst) {
-  constexpr int64_t kChunk = 64 / static_cast<int64_t>(sizeof(T));
-  int64_t i = 0;
-  for (; i + kChunk <= n; i += kChunk) std::memcpy(dst + i, src + i, 64);
-#pragma GCC unroll 8
-  for (int64_t piece = kChunk / 2; piece >= 1; piece /= 2) {
-    if (i + piece <= n) {
-      std::memcpy(dst + i, src + i, static_cast<size_t>(piece) * sizeof(T));
-      i += piece;
-    }
-  }
-}
-
 // Row r < rows of head (b, c) of x into panel row r + offset (the first d
 // entries of it). With `keep`, a row with keep[r] == 0 becomes a zero row
 // instead: a key that must not be attended is selected out of the products,
@@ -82,7 +62,7 @@ void head_rows_to_panel(const T* x, const HeadRows& at, int64_t b, int64_t c, in
     if (keep && !keep[r]) {
       std::fill(dst, dst + d, T(0));
     } else {
-      copy_short_row(x + at.at(b, c, r), d, dst);
+      std::copy(x + at.at(b, c, r), x + at.at(b, c, r) + d, dst);
     }
   }
 }
@@ -110,7 +90,7 @@ void panel_to_head_rows(const T* panel, int64_t ld, int64_t rows, int64_t d, con
     if (keep && !keep[r]) {
       std::fill(dst, dst + d, T(0));
     } else {
-      copy_short_row(panel + r * ld, d, dst);
+      std::copy(panel + r * ld, panel + r * ld + d, dst);
     }
   }
 }
