@@ -91,20 +91,16 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t b, int64_t c, F
 template <class T>
 struct BackwardScratch {
   Panels<T> pn;
-  int64_t nqc;  // queries as the columns of the transposed panels
-  std::vector<T> q, k, vt, g, probs, ds, row, pt, dst, dq, dk, dv;
+  std::vector<T> q, k, vt, g, probs, ds, row, dq, dk, dv;
   explicit BackwardScratch(const Dims& s)
       : pn(s),
-        nqc(round_up(pn.nq, kPanelCols)),
-        q(nqc * pn.d),
+        q(pn.nq * pn.d),
         k(pn.nk * pn.d),
         vt(pn.d * pn.nk),
-        g(nqc * pn.d),
+        g(pn.nq * pn.d),
         probs(pn.nq * pn.nk),
         ds(pn.nq * pn.nk),
         row(pn.nk),
-        pt(pn.nk * nqc),
-        dst(pn.nk * nqc),
         dq(pn.nq * pn.d),
         dk(pn.nk * pn.d),
         dv(pn.nk * pn.d) {}
@@ -136,10 +132,8 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t b, int64_t c, 
   }
   // grad_q = dS K; grad_k = dS^T q; grad_v = P^T grad.
   panel_product(pn.nq, pn.d, s.nk, w.ds.data(), pn.nk, w.k.data(), pn.d, w.dq.data(), pn.d);
-  transpose_panel(w.ds.data(), pn.nk, s.nq, s.nk, w.dst.data(), w.nqc);
-  transpose_panel(w.probs.data(), pn.nk, s.nq, s.nk, w.pt.data(), w.nqc);
-  panel_product(pn.nk, pn.d, s.nq, w.dst.data(), w.nqc, w.q.data(), pn.d, w.dk.data(), pn.d);
-  panel_product(pn.nk, pn.d, s.nq, w.pt.data(), w.nqc, w.g.data(), pn.d, w.dv.data(), pn.d);
+  panel_product_at(pn.nk, pn.d, s.nq, w.ds.data(), pn.nk, w.q.data(), pn.d, w.dk.data(), pn.d);
+  panel_product_at(pn.nk, pn.d, s.nq, w.probs.data(), pn.nk, w.g.data(), pn.d, w.dv.data(), pn.d);
   panel_to_head_rows(w.dq.data(), pn.d, s.nq, s.d, nullptr, p.dq, p.dq_at, b, c, 0);
   // A padded key passes no gradient, whatever the queries hold.
   panel_to_head_rows(w.dk.data(), pn.d, s.nk, s.d, ok, p.dk, p.dk_at, b, c, 0);

@@ -95,11 +95,4 @@ void panel_to_head_rows(const T* panel, int64_t ld, int64_t rows, int64_t d, con
   }
 }
 
-// out[c * ld_out + r] = in[r * ld_in + c] for a rows x cols block.
-template <class T>
-void transpose_panel(const T* in, int64_t ld_in, int64_t rows, int64_t cols, T* out, int64_t ld_out) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) out[c * ld_out + r] = in[r * ld_in + c];
-}
-
 }  // namespace attn

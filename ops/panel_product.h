@@ -32,7 +32,10 @@ inline int64_t round_up(int64_t x, int64_t step) { return (x + step - 1) / step 
 
 // One block of C: Rows x (Vectors * lanes of V) outputs at (r0, c0), kept
 // in Rows * Vectors accumulators for the whole k loop.
-template <class V, int64_t Rows, int64_t Vectors, bool Accumulate, class T>
+// With TransA, A is stored transposed ([kk x m], lda): row r's k-th value
+// is A[k * lda + r]. Only the scalar that is broadcast is read differently,
+// so a product with a transposed operand needs no transposed copy of it.
+template <class V, int64_t Rows, int64_t Vectors, bool Accumulate, bool TransA, class T>
 inline __attribute__((always_inline)) void panel_block(int64_t r0, int64_t c0, int64_t kk, const T* A, int64_t lda,
                                                        const T* B, int64_t ldb, T* C, int64_t ldc) {
   constexpr int64_t L = static_cast<int64_t>(sizeof(V) / sizeof(T));
@@ -49,7 +52,7 @@ inline __attribute__((always_inline)) void panel_block(int64_t r0, int64_t c0, i
     V b[Vectors];
     for (int64_t v = 0; v < Vectors; ++v) std::memcpy(&b[v], B + k * ldb + c0 + v * L, sizeof(V));
     for (int64_t r = 0; r < Rows; ++r) {
-      const T a = A[(r0 + r) * lda + k];
+      const T a = TransA ? A[k * lda + r0 + r] : A[(r0 + r) * lda + k];
       for (int64_t v = 0; v < Vectors; ++v) acc[r][v] += a * b[v];
     }
   }
@@ -66,7 +69,7 @@ inline __attribute__((always_inline)) void panel_block(int64_t r0, int64_t c0, i
 // Transformer's fused attention ran at 2.6 GFLOP/s on a Zen 1 CPU), so
 // there each block is done as 4-row x 2-vector sub-blocks of 32-byte
 // vectors: 8 accumulators, two loads of B and four broadcasts per step.
-template <class T, bool Accumulate = false>
+template <class T, bool Accumulate = false, bool TransA = false>
 inline __attribute__((always_inline)) void panel_product(int64_t m, int64_t n, int64_t kk, const T* A, int64_t lda,
                                                          const T* B, int64_t ldb, T* C, int64_t ldc) {
   using Wide = typename PanelVector<T>::type;
@@ -82,7 +85,8 @@ inline __attribute__((always_inline)) void panel_product(int64_t m, int64_t n, i
   if (wide_registers) {
     for (int64_t r0 = 0; r0 < m; r0 += R)
       for (int64_t c0 = 0; c0 < n; c0 += kPanelCols)
-        panel_block<Wide, R, kPanelCols / PanelVector<T>::lanes, Accumulate>(r0, c0, kk, A, lda, B, ldb, C, ldc);
+        panel_block<Wide, R, kPanelCols / PanelVector<T>::lanes, Accumulate, TransA>(r0, c0, kk, A, lda, B, ldb, C,
+                                                                                      ldc);
     return;
   }
   typedef T Narrow __attribute__((vector_size(32)));
@@ -90,7 +94,7 @@ inline __attribute__((always_inline)) void panel_product(int64_t m, int64_t n, i
   static_assert(R % kSubRows == 0 && kPanelCols % kSubCols == 0, "sub-blocks must tile a panel block");
   for (int64_t r0 = 0; r0 < m; r0 += kSubRows)
     for (int64_t c0 = 0; c0 < n; c0 += kSubCols)
-      panel_block<Narrow, kSubRows, kSubVectors, Accumulate>(r0, c0, kk, A, lda, B, ldb, C, ldc);
+      panel_block<Narrow, kSubRows, kSubVectors, Accumulate, TransA>(r0, c0, kk, A, lda, B, ldb, C, ldc);
 }
 
 // C += A B, as above.
@@ -98,6 +102,21 @@ template <class T>
 inline __attribute__((always_inline)) void panel_product_add(int64_t m, int64_t n, int64_t kk, const T* A, int64_t lda,
                                                              const T* B, int64_t ldb, T* C, int64_t ldc) {
   panel_product<T, true>(m, n, kk, A, lda, B, ldb, C, ldc);
+}
+
+// C = A^T B and C += A^T B with A stored [kk x m] (lda >= m, m padded like
+// the rows above): the attention backward's dS^T q and P^T dO read dS and P
+// as they are (a scalar transpose of each was a quarter of that kernel).
+template <class T>
+inline __attribute__((always_inline)) void panel_product_at(int64_t m, int64_t n, int64_t kk, const T* A, int64_t lda,
+                                                            const T* B, int64_t ldb, T* C, int64_t ldc) {
+  panel_product<T, false, true>(m, n, kk, A, lda, B, ldb, C, ldc);
+}
+template <class T>
+inline __attribute__((always_inline)) void panel_product_at_add(int64_t m, int64_t n, int64_t kk, const T* A,
+                                                                int64_t lda, const T* B, int64_t ldb, T* C,
+                                                                int64_t ldc) {
+  panel_product<T, true, true>(m, n, kk, A, lda, B, ldb, C, ldc);
 }
 
 }  // namespace attn

@@ -138,7 +138,7 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t g, ForwardScrat
 template <class T>
 struct BackwardScratch {
   Panels<T> pn;
-  std::vector<T> q, g, k, vt, probs, ds, probs_t, ds_t, dq, dk, dv, row;
+  std::vector<T> q, g, k, vt, probs, ds, dq, dk, dv, row;
   std::vector<uint8_t> band, attended;
   explicit BackwardScratch(const Dims& s)
       : pn(s),
@@ -148,8 +148,6 @@ struct BackwardScratch {
         vt(pn.d * pn.kn),
         probs(pn.rows * pn.kw),
         ds(pn.rows * pn.kw),
-        probs_t(pn.kw * pn.rows),
-        ds_t(pn.kw * pn.rows),
         dq(pn.rows * pn.d),
         dk(pn.kn * pn.d),
         dv(pn.kn * pn.d),
@@ -194,12 +192,10 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t g, BackwardScr
     // dQ = dS k; dK += dS^T q; dV += P^T dO, over the block's window.
     panel_product(pn.rows, pn.d, pn.kw, w.ds.data(), pn.kw, w.k.data() + j0 * pn.d, pn.d, w.dq.data(), pn.d);
     panel_to_head_rows(w.dq.data(), pn.d, std::min(pn.rows, s.n - j0), s.d, nullptr, p.dq, p.dq_at, b, c, j0);
-    transpose_panel(w.ds.data(), pn.kw, pn.rows, pn.kw, w.ds_t.data(), pn.rows);
-    transpose_panel(w.probs.data(), pn.kw, pn.rows, pn.kw, w.probs_t.data(), pn.rows);
-    panel_product_add(pn.kw, pn.d, pn.rows, w.ds_t.data(), pn.rows, w.q.data() + j0 * pn.d, pn.d,
-                      w.dk.data() + j0 * pn.d, pn.d);
-    panel_product_add(pn.kw, pn.d, pn.rows, w.probs_t.data(), pn.rows, w.g.data() + j0 * pn.d, pn.d,
-                      w.dv.data() + j0 * pn.d, pn.d);
+    panel_product_at_add(pn.kw, pn.d, pn.rows, w.ds.data(), pn.kw, w.q.data() + j0 * pn.d, pn.d,
+                         w.dk.data() + j0 * pn.d, pn.d);
+    panel_product_at_add(pn.kw, pn.d, pn.rows, w.probs.data(), pn.kw, w.g.data() + j0 * pn.d, pn.d,
+                         w.dv.data() + j0 * pn.d, pn.d);
   }
   // Key i sits at panel row i + R; a key no query may attend gets exactly no gradient.
   const uint8_t* attended = w.attended.data();
