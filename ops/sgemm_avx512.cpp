@@ -134,32 +134,39 @@ __attribute__((target("avx512f"))) void pack_a(bool trans, const float* a, int64
   }
 }
 
+// The width of the B strip that starts `cols` columns before the block's
+// end: kNR, or 16 for a last strip of at most 16 columns, which then costs
+// half a full strip's multiply-adds instead of a whole one (n = 300 is nine
+// full strips and one of 12 columns).
+int64_t strip_width(int64_t cols) { return cols <= 16 ? 16 : kNR; }
+
 // op(B) depths [p0, p0 + kc), columns [j0, j0 + nc) into strips of kNR
-// columns: strip s holds, for each depth, its kNR column values side by side.
+// columns (the last one possibly 16): strip s holds, for each depth, its
+// column values side by side, and starts s0 * kc floats in.
 __attribute__((target("avx512f"))) void pack_b(bool trans, const float* b, int64_t ldb, int64_t p0, int64_t kc,
                                                int64_t j0, int64_t nc, float* dst) {
   for (int64_t s0 = 0; s0 < nc; s0 += kNR) {
-    const int64_t cols = std::min(kNR, nc - s0);
+    const int64_t cols = std::min(kNR, nc - s0), width = strip_width(cols);
     float* strip = dst + s0 * kc;
     if (trans) {  // B stored [n, k]: a column's depths are contiguous, so 16 x 16 blocks are transposed
       for (int64_t p = 0; p < kc; p += 16) {
         const __mmask16 depths = first_lanes(kc - p);
-        for (int64_t half = 0; half < kNR; half += 16) {
+        for (int64_t half = 0; half < width; half += 16) {
           __m512 block[16];
           for (int64_t j = 0; j < 16; ++j)
             block[j] = half + j < cols ? _mm512_maskz_loadu_ps(depths, b + (j0 + s0 + half + j) * ldb + p0 + p)
                                        : _mm512_setzero_ps();
           transpose_16x16(block);
           for (int64_t q = 0; q < std::min<int64_t>(16, kc - p); ++q)
-            _mm512_store_ps(strip + (p + q) * kNR + half, block[q]);
+            _mm512_store_ps(strip + (p + q) * width + half, block[q]);
         }
       }
     } else {  // B stored [k, n]: a depth's columns are contiguous; masked loads zero the padding
       const __mmask16 lo = first_lanes(cols), hi = first_lanes(cols - 16);
       for (int64_t p = 0; p < kc; ++p) {
         const float* src = b + (p0 + p) * ldb + j0 + s0;
-        _mm512_store_ps(strip + p * kNR, _mm512_maskz_loadu_ps(lo, src));
-        _mm512_store_ps(strip + p * kNR + 16, _mm512_maskz_loadu_ps(hi, src + 16));
+        _mm512_store_ps(strip + p * width, _mm512_maskz_loadu_ps(lo, src));
+        if (width == kNR) _mm512_store_ps(strip + p * width + 16, _mm512_maskz_loadu_ps(hi, src + 16));
       }
     }
   }
@@ -167,66 +174,65 @@ __attribute__((target("avx512f"))) void pack_b(bool trans, const float* b, int64
 
 #pragma GCC diagnostic pop
 
-// C rows [0, kRows) and the columns of `lo` and `hi` (masks over the two
-// 16-float halves of a kNR-wide tile) += or = an A strip x a B strip over kc
-// depths. Rows past kRows are neither computed nor touched, and masked
-// columns are neither read nor written, so edge tiles need no buffer.
-template <int kRows>
+// C rows [0, kRows) and the columns of `lo` and `hi` (masks over the
+// 16-float vectors of a tile kVectors * 16 wide: a whole kNR strip or a
+// last narrow one) += or = an A strip x a B strip over kc depths. Rows past
+// kRows are neither computed nor touched, and masked columns are neither
+// read nor written, so edge tiles need no buffer.
+template <int kRows, int kVectors>
 __attribute__((target("avx512f"))) void kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
                                                float* __restrict c, int64_t ldc, __mmask16 lo, __mmask16 hi,
                                                bool accumulate, const float* __restrict bias) {
+  constexpr int64_t kWidth = 16 * kVectors;
+  const __mmask16 masks[2] = {lo, hi};
   // The tile's rows of C are fetched now, to be in cache when the sums are
   // stored after kc steps: a cold C (a fresh output) otherwise stalls every
   // store (a single-threaded [2048, 300] x [300, 1200] ran 12% faster).
 #pragma GCC unroll 12
-  for (int i = 0; i < kRows; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
-  }
-  __m512 acc[kRows][2];
+  for (int i = 0; i < kRows; ++i)
+    for (int v = 0; v < kVectors; ++v) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * v), _MM_HINT_T0);
+  __m512 acc[kRows][kVectors];
 #pragma GCC unroll 12
-  for (int i = 0; i < kRows; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (int i = 0; i < kRows; ++i)
+    for (int v = 0; v < kVectors; ++v) acc[i][v] = _mm512_setzero_ps();
   for (int64_t p = 0; p < kc; ++p) {
-    const __m512 b0 = _mm512_load_ps(b + p * kNR);
-    const __m512 b1 = _mm512_load_ps(b + p * kNR + 16);
+    __m512 bv[kVectors];
+    for (int v = 0; v < kVectors; ++v) bv[v] = _mm512_load_ps(b + p * kWidth + 16 * v);
     const float* ap = a + p * kMR;
 #pragma GCC unroll 12
     for (int i = 0; i < kRows; ++i) {
       const __m512 ai = _mm512_set1_ps(ap[i]);
-      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+      for (int v = 0; v < kVectors; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
     }
   }
   // A bias row (given for the first depth block only) is added as the sums
   // are stored: with beta = 0, C is never read.
-  const __m512 bias_lo = bias ? _mm512_maskz_loadu_ps(lo, bias) : _mm512_setzero_ps();
-  const __m512 bias_hi = bias ? _mm512_maskz_loadu_ps(hi, bias + 16) : _mm512_setzero_ps();
+  __m512 bias_v[kVectors];
+  for (int v = 0; v < kVectors; ++v)
+    bias_v[v] = bias ? _mm512_maskz_loadu_ps(masks[v], bias + 16 * v) : _mm512_setzero_ps();
 #pragma GCC unroll 12
   for (int i = 0; i < kRows; ++i) {
     float* row = c + i * ldc;
-    if (accumulate) {
-      acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_maskz_loadu_ps(lo, row));
-      acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_maskz_loadu_ps(hi, row + 16));
+    for (int v = 0; v < kVectors; ++v) {
+      if (accumulate) acc[i][v] = _mm512_add_ps(acc[i][v], _mm512_maskz_loadu_ps(masks[v], row + 16 * v));
+      if (bias) acc[i][v] = _mm512_add_ps(acc[i][v], bias_v[v]);
+      _mm512_mask_storeu_ps(row + 16 * v, masks[v], acc[i][v]);
     }
-    if (bias) {
-      acc[i][0] = _mm512_add_ps(acc[i][0], bias_lo);
-      acc[i][1] = _mm512_add_ps(acc[i][1], bias_hi);
-    }
-    _mm512_mask_storeu_ps(row, lo, acc[i][0]);
-    _mm512_mask_storeu_ps(row + 16, hi, acc[i][1]);
   }
 }
 
 using Kernel = void (*)(int64_t, const float*, const float*, float*, int64_t, __mmask16, __mmask16, bool,
                         const float*);
 
-template <int... kRows>
+template <int kVectors, int... kRows>
 constexpr std::array<Kernel, sizeof...(kRows)> kernels_by_rows(std::integer_sequence<int, kRows...>) {
-  return {&kernel<kRows + 1>...};
+  return {&kernel<kRows + 1, kVectors>...};
 }
 
-// kernels[r - 1] computes r rows.
-constexpr std::array<Kernel, kMR> kernels = kernels_by_rows(std::make_integer_sequence<int, kMR>{});
+// wide_kernels[r - 1] computes r rows of a kNR-wide strip, narrow_kernels[r
+// - 1] of a 16-wide one.
+constexpr std::array<Kernel, kMR> wide_kernels = kernels_by_rows<2>(std::make_integer_sequence<int, kMR>{});
+constexpr std::array<Kernel, kMR> narrow_kernels = kernels_by_rows<1>(std::make_integer_sequence<int, kMR>{});
 
 std::atomic<CpuSgemm> sgemm_choice{CpuSgemm::automatic};
 
@@ -290,6 +296,7 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
             const float* b_strip = packed_b + s0 * kc;
             const float* bias_strip = bias && p0 == 0 ? bias + j0 + s0 : nullptr;
             const __mmask16 lo = first_lanes(nc - s0), hi = first_lanes(nc - s0 - 16);
+            const std::array<Kernel, kMR>& kernels = strip_width(nc - s0) == kNR ? wide_kernels : narrow_kernels;
             for (int64_t r0 = 0; r0 < mc; r0 += kMR)
               kernels[std::min(kMR, mc - r0) - 1](kc, packed_a + r0 * kc, b_strip, c[t] + (i0 + r0) * ldc + j0 + s0,
                                                   ldc, lo, hi, accumulate, bias_strip);
