@@ -77,11 +77,22 @@ bool same_b_operand(const GemmCall<float>& x, const GemmCall<float>& y) {
          x.lda == y.lda && x.ldb == y.ldb && x.ldc == y.ldc && x.beta == y.beta && x.bias == y.bias;
 }
 
+// Calls [first, last) whose A and C each start a fixed step after the
+// previous call's.
+bool evenly_spaced(const std::vector<GemmCall<float>>& calls, size_t first, size_t last) {
+  const std::ptrdiff_t a_step = calls[first + 1].a - calls[first].a, c_step = calls[first + 1].c - calls[first].c;
+  for (size_t t = first + 1; t < last; ++t)
+    if (calls[t].a - calls[t - 1].a != a_step || calls[t].c - calls[t - 1].c != c_step) return false;
+  return true;
+}
+
 // Units [begin, end) on this thread, call(u) describing each. On the
 // engine's own kernel, units with the same B (a weight broadcast over the
 // batch, as in MTSA's per-head projections) are run together so that B is
-// packed once for them (sgemm_avx512_shared_b); each C gets the same bits
-// either way, so neither the grouping nor the thread count changes results.
+// packed once for them: as one tall product when their A and C are evenly
+// spaced (sgemm_avx512_grouped), else as a list (sgemm_avx512_shared_b).
+// Each C gets the same bits either way, so neither the grouping nor the
+// thread count changes results.
 template <class Call>
 void run_units(int64_t begin, int64_t end, const Call& call) {
   using T = std::remove_cv_t<std::remove_pointer_t<decltype(call(begin).c)>>;
@@ -98,15 +109,23 @@ void run_units(int64_t begin, int64_t end, const Call& call) {
       for (size_t first = 0; first < calls.size();) {
         size_t last = first + 1;
         while (last < calls.size() && same_b_operand(calls[first], calls[last])) ++last;
-        as.clear();
-        cs.clear();
-        for (size_t t = first; t < last; ++t) {
-          as.push_back(calls[t].a);
-          cs.push_back(calls[t].c);
-        }
         const GemmCall<float>& g = calls[first];
-        sgemm_avx512_shared_b(g.trans_a, g.trans_b, g.m, g.n, g.k, as.data(), g.lda, g.b, g.ldb, g.beta, cs.data(),
-                              g.ldc, static_cast<int64_t>(last - first), g.bias);
+        const int64_t count = static_cast<int64_t>(last - first);
+        if (count > 1 && !g.trans_a && evenly_spaced(calls, first, last)) {
+          // One tall product: its rows are the products' rows, group by group.
+          const int64_t a_step = calls[first + 1].a - g.a, c_step = calls[first + 1].c - g.c;
+          sgemm_avx512_grouped(g.trans_b, count * g.m, g.n, g.k, g.a, SgemmRows{g.m, g.lda, a_step}, g.b, g.ldb,
+                               g.beta, g.c, SgemmRows{g.m, g.ldc, c_step}, g.bias);
+        } else {
+          as.clear();
+          cs.clear();
+          for (size_t t = first; t < last; ++t) {
+            as.push_back(calls[t].a);
+            cs.push_back(calls[t].c);
+          }
+          sgemm_avx512_shared_b(g.trans_a, g.trans_b, g.m, g.n, g.k, as.data(), g.lda, g.b, g.ldb, g.beta, cs.data(),
+                                g.ldc, count, g.bias);
+        }
         first = last;
       }
       return;

@@ -110,22 +110,27 @@ __attribute__((target("avx512f"))) void transpose_16x16(__m512 rows[16]) {
 
 // op(A) rows [i0, i0 + mc), depths [p0, p0 + kc) into strips of kMR rows:
 // strip r holds, for each depth, its kMR row values side by side. A last
-// strip of fewer rows is not padded: its kernel reads only its rows.
-__attribute__((target("avx512f"))) void pack_a(bool trans, const float* a, int64_t lda, int64_t i0, int64_t mc,
-                                               int64_t p0, int64_t kc, float* dst) {
+// strip of fewer rows is not padded: its kernel reads only its rows. A
+// stored [m, k] has its rows where `rows` puts them; A stored [k, m] has
+// depth p's row at p * rows.ld.
+__attribute__((target("avx512f"))) void pack_a(bool trans, const float* a, const SgemmRows& rows_of_a, int64_t i0,
+                                               int64_t mc, int64_t p0, int64_t kc, float* dst) {
   for (int64_t r0 = 0; r0 < mc; r0 += kMR) {
     const int64_t rows = std::min(kMR, mc - r0);
     float* strip = dst + r0 * kc;
     if (trans) {  // A stored [k, m]: a depth's rows are contiguous
       const __mmask16 lanes = first_lanes(rows);
       for (int64_t p = 0; p < kc; ++p)
-        _mm512_mask_storeu_ps(strip + p * kMR, lanes, _mm512_maskz_loadu_ps(lanes, a + (p0 + p) * lda + i0 + r0));
+        _mm512_mask_storeu_ps(strip + p * kMR, lanes,
+                              _mm512_maskz_loadu_ps(lanes, a + (p0 + p) * rows_of_a.ld + i0 + r0));
     } else {  // A stored [m, k]: a row's depths are contiguous, so 16 x 16 blocks are transposed
+      const float* row[16];
+      for (int64_t i = 0; i < rows; ++i) row[i] = a + rows_of_a.at(i0 + r0 + i) + p0;
       for (int64_t p = 0; p < kc; p += 16) {
         const __mmask16 depths = first_lanes(kc - p);
         __m512 block[16];
         for (int64_t i = 0; i < 16; ++i)
-          block[i] = i < rows ? _mm512_maskz_loadu_ps(depths, a + (i0 + r0 + i) * lda + p0 + p) : _mm512_setzero_ps();
+          block[i] = i < rows ? _mm512_maskz_loadu_ps(depths, row[i] + p) : _mm512_setzero_ps();
         transpose_16x16(block);
         for (int64_t q = 0; q < std::min<int64_t>(16, kc - p); ++q)
           _mm512_mask_storeu_ps(strip + (p + q) * kMR, first_lanes(kMR), block[q]);
@@ -257,25 +262,27 @@ bool use_own_sgemm() { return sgemm_choice.load() == CpuSgemm::automatic && sgem
 
 namespace {
 
-// C_t = op(A_t) op(B) + beta C_t for t < count, the products sharing one B:
-// each block of B is packed once for all of them. Every C_t gets the bits a
-// call of its own would (the same blocks, kernels and order of sums).
-// Compiled for AVX-512 as a whole (the packing loops too); called only after
-// the CPU check.
+// C_t = op(A_t) op(B) + beta C_t (+ bias) for t < count, the products
+// sharing one B: each block of B is packed once for all of them. The rows of
+// each C_t (and of each A_t stored [m, k]) are where c_rows (a_rows) put
+// them, so a batch of products whose A and C are evenly spaced runs as one
+// tall product. Every C element gets the bits a call of its own would (the
+// same depth blocks, kernels and order of sums). Compiled for AVX-512 as a
+// whole (the packing loops too); called only after the CPU check.
 __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                                                      const float* const* a, int64_t lda, const float* b, int64_t ldb,
-                                                      float beta, const float* bias, float* const* c, int64_t ldc,
-                                                      int64_t count) {
+                                                      const float* const* a, const SgemmRows& a_rows, const float* b,
+                                                      int64_t ldb, float beta, const float* bias, float* const* c,
+                                                      const SgemmRows& c_rows, int64_t count) {
   // beta other than 0 and 1 scales C once; then every depth block adds on.
   for (int64_t t = 0; t < count; ++t) {
-    if (beta != 0.0f && beta != 1.0f)
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) c[t][i * ldc + j] *= beta;
-    if (k <= 0 && beta == 0.0f)
-      for (int64_t i = 0; i < m; ++i) std::fill(c[t] + i * ldc, c[t] + i * ldc + n, 0.0f);
-    if (k <= 0 && bias)
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) c[t][i * ldc + j] += bias[j];
+    for (int64_t i = 0; i < m; ++i) {
+      float* row = c[t] + c_rows.at(i);
+      if (beta != 0.0f && beta != 1.0f)
+        for (int64_t j = 0; j < n; ++j) row[j] *= beta;
+      if (k <= 0 && beta == 0.0f) std::fill(row, row + n, 0.0f);
+      if (k <= 0 && bias)
+        for (int64_t j = 0; j < n; ++j) row[j] += bias[j];
+    }
   }
   if (k <= 0) return;
   PackBuffers& buffers = pack_buffers();
@@ -291,15 +298,23 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
       for (int64_t t = 0; t < count; ++t) {
         for (int64_t i0 = 0; i0 < m; i0 += kMC) {
           const int64_t mc = std::min(kMC, m - i0);
-          pack_a(trans_a, a[t], lda, i0, mc, p0, kc, packed_a);
+          pack_a(trans_a, a[t], a_rows, i0, mc, p0, kc, packed_a);
           for (int64_t s0 = 0; s0 < nc; s0 += kNR) {
             const float* b_strip = packed_b + s0 * kc;
             const float* bias_strip = bias && p0 == 0 ? bias + j0 + s0 : nullptr;
             const __mmask16 lo = first_lanes(nc - s0), hi = first_lanes(nc - s0 - 16);
             const std::array<Kernel, kMR>& kernels = strip_width(nc - s0) == kNR ? wide_kernels : narrow_kernels;
-            for (int64_t r0 = 0; r0 < mc; r0 += kMR)
-              kernels[std::min(kMR, mc - r0) - 1](kc, packed_a + r0 * kc, b_strip, c[t] + (i0 + r0) * ldc + j0 + s0,
-                                                  ldc, lo, hi, accumulate, bias_strip);
+            for (int64_t r0 = 0; r0 < mc; r0 += kMR) {
+              // A tile's rows, cut where a group of C's rows ends.
+              const int64_t rows = std::min(kMR, mc - r0);
+              for (int64_t r = 0; r < rows;) {
+                const int64_t row = i0 + r0 + r;
+                const int64_t run = std::min(rows - r, c_rows.group - row % c_rows.group);
+                kernels[run - 1](kc, packed_a + r0 * kc + r, b_strip, c[t] + c_rows.at(row) + j0 + s0, c_rows.ld, lo,
+                                 hi, accumulate, bias_strip);
+                r += run;
+              }
+            }
           }
         }
       }
@@ -313,7 +328,8 @@ void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias) {
   ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
   if (m <= 0 || n <= 0) return;
-  blocked_sgemm(trans_a, trans_b, m, n, k, &a, lda, b, ldb, beta, bias, &c, ldc, 1);
+  blocked_sgemm(trans_a, trans_b, m, n, k, &a, SgemmRows::plain(m, lda), b, ldb, beta, bias, &c,
+                SgemmRows::plain(m, ldc), 1);
 }
 
 void sgemm_avx512_shared_b(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* const* a,
@@ -321,7 +337,18 @@ void sgemm_avx512_shared_b(bool trans_a, bool trans_b, int64_t m, int64_t n, int
                            int64_t count, const float* bias) {
   ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
   if (m <= 0 || n <= 0 || count <= 0) return;
-  blocked_sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, bias, c, ldc, count);
+  blocked_sgemm(trans_a, trans_b, m, n, k, a, SgemmRows::plain(m, lda), b, ldb, beta, bias, c,
+                SgemmRows::plain(m, ldc), count);
+}
+
+void sgemm_avx512_grouped(bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, const SgemmRows& a_rows,
+                          const float* b, int64_t ldb, float beta, float* c, const SgemmRows& c_rows,
+                          const float* bias) {
+  ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
+  ATTN_CHECK(a_rows.group > 0 && c_rows.group > 0, "sgemm", "row groups of ", a_rows.group, " and ", c_rows.group,
+             " rows: expected at least 1");
+  if (m <= 0 || n <= 0) return;
+  blocked_sgemm(false, trans_b, m, n, k, &a, a_rows, b, ldb, beta, bias, &c, c_rows, 1);
 }
 
 }  // namespace attn

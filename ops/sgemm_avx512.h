@@ -8,6 +8,16 @@
 
 namespace attn {
 
+// Where an operand's rows start, in floats from its pointer: rows come in
+// groups of `group` rows `ld` apart, and group g starts g * group_stride in
+// (a batch of products whose A and C are evenly spaced, seen as one tall
+// product). plain(m, ld) is the usual row-major layout.
+struct SgemmRows {
+  int64_t group, ld, group_stride;
+  int64_t at(int64_t row) const { return row / group * group_stride + row % group * ld; }
+  static SgemmRows plain(int64_t rows, int64_t ld) { return {rows > 0 ? rows : 1, ld, 0}; }
+};
+
 // C (m x n, row-major, ldc) = op(A) op(B) + beta C (+ bias), op(A) m x k,
 // op(B) k x n, row-major storage with leading dimensions lda and ldb as in
 // cblas_sgemm. A bias (n floats, or null) is added to every row of C as the
@@ -24,6 +34,14 @@ void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
 void sgemm_avx512_shared_b(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* const* a,
                            int64_t lda, const float* b, int64_t ldb, float beta, float* const* c, int64_t ldc,
                            int64_t count, const float* bias = nullptr);
+
+// C = A op(B) + beta C (+ bias) for m rows of A (stored [m, k]) and of C
+// placed by a_rows and c_rows: a batch of products that share B and whose A
+// and C are evenly spaced runs as one product of all their rows, without a
+// short last tile per product. Each element gets the bits of its own call.
+void sgemm_avx512_grouped(bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, const SgemmRows& a_rows,
+                          const float* b, int64_t ldb, float beta, float* c, const SgemmRows& c_rows,
+                          const float* bias = nullptr);
 
 // The CPU has AVX-512F (checked once).
 bool sgemm_avx512_available();

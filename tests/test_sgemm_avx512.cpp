@@ -210,6 +210,39 @@ TEST_F(SgemmAvx512, ProductsSharingBGetTheBitsOfTheirOwnCalls) {
   }
 }
 
+TEST_F(SgemmAvx512, GroupedRowsGetTheBitsOfTheirOwnCalls) {
+  // Five products of 13 rows sharing B, their A and C rows in evenly spaced
+  // groups with gaps between them, run as one product of 65 rows (tiles of
+  // 12 rows straddle the groups): each product's C is bit for bit its own
+  // call's, within rounding of the exact product, and the gaps are untouched.
+  for (bool trans_b : {false, true}) {
+    SCOPED_TRACE(trans_b ? "B^T" : "B");
+    const int64_t m = 13, n = 45, k = 300, groups = 5, lda = k + 3, ldc = n + 2;
+    const int64_t a_step = m * lda + 7, c_step = m * ldc + 5;
+    const Case t{false, trans_b, m, n, k, 3, 0, 2, 0.0f};
+    std::mt19937 gen(15);
+    const Product shape = make_product(t, gen);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> a(static_cast<size_t>(groups * a_step)), c(static_cast<size_t>(groups * c_step));
+    for (float& x : a) x = u(gen);
+    for (float& x : c) x = u(gen);
+    const std::vector<float> c_before = c;
+    sgemm_avx512_grouped(trans_b, groups * m, n, k, a.data(), SgemmRows{m, lda, a_step}, shape.b.data(), shape.ldb,
+                         0.0f, c.data(), SgemmRows{m, ldc, c_step});
+    for (int64_t g = 0; g < groups; ++g) {
+      Product p = shape;
+      p.a.assign(a.begin() + g * a_step, a.begin() + g * a_step + m * lda);
+      p.c0.assign(c_before.begin() + g * c_step, c_before.begin() + g * c_step + m * ldc);
+      std::vector<float> own = p.c0;
+      sgemm_avx512(false, trans_b, m, n, k, p.a.data(), lda, p.b.data(), p.ldb, 0.0f, own.data(), ldc);
+      const std::vector<float> grouped(c.begin() + g * c_step, c.begin() + g * c_step + m * ldc);
+      expect_product(t, p, grouped);
+      EXPECT_EQ(grouped, own) << "group " << g;
+      for (int64_t e = g * c_step + m * ldc; e < (g + 1) * c_step; ++e) ASSERT_EQ(c[e], c_before[e]) << "gap touched";
+    }
+  }
+}
+
 // Restores the automatic choice when a test ends.
 class SgemmChoice {
  public:
