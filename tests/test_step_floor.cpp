@@ -3,6 +3,8 @@
 // rate.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <functional>
 
 #include "attn/engine/autograd.h"
@@ -128,6 +130,18 @@ TEST(StepFloor, FloorIsWorkOverRate) {
   const std::string line = format_floor(w, f, 2080.0, 1560.0, 5);
   EXPECT_NE(line.find("step / floor = 2.00"), std::string::npos) << line;
   EXPECT_NE(line.find("median of 5 unprofiled step(s) 1560.0 ms / floor = 1.50"), std::string::npos) << line;
+}
+
+// The probe that pairs each unprofiled step with the GEMM rate of that
+// moment: a positive, finite rate every time it is asked, whichever float32
+// GEMM runs the product.
+TEST(StepFloor, GemmRateProbeMeasuresAPositiveRateEachTime) {
+  GemmRateProbe probe;
+  for (int i = 0; i < 2; ++i) {
+    const double gflops = probe.gflops();
+    EXPECT_TRUE(std::isfinite(gflops));
+    EXPECT_GT(gflops, 0.0);
+  }
 }
 
 }  // namespace

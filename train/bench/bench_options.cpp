@@ -160,7 +160,8 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
               "With --profile: one training step per model and length, time and bytes by kernel op, and on the\n"
               "CPU the step's floor: its GEMM FLOPs, fused-attention exps and other kernels' bytes at this\n"
               "machine's measured rates (train/bench/step_floor.h), against which the median of --reps\n"
-              "unprofiled steps is also given.");
+              "unprofiled steps is also given, and each of those steps against the floor at the GEMM rate of a\n"
+              "1024^3 product timed right after it (\"paired\": robust to the machine's speed changing).");
   std::string default_models;
   for (const std::string& name : default_bench_models()) default_models += (default_models.empty() ? "" : ",") + name;
   p.option("models", default_models, "comma list of encoders (any registered one)")

@@ -182,6 +182,20 @@ MachineRates measure_machine_rates() {
   return r;
 }
 
+namespace {
+constexpr int64_t kProbeSize = 1024;
+}  // namespace
+
+GemmRateProbe::GemmRateProbe()
+    : a_(full({kProbeSize, kProbeSize}, 0.5, DType::F32)), b_(full({kProbeSize, kProbeSize}, 0.25, DType::F32)) {
+  c_ = matmul(a_, b_);  // warms the threads and the packing buffers
+}
+
+double GemmRateProbe::gflops() {
+  const double flops = 2.0 * kProbeSize * kProbeSize * static_cast<double>(kProbeSize);
+  return flops / best_seconds(2, [&] { c_ = matmul(a_, b_); }) / 1e9;
+}
+
 StepFloor step_floor(const KernelWork& work, const MachineRates& rates) {
   StepFloor f;
   f.gemm_ms = work.gemm_flops / (rates.gemm_gflops * 1e6);

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "attn/engine/kernel_table.h"
+#include "attn/engine/tensor.h"
 
 namespace attn {
 
@@ -38,6 +39,21 @@ struct MachineRates {
   double copy_gbytes_s = 0;      // bytes read + written by a parallel 256 MiB copy, best of 3
 };
 MachineRates measure_machine_rates();
+
+// The GEMM rate of MachineRates (the engine's float32 matmul of 1024^3),
+// measured again on demand: a step timed next to its own probe is compared
+// with a floor at the machine's speed of that moment, so a change of speed
+// between the rates measured at the start and the steps (this project's
+// virtual machines swing by up to 2x from one minute to the next) does not
+// move the ratio.
+class GemmRateProbe {
+ public:
+  GemmRateProbe();
+  double gflops();  // best of two products
+
+ private:
+  Tensor a_, b_, c_;
+};
 
 struct StepFloor {
   double gemm_ms = 0, transcendental_ms = 0, memory_ms = 0;

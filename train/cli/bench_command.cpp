@@ -2,10 +2,12 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <new>
 
 #include "attn/engine/allocator.h"
@@ -157,6 +159,12 @@ int run_sweep(const BenchSettings& s) {
   return 0;
 }
 
+// The median of a non-empty list (the upper one of an even count).
+double median_of(std::vector<double> values) {
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
 int run_profile(const BenchSettings& s) {
   std::printf("attn bench --profile: one training step (forward + backward of sum(tokens) + sum(sentence)) after %lld "
               "warm-up step(s), time and bytes by kernel op; then the median of %lld unprofiled step(s)\n",
@@ -202,23 +210,39 @@ int run_profile(const BenchSettings& s) {
       // One profiled step is one sample of a noisy machine, with the
       // profiler's cost in it: the median of --reps plain steps says how far
       // the step is from its floor.
-      std::vector<double> plain_ms;
+      // On the CPU each is followed by a GEMM rate probe: the step against
+      // the floor at the speed the machine had just then.
+      std::unique_ptr<GemmRateProbe> probe;
+      if (s.device == Device::CPU) probe = std::make_unique<GemmRateProbe>();
+      std::vector<double> plain_ms, paired_ratios, probe_gflops;
       for (int64_t r = 0; r < s.reps; ++r) {
         cuda_synchronize();
         const auto start = Clock::now();
         run_bench_step(*encoder, inputs, BenchMode::Train);
         cuda_synchronize();
         plain_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+        if (probe) {
+          MachineRates now = rates;
+          now.gemm_gflops = probe->gflops();
+          probe_gflops.push_back(now.gemm_gflops);
+          paired_ratios.push_back(plain_ms.back() / step_floor(work, now).total_ms());
+        }
       }
       const double median_ms = summarize_times(plain_ms).median_ms;
       std::printf("\n%s, length %lld, batch %lld, features %lld: step %.1f ms, allocator peak %s\n", model.c_str(),
                   static_cast<long long>(n), static_cast<long long>(s.batch), static_cast<long long>(s.features),
                   wall_ms, format_bytes(peak).c_str());
       std::printf("%s", format_op_table(table, wall_ms, unattributed).c_str());
-      if (s.device == Device::CPU)
+      if (s.device == Device::CPU) {
         std::printf("%s", format_floor(work, step_floor(work, rates), wall_ms, median_ms, s.reps).c_str());
-      else
+        std::printf("paired: each unprofiled step / the floor at the GEMM rate of a 1024^3 product right after it "
+                    "(median %.1f GFLOP/s): median %.2f (min %.2f, max %.2f)\n",
+                    median_of(probe_gflops), median_of(paired_ratios),
+                    *std::min_element(paired_ratios.begin(), paired_ratios.end()),
+                    *std::max_element(paired_ratios.begin(), paired_ratios.end()));
+      } else {
         std::printf("median of %lld unprofiled step(s): %.1f ms\n", static_cast<long long>(s.reps), median_ms);
+      }
       if (!s.trace_path.empty()) write_file_atomically(s.trace_path, trace);
       std::fflush(stdout);
     }
