@@ -71,20 +71,31 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t b, int64_t c, F
   const Dims& s = p.s;
   const Panels<T>& pn = w.pn;
   const uint8_t* ok = p.valid + b * s.nk;
-  head_rows_to_panel(p.q, p.q_at, b, c, s.nq, s.d, nullptr, 0, w.q.data(), pn.d);
+  // q is only ever the broadcast operand (its first d columns read), so
+  // whole row blocks of queries are read where they are.
+  const bool q_in_place = pn.nq == s.nq;
+  const T* q = q_in_place ? p.q + p.q_at.at(b, c, 0) : w.q.data();
+  if (!q_in_place) head_rows_to_panel(p.q, p.q_at, b, c, s.nq, s.d, nullptr, 0, w.q.data(), pn.d);
   // Keys that are not valid are zero columns of k^T and zero rows of v; the
   // softmax also selects their scores away.
   head_rows_to_transposed_panel(p.k, p.k_at, b, c, s.nk, s.d, ok, 0, w.kt.data(), pn.nk);
   head_rows_to_panel(p.v, p.v_at, b, c, s.nk, s.d, ok, 0, w.v.data(), pn.d);
-  panel_product(pn.nq, pn.nk, s.d, w.q.data(), pn.d, w.kt.data(), pn.nk, w.scores.data(), pn.nk);
+  // Without padding the head's saved probabilities are the scores panel: the
+  // softmax runs in place there and nothing is copied out.
+  T* head_probs = p.out_probs + (b * s.heads + c) * s.nq * s.nk;
+  const bool probs_in_place = pn.nq == s.nq && pn.nk == s.nk;
+  T* scores = probs_in_place ? head_probs : w.scores.data();
+  panel_product(pn.nq, pn.nk, s.d, q, q_in_place ? p.q_at.row : pn.d, w.kt.data(), pn.nk, scores, pn.nk);
   for (int64_t j = 0; j < s.nq; ++j) {
-    T* row = w.scores.data() + j * pn.nk;
+    T* row = scores + j * pn.nk;
     softmax_row(row, ok, s.nk, p.scale);
-    std::fill(row + s.nk, row + pn.nk, T(0));
-    std::copy(row, row + s.nk, p.out_probs + ((b * s.heads + c) * s.nq + j) * s.nk);
+    if (!probs_in_place) {
+      std::fill(row + s.nk, row + pn.nk, T(0));
+      std::copy(row, row + s.nk, head_probs + j * s.nk);
+    }
   }
   // P V over the valid keys only: the others' rows of v are zero and so is P there.
-  panel_product(pn.nq, pn.d, s.nk, w.scores.data(), pn.nk, w.v.data(), pn.d, w.out.data(), pn.d);
+  panel_product(pn.nq, pn.d, s.nk, scores, pn.nk, w.v.data(), pn.d, w.out.data(), pn.d);
   panel_to_head_rows(w.out.data(), pn.d, s.nq, s.d, nullptr, p.out, p.out_at, b, c, 0);
 }
 
@@ -115,16 +126,18 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t b, int64_t c, 
   head_rows_to_panel(p.g, p.g_at, b, c, s.nq, s.d, nullptr, 0, w.g.data(), pn.d);
   head_rows_to_panel(p.k, p.k_at, b, c, s.nk, s.d, ok, 0, w.k.data(), pn.d);
   head_rows_to_transposed_panel(p.v, p.v_at, b, c, s.nk, s.d, ok, 0, w.vt.data(), pn.nk);
-  for (int64_t j = 0; j < s.nq; ++j) {
-    const T* row = p.probs + ((b * s.heads + c) * s.nq + j) * s.nk;
-    std::copy(row, row + s.nk, w.probs.data() + j * pn.nk);
-  }
+  // The saved probabilities are read in place when they need no padding.
+  const T* head_probs = p.probs + (b * s.heads + c) * s.nq * s.nk;
+  const bool probs_in_place = pn.nq == s.nq && pn.nk == s.nk;
+  const T* probs = probs_in_place ? head_probs : w.probs.data();
+  if (!probs_in_place)
+    for (int64_t j = 0; j < s.nq; ++j) std::copy(head_probs + j * s.nk, head_probs + (j + 1) * s.nk, w.probs.data() + j * pn.nk);
   // dP = grad V^T, then dS row by row (padded rows and keys stay 0).
   panel_product(pn.nq, pn.nk, s.d, w.g.data(), pn.d, w.vt.data(), pn.nk, w.ds.data(), pn.nk);
   for (int64_t j = 0; j < pn.nq; ++j) {
     T* row = w.ds.data() + j * pn.nk;
     if (j < s.nq) {
-      softmax_backward_row(w.probs.data() + j * pn.nk, row, ok, s.nk, p.scale, w.row.data());
+      softmax_backward_row(probs + j * pn.nk, row, ok, s.nk, p.scale, w.row.data());
       std::fill(row + s.nk, row + pn.nk, T(0));
     } else {
       std::fill(row, row + pn.nk, T(0));
@@ -133,7 +146,7 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t b, int64_t c, 
   // grad_q = dS K; grad_k = dS^T q; grad_v = P^T grad.
   panel_product(pn.nq, pn.d, s.nk, w.ds.data(), pn.nk, w.k.data(), pn.d, w.dq.data(), pn.d);
   panel_product_at(pn.nk, pn.d, s.nq, w.ds.data(), pn.nk, w.q.data(), pn.d, w.dk.data(), pn.d);
-  panel_product_at(pn.nk, pn.d, s.nq, w.probs.data(), pn.nk, w.g.data(), pn.d, w.dv.data(), pn.d);
+  panel_product_at(pn.nk, pn.d, s.nq, probs, pn.nk, w.g.data(), pn.d, w.dv.data(), pn.d);
   panel_to_head_rows(w.dq.data(), pn.d, s.nq, s.d, nullptr, p.dq, p.dq_at, b, c, 0);
   // A padded key passes no gradient, whatever the queries hold.
   panel_to_head_rows(w.dk.data(), pn.d, s.nk, s.d, ok, p.dk, p.dk_at, b, c, 0);

@@ -58,6 +58,18 @@ void register_dot_product_attention_samples(OpRegistry& r) {
                    with(valid),
                    true};
     cases.push_back(strided);
+    // No padding (8 queries, 32 keys): the kernels read the queries and the
+    // saved probabilities in place; the queries are split_heads views.
+    Tensor valid32 = valid_of({32, 20}, 32);
+    auto split8 = [](const Tensor& x) { return transpose(reshape(x, {x.size(0), x.size(1), 2, 3}), 1, 2); };
+    OpCase unpadded{"B2 h2 nq8 nk32 d3, split_heads queries, lengths 32, 20",
+                    {samples::input({2, 8, 6}, gen, -2, 2), samples::input({2, 2, 32, 3}, gen, -2, 2),
+                     samples::input({2, 2, 32, 3}, gen)},
+                    [valid32, split8](const std::vector<Tensor>& in) {
+                      return dot_product_attention(split8(in[0]), in[1], in[2], samples::like(valid32, in[0]), 0.5).out;
+                    },
+                    true};
+    cases.push_back(unpadded);
     return cases;
   };
   r.add(spec);

@@ -56,13 +56,17 @@ std::vector<Tensor> projections(DType dt, int64_t B, int64_t n, int64_t features
   return leaves;
 }
 
-// Both dtypes, keys padded (lengths 7, 3) and one example without a valid
+// Both dtypes, keys padded (lengths n, 3) and one example without a valid
 // key, more keys than a panel block and features that are not a multiple
-// of the panel width. float64 agrees to rounding; float32 to a bound of a
-// few roundings per key at the outputs' scale (at least 1).
+// of the panel width; at n = 37 the kernels pad the head's panels, at n =
+// 64 they read the queries and the probabilities in place. float64 agrees
+// to rounding; float32 to a bound of a few roundings per key at the
+// outputs' scale (at least 1).
 TEST(DotProductAttention, FusedMatchesTheComposedForm) {
-  const int64_t B = 3, n = 37, heads = 2, d = 13;
-  const Tensor valid = length_mask({37, 3, 0}, n);
+  for (int64_t n : {37, 64}) {
+  SCOPED_TRACE("n = " + std::to_string(n));
+  const int64_t B = 3, heads = 2, d = 13;
+  const Tensor valid = length_mask({n, 3, 0}, n);
   for (DType dt : {DType::F64, DType::F32}) {
     const std::vector<Tensor> leaves = projections(dt, B, n, heads * d, 1);
     const Tensor weights = cast(random_input({B, heads, n, d}, 9), dt).detach();
@@ -82,6 +86,7 @@ TEST(DotProductAttention, FusedMatchesTheComposedForm) {
     // The example without a valid key: zero output, zero probabilities.
     EXPECT_EQ(max_abs(narrow(fused.out, 0, 2, 1)), 0.0) << dtype_name(dt);
     EXPECT_EQ(max_abs(narrow(fused.probabilities, 0, 2, 1)), 0.0) << dtype_name(dt);
+  }
   }
 }
 
