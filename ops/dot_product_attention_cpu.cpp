@@ -131,7 +131,8 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t b, int64_t c, 
   const bool probs_in_place = pn.nq == s.nq && pn.nk == s.nk;
   const T* probs = probs_in_place ? head_probs : w.probs.data();
   if (!probs_in_place)
-    for (int64_t j = 0; j < s.nq; ++j) std::copy(head_probs + j * s.nk, head_probs + (j + 1) * s.nk, w.probs.data() + j * pn.nk);
+    for (int64_t j = 0; j < s.nq; ++j)
+      std::copy(head_probs + j * s.nk, head_probs + (j + 1) * s.nk, w.probs.data() + j * pn.nk);
   // dP = grad V^T, then dS row by row (padded rows and keys stay 0).
   panel_product(pn.nq, pn.nk, s.d, w.g.data(), pn.d, w.vt.data(), pn.nk, w.ds.data(), pn.nk);
   for (int64_t j = 0; j < pn.nq; ++j) {

@@ -88,7 +88,8 @@ void forward_typed(const Tensor& x, const Tensor& gamma, const Tensor& beta, dou
 // dx = rstd * (gy - mean(gy) - xhat * mean(gy * xhat)) for one row, where
 // xhat = (x - mean) * rstd and gy = grad * gamma (grad when there is no gamma).
 template <class T, bool kGamma>
-inline __attribute__((always_inline)) void grad_x_row(const T* gr, const T* xr, const T* pg, T m, T s, int64_t D, T* dx) {
+inline __attribute__((always_inline)) void grad_x_row(const T* gr, const T* xr, const T* pg, T m, T s, int64_t D,
+                                                      T* dx) {
   auto gy = [&](int64_t i) { return kGamma ? gr[i] * pg[i] : gr[i]; };
   const double inv_d = 1.0 / static_cast<double>(D);
   const T a = static_cast<T>(sum_terms(D, [&](int64_t i) { return static_cast<double>(gy(i)); }) * inv_d);

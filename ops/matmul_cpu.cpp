@@ -70,6 +70,7 @@ void blas_gemm(const GemmCall<double>& g) {
 }
 
 bool runs_own_sgemm(const GemmCall<float>&) { return use_own_sgemm(); }
+bool runs_own_sgemm(const GemmCall<double>&) { return false; }
 
 // Calls that differ only in A and C, so that one packing of B serves them all.
 bool same_b_operand(const GemmCall<float>& x, const GemmCall<float>& y) {
@@ -136,7 +137,6 @@ void run_units(int64_t begin, int64_t end, const Call& call) {
     if (g.m > 0) blas_gemm(g);
   }
 }
-bool runs_own_sgemm(const GemmCall<double>&) { return false; }
 
 // Output rows [r0, r1). A is stored [m, k] (row r0 starts r0 * lda in) or,
 // when transposed, [k, m] (column r0 starts r0 in).

@@ -2,7 +2,6 @@
 
 #include <omp.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -159,12 +158,6 @@ int run_sweep(const BenchSettings& s) {
   return 0;
 }
 
-// The median of a non-empty list (the upper one of an even count).
-double median_of(std::vector<double> values) {
-  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-  return values[values.size() / 2];
-}
-
 int run_profile(const BenchSettings& s) {
   std::printf("attn bench --profile: one training step (forward + backward of sum(tokens) + sum(sentence)) after %lld "
               "warm-up step(s), time and bytes by kernel op; then the median of %lld unprofiled step(s)\n",
@@ -235,11 +228,11 @@ int run_profile(const BenchSettings& s) {
       std::printf("%s", format_op_table(table, wall_ms, unattributed).c_str());
       if (s.device == Device::CPU) {
         std::printf("%s", format_floor(work, step_floor(work, rates), wall_ms, median_ms, s.reps).c_str());
+        // summarize_times gives any list's median and range, not only times.
+        const TimeSummary ratios = summarize_times(paired_ratios);
         std::printf("paired: each unprofiled step / the floor at the GEMM rate of a 1024^3 product right after it "
                     "(median %.1f GFLOP/s): median %.2f (min %.2f, max %.2f)\n",
-                    median_of(probe_gflops), median_of(paired_ratios),
-                    *std::min_element(paired_ratios.begin(), paired_ratios.end()),
-                    *std::max_element(paired_ratios.begin(), paired_ratios.end()));
+                    summarize_times(probe_gflops).median_ms, ratios.median_ms, ratios.min_ms, ratios.max_ms);
       } else {
         std::printf("median of %lld unprofiled step(s): %.1f ms\n", static_cast<long long>(s.reps), median_ms);
       }
