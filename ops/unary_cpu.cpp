@@ -109,10 +109,10 @@ void unary_backward_cpu(UnaryOp op, UnaryParams p, const Tensor& x, const Tensor
                         const T* yp = ys + off[2];
                         const T* gp = gs + off[3];
                         if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 1) {
-                          for (int64_t i = 0; i < n; ++i) d[i] = gp[i] * M::df(xp[i], yp[i], a, b);
+                          for (int64_t i = 0; i < n; ++i) d[i] = unary_math::chain<M>(gp[i], xp[i], yp[i], a, b);
                         } else {
                           for (int64_t i = 0; i < n; ++i)
-                            d[i * s[0]] = gp[i * s[3]] * M::df(xp[i * s[1]], yp[i * s[2]], a, b);
+                            d[i * s[0]] = unary_math::chain<M>(gp[i * s[3]], xp[i * s[1]], yp[i * s[2]], a, b);
                         }
                       });
     });

@@ -25,7 +25,7 @@ struct UnaryBackward {
   const T* grad;
   T a, b;
   __device__ void operator()(const cuda::Offsets<4>& o) const {
-    grad_in[o.v[0]] = grad[o.v[3]] * M::df(x[o.v[1]], y[o.v[2]], a, b);
+    grad_in[o.v[0]] = unary_math::chain<M>(grad[o.v[3]], x[o.v[1]], y[o.v[2]], a, b);
   }
 };
 

@@ -68,6 +68,28 @@ TEST_P(BothDtypes, ActivationsPassNaNThrough) {
   EXPECT_EQ(relu(x).to_vector()[2], 2.0);
 }
 
+// A gate (relu, clamp) selects its gradient: where the input is cut off the
+// gradient is exactly 0 even when the incoming one is NaN or Inf (0 * NaN
+// would be NaN); where it passes, the incoming value comes through as is.
+TEST_P(BothDtypes, GatesSelectTheirGradientInsteadOfMultiplying) {
+  const DType dt = GetParam();
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const Tensor upstream = from_vector({nan, inf, nan, 3.0}, {4}, dt);
+  const std::vector<std::pair<std::function<Tensor(const Tensor&)>, std::vector<double>>> gates = {
+      {[](const Tensor& t) { return relu(t); }, {-1.0, -2.0, 0.5, 2.0}},
+      {[](const Tensor& t) { return clamp(t, -1, 1); }, {-3.0, 5.0, 0.5, 0.25}},
+  };
+  for (const auto& [gate, inputs] : gates) {
+    Tensor x = from_vector(inputs, {4}, dt).set_requires_grad(true);
+    sum(mul(gate(x), upstream)).backward();
+    const std::vector<double> g = x.grad().to_vector();
+    EXPECT_EQ(g[0], 0.0);  // cut off, NaN incoming
+    EXPECT_EQ(g[1], 0.0);  // cut off, Inf incoming
+    EXPECT_TRUE(std::isnan(g[2]));  // passes: the NaN is not hidden
+    EXPECT_EQ(g[3], 3.0);
+  }
+}
+
 TEST_P(BothDtypes, StableFormulasStayFiniteAtExtremes) {
   Tensor x = from_vector({-1000, 1000}, {2}, GetParam());
   Tensor s = sigmoid(x), ls = log_sigmoid(x), sp = softplus(x);
