@@ -121,7 +121,7 @@ MtsaLayer::Heads MtsaLayer::attend(const Tensor& x, const Tensor& valid) const {
              dtype_name(valid.dtype()), " ", shape_str(valid.shape()));
   Heads hd;
   if (options_.variant == MtsaVariant::Original) {
-    hd.v = split_heads(activate(options_.activation, (*v_full_)(x)));
+    hd.v = split_heads(v_full_->forward_activated(options_.activation, x));
     hd.q = (*q_head_)(hd.v);
     hd.k = (*k_head_)(hd.v);
     hd.s = (*s2_)(activate(options_.activation, (*s1_)(hd.v)));  // S from v, as the released code does

@@ -12,4 +12,8 @@ Linear::Linear(int64_t in_features, int64_t out_features, Generator& gen, bool w
 
 Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }
 
+Tensor Linear::forward_activated(Activation a, const Tensor& x) const {
+  return a == Activation::Relu ? linear_relu(x, weight, bias) : activate(a, forward(x));
+}
+
 }  // namespace attn

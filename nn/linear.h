@@ -2,6 +2,7 @@
 // Parameters: "weight", "bias".
 #pragma once
 #include "attn/engine/random.h"
+#include "attn/nn/activation.h"
 #include "attn/nn/module.h"
 
 namespace attn {
@@ -11,6 +12,9 @@ class Linear : public Module {
   Linear(int64_t in_features, int64_t out_features, Generator& gen, bool bias = true, DType dtype = DType::F32);
   Tensor forward(const Tensor& x) const;
   Tensor operator()(const Tensor& x) const { return forward(x); }
+  // activate(a, forward(x)); a relu is fused into the product (linear_relu):
+  // one pass over the output instead of two.
+  Tensor forward_activated(Activation a, const Tensor& x) const;
 
   Tensor weight;
   Tensor bias;  // undefined when built without bias

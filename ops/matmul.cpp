@@ -9,6 +9,7 @@
 #include "attn/engine/kernel_table.h"
 #include "attn/ops/matmul_kernels.h"
 #include "attn/ops/reduce.h"
+#include "attn/ops/unary.h"
 #include "attn/ops/view.h"
 
 namespace attn {
@@ -16,7 +17,7 @@ namespace attn {
 namespace {
 
 using MatmulFn = void (*)(const Tensor&, const Tensor&, const Tensor&, bool);
-using LinearFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool);
+using LinearFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool, bool);
 const DeviceKernels<MatmulFn> kMatmul{"matmul", matmul_cpu, ATTN_CUDA_KERNEL(matmul_cuda)};
 const DeviceKernels<LinearFn> kLinear{"linear", linear_cpu, ATTN_CUDA_KERNEL(linear_cuda)};
 
@@ -260,13 +261,14 @@ Tensor linear_input_gradient(const Tensor& g_rows, const Tensor& w, const Shape&
     return reshape(matmul(g_rows, w), x_shape);
   const int64_t rows = g_rows.shape()[0], in = w.shape()[1];
   kLinear(g_rows.device(), gemm_ready(g_rows), gemm_ready(w), Tensor(),
-          make_view(pending, {rows, in}, {in, 1}, pending.offset()), true);
+          make_view(pending, {rows, in}, {in, 1}, pending.offset()), true, false);
   return pending;
 }
 
-// linear (one term) and linear_sum: the checks name `op`.
+// linear (one term), linear_sum and linear_relu (one term, relu'd): the
+// checks name `op`.
 Tensor linear_terms(const char* op, const std::vector<Tensor>& xs, const std::vector<Tensor>& weights,
-                    const Tensor& bias) {
+                    const Tensor& bias, bool relu) {
   ATTN_CHECK(!xs.empty() && xs.size() == weights.size(), op, "needs one weight per input and at least one input, got ",
              xs.size(), " input(s) and ", weights.size(), " weight(s)");
   const Tensor& x0 = xs[0];
@@ -303,9 +305,11 @@ Tensor linear_terms(const char* op, const std::vector<Tensor>& xs, const std::ve
   out_shape.push_back(outf);
   Tensor out = empty(out_shape, x0.dtype(), x0.device());
   const Tensor out_rows = make_view(out, {rows, outf}, {outf, 1}, 0);
-  // The first term writes the rows (onto the bias), the others add to them.
+  // The first term writes the rows (onto the bias), the others add to them;
+  // the last one takes the relu.
   for (size_t i = 0; i < terms.size(); ++i)
-    kLinear(x0.device(), terms[i].x_rows, terms[i].weight_t, i == 0 ? bias : Tensor(), out_rows, i > 0);
+    kLinear(x0.device(), terms[i].x_rows, terms[i].weight_t, i == 0 ? bias : Tensor(), out_rows, i > 0,
+            relu && i + 1 == terms.size());
 
   std::vector<Tensor> inputs = xs;
   inputs.insert(inputs.end(), weights.begin(), weights.end());
@@ -319,9 +323,11 @@ Tensor linear_terms(const char* op, const std::vector<Tensor>& xs, const std::ve
     ws.push_back(weights[i].detach());
     x_shapes.push_back(xs[i].shape());
   }
-  record(out, op, inputs, [x_rows, ws, x_shapes, rows, outf](const Tensor& g, const std::vector<bool>& needs) {
+  const Tensor saved_out = relu ? out.detach() : Tensor();
+  record(out, op, inputs,
+         [x_rows, ws, x_shapes, rows, outf, saved_out](const Tensor& g, const std::vector<bool>& needs) {
     const size_t k = ws.size();
-    const Tensor g_rows = reshape(g, {rows, outf});
+    const Tensor g_rows = reshape(saved_out.defined() ? relu_gradient(g, saved_out) : g, {rows, outf});
     std::vector<Tensor> grads(2 * k + 1);
     for (size_t i = 0; i < k; ++i) {
       if (needs[i]) grads[i] = linear_input_gradient(g_rows, ws[i], x_shapes[i], i);
@@ -336,11 +342,15 @@ Tensor linear_terms(const char* op, const std::vector<Tensor>& xs, const std::ve
 }  // namespace
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  return linear_terms("linear", {x}, {weight}, bias);
+  return linear_terms("linear", {x}, {weight}, bias, false);
+}
+
+Tensor linear_relu(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  return linear_terms("linear_relu", {x}, {weight}, bias, true);
 }
 
 Tensor linear_sum(const std::vector<Tensor>& xs, const std::vector<Tensor>& weights, const Tensor& bias) {
-  return linear_terms("linear_sum", xs, weights, bias);
+  return linear_terms("linear_sum", xs, weights, bias, false);
 }
 
 }  // namespace attn

@@ -24,6 +24,13 @@ Tensor matmul_sum(const std::vector<Tensor>& as, const std::vector<Tensor>& bs);
 // one GEMM over all leading axes of x, with the bias folded into it.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 
+// relu(linear(x, weight, bias)) as one op: where the float32 GEMM is the
+// engine's own the relu is taken as the sums are stored (no second pass
+// over the output), elsewhere it is a pass in place. Its backward selects
+// the gradient where the output is positive (as relu's does), then is
+// linear's.
+Tensor linear_relu(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
 // sum_i xs[i] [..., in_i] times weights[i] [out, in_i] transposed, plus bias
 // [out] when defined. All xs share their leading axes. One GEMM per term
 // into the same output (the later ones accumulate, beta = 1), so a layer

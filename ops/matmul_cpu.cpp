@@ -18,6 +18,7 @@
 #include "attn/ops/gemm_threads.h"
 #include "attn/ops/matmul_kernels.h"
 #include "attn/ops/sgemm_avx512.h"
+#include "attn/ops/unary_kernels.h"
 
 namespace attn {
 
@@ -40,6 +41,7 @@ struct GemmCall {
   T* c;
   int64_t ldc;
   const T* bias = nullptr;  // n values added to every row of C; only on the engine's float32 kernel
+  bool relu = false;        // C = relu(...) as it is stored; only on the engine's float32 kernel
 };
 
 // The whole product of A (layout la) and B (layout lb) into contiguous C.
@@ -53,17 +55,17 @@ GemmCall<T> product_call(const GemmLayout& la, const T* a, const GemmLayout& lb,
 // (ops/sgemm_avx512.h), else to OpenBLAS; float64 always to OpenBLAS.
 void blas_gemm(const GemmCall<float>& g) {
   if (use_own_sgemm()) {
-    sgemm_avx512(g.trans_a, g.trans_b, g.m, g.n, g.k, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc, g.bias);
+    sgemm_avx512(g.trans_a, g.trans_b, g.m, g.n, g.k, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc, g.bias, g.relu);
     return;
   }
-  ATTN_CHECK(g.bias == nullptr, "matmul", "a fused bias needs the engine's float32 GEMM");
+  ATTN_CHECK(g.bias == nullptr && !g.relu, "matmul", "a fused bias or relu needs the engine's float32 GEMM");
   cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), 1.0f, g.a, static_cast<int>(g.lda),
               g.b, static_cast<int>(g.ldb), g.beta, g.c, static_cast<int>(g.ldc));
 }
 
 void blas_gemm(const GemmCall<double>& g) {
-  ATTN_CHECK(g.bias == nullptr, "matmul", "a fused bias needs the engine's float32 GEMM");
+  ATTN_CHECK(g.bias == nullptr && !g.relu, "matmul", "a fused bias or relu needs the engine's float32 GEMM");
   cblas_dgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), 1.0, g.a, static_cast<int>(g.lda),
               g.b, static_cast<int>(g.ldb), g.beta, g.c, static_cast<int>(g.ldc));
@@ -75,7 +77,8 @@ bool runs_own_sgemm(const GemmCall<double>&) { return false; }
 // Calls that differ only in A and C, so that one packing of B serves them all.
 bool same_b_operand(const GemmCall<float>& x, const GemmCall<float>& y) {
   return x.b == y.b && x.m == y.m && x.n == y.n && x.k == y.k && x.trans_a == y.trans_a && x.trans_b == y.trans_b &&
-         x.lda == y.lda && x.ldb == y.ldb && x.ldc == y.ldc && x.beta == y.beta && x.bias == y.bias;
+         x.lda == y.lda && x.ldb == y.ldb && x.ldc == y.ldc && x.beta == y.beta && x.bias == y.bias &&
+         x.relu == y.relu;
 }
 
 // Calls [first, last) whose A and C each start a fixed step after the
@@ -116,7 +119,7 @@ void run_units(int64_t begin, int64_t end, const Call& call) {
           // One tall product: its rows are the products' rows, group by group.
           const int64_t a_step = calls[first + 1].a - g.a, c_step = calls[first + 1].c - g.c;
           sgemm_avx512_grouped(g.trans_b, count * g.m, g.n, g.k, g.a, SgemmRows{g.m, g.lda, a_step}, g.b, g.ldb,
-                               g.beta, g.c, SgemmRows{g.m, g.ldc, c_step}, g.bias);
+                               g.beta, g.c, SgemmRows{g.m, g.ldc, c_step}, g.bias, g.relu);
         } else {
           as.clear();
           cs.clear();
@@ -125,7 +128,7 @@ void run_units(int64_t begin, int64_t end, const Call& call) {
             cs.push_back(calls[t].c);
           }
           sgemm_avx512_shared_b(g.trans_a, g.trans_b, g.m, g.n, g.k, as.data(), g.lda, g.b, g.ldb, g.beta, cs.data(),
-                                g.ldc, count, g.bias);
+                                g.ldc, count, g.bias, g.relu);
         }
         first = last;
       }
@@ -160,7 +163,8 @@ GemmCall<T> depths_of(GemmCall<T> g, int64_t k0, int64_t k1) {
 // One product as `slices` reduction slices, one per thread: slice 0 goes
 // into C with the call's beta, the others into partials from the caching
 // allocator (no fresh pages per call), added to C afterwards in slice order,
-// so that a given thread count always sums the same way.
+// so that a given thread count always sums the same way. A fused relu
+// applies to the total, after the last partial.
 template <class T>
 void run_depth_slices(const GemmCall<T>& g, int64_t slices) {
   const int64_t area = g.m * g.n;
@@ -169,6 +173,7 @@ void run_depth_slices(const GemmCall<T>& g, int64_t slices) {
   parallel_for(slices, 1, [&](int64_t begin, int64_t end) {
     for (int64_t s = begin; s < end; ++s) {
       GemmCall<T> part = depths_of(g, s * g.k / slices, (s + 1) * g.k / slices);
+      part.relu = false;
       if (s > 0) {  // the bias goes into slice 0 only
         part.beta = T(0);
         part.c = p + (s - 1) * area;
@@ -185,6 +190,8 @@ void run_depth_slices(const GemmCall<T>& g, int64_t slices) {
         const T* from = p + (s - 1) * area + i * g.n;
         for (int64_t j = 0; j < g.n; ++j) row[j] += from[j];
       }
+      if (g.relu)
+        for (int64_t j = 0; j < g.n; ++j) row[j] = row[j] <= T(0) ? T(0) : row[j];
     }
   });
 }
@@ -277,13 +284,20 @@ void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out, bool accumu
 }
 
 void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows,
-                bool accumulate) {
+                bool accumulate, bool relu) {
   const int64_t rows = x_rows.shape()[0], in = x_rows.shape()[1], outf = out_rows.shape()[1];
   if (out_rows.numel() == 0) return;
-  // On the engine's float32 kernel the bias is added as the GEMM stores its
-  // sums; otherwise the rows start as the bias and the GEMM adds onto them.
-  const bool fuse_bias = bias.defined() && !accumulate && in > 0 && out_rows.dtype() == DType::F32 &&
-                         use_own_sgemm() && bias.dim() == 1 && bias.strides()[0] == 1;
+  // On the engine's float32 kernel the bias is added, and the relu taken, as
+  // the GEMM stores its sums; otherwise the rows start as the bias, the GEMM
+  // adds onto them and a relu is a pass over the result.
+  const bool own_kernel = !accumulate && in > 0 && out_rows.dtype() == DType::F32 && use_own_sgemm();
+  const bool fuse_bias = own_kernel && bias.defined() && bias.dim() == 1 && bias.strides()[0] == 1;
+  const bool fuse_relu = own_kernel && relu;
+  if (relu && !fuse_relu) {
+    linear_cpu(x_rows, weight_t, bias, out_rows, accumulate, false);
+    unary_forward_cpu(UnaryOp::Relu, {}, out_rows, out_rows);  // in place: each element reads only itself
+    return;
+  }
   const bool add_to_rows = fuse_bias ? false : prepare_linear_rows(bias, in, accumulate, out_rows);
   if (in == 0) return;
   const GemmLayout lx = gemm_layout(x_rows), lw = gemm_layout(weight_t);
@@ -296,6 +310,7 @@ void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias
     run_products(1, [&](int64_t) {
       GemmCall<T> call = product_call(lx, px, lw, weight_t.data<T>(), rows, outf, in, beta, po);
       call.bias = pbias;
+      call.relu = fuse_relu;
       return call;
     });
   });

@@ -19,6 +19,7 @@
 #include "attn/engine/error.h"
 #include "attn/engine/copy.h"
 #include "attn/ops/matmul_kernels.h"
+#include "attn/ops/unary_kernels.h"
 
 namespace attn {
 
@@ -169,9 +170,14 @@ void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out, bool accum
 }
 
 void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows,
-                 bool accumulate) {
+                 bool accumulate, bool relu) {
   const int64_t rows = x_rows.shape()[0], in = x_rows.shape()[1], outf = out_rows.shape()[1];
   if (out_rows.numel() == 0) return;
+  if (relu) {  // cuBLAS has no relu epilogue here: a pass after the product, in place
+    linear_cuda(x_rows, weight_t, bias, out_rows, accumulate, false);
+    unary_forward_cuda(UnaryOp::Relu, {}, out_rows, out_rows);
+    return;
+  }
   const bool add_to_out = prepare_linear_rows(bias, in, accumulate, out_rows);
   if (in == 0) return;
   const GemmLayout lx = gemm_layout(x_rows), lw = gemm_layout(weight_t);

@@ -65,9 +65,10 @@ void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out, bool accumu
 // and weight_t [in, out] (the transposed weight view) have ok gemm layouts;
 // out_rows is a contiguous [rows, out]. With `accumulate` the product is
 // added to what out_rows holds (GEMM beta = 1; bias undefined): the later
-// terms of linear_sum.
+// terms of linear_sum. With `relu` out_rows ends as relu of all that (a
+// linear layer and its activation in one pass where the GEMM can fuse it).
 void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows,
-                bool accumulate);
+                bool accumulate, bool relu);
 
 // C = op(A) op(B) + beta C, all row-major, as one GEMM on the calling thread
 // by the backend the matmul op uses (OpenBLAS, or ops/sgemm_avx512.h where
@@ -80,7 +81,7 @@ void gemm_on_this_thread(bool trans_a, bool trans_b, int64_t m, int64_t n, int64
 #ifdef ATTN_WITH_CUDA
 void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate);
 void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows,
-                 bool accumulate);
+                 bool accumulate, bool relu);
 #endif
 
 }  // namespace attn

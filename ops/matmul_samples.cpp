@@ -4,6 +4,7 @@
 // place from heads split off one feature axis) and vector operands;
 // matmul_sum over row views of one per-head weight and over three terms;
 // linear with and without bias, over 3-D inputs and a transposed weight;
+// linear_relu with and without bias;
 // linear_sum over column views of one weight and over three terms.
 #include "attn/ops/matmul.h"
 #include "attn/ops/registry.h"
@@ -92,6 +93,27 @@ void register_matmul_samples(OpRegistry& r) {
     return cases;
   };
   r.add(lin);
+
+  OpSpec lin_relu;
+  lin_relu.name = "linear_relu";
+  lin_relu.family = "matmul";
+  lin_relu.cases = [] {
+    Generator gen(49);
+    using samples::signed_input;
+    auto with_bias = [](const std::vector<Tensor>& in) { return linear_relu(in[0], in[1], in[2]); };
+    auto no_bias = [](const std::vector<Tensor>& in) { return linear_relu(in[0], in[1]); };
+    // Signed inputs: about half the outputs are cut off, half pass.
+    std::vector<OpCase> cases;
+    cases.push_back({"2x3x4, W 5x4, b 5",
+                     {signed_input({2, 3, 4}, gen, 0.2, 1.5), signed_input({5, 4}, gen, 0.2, 1.5),
+                      signed_input({5}, gen, 0.2, 1.5)},
+                     with_bias,
+                     true});
+    cases.push_back(
+        {"6x4, W 5x4, no bias", {signed_input({6, 4}, gen, 0.2, 1.5), signed_input({5, 4}, gen, 0.2, 1.5)}, no_bias});
+    return cases;
+  };
+  r.add(lin_relu);
 
   OpSpec sum_of;
   sum_of.name = "linear_sum";

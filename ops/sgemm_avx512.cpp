@@ -183,11 +183,13 @@ __attribute__((target("avx512f"))) void pack_b(bool trans, const float* b, int64
 // 16-float vectors of a tile kVectors * 16 wide: a whole kNR strip or a
 // last narrow one) += or = an A strip x a B strip over kc depths. Rows past
 // kRows are neither computed nor touched, and masked columns are neither
-// read nor written, so edge tiles need no buffer.
+// read nor written, so edge tiles need no buffer. With `relu` (the last
+// depth block of a product whose output is relu'd) each sum <= 0 is stored
+// as +0 and a NaN stays NaN, exactly as the relu op computes it.
 template <int kRows, int kVectors>
 __attribute__((target("avx512f"))) void kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
                                                float* __restrict c, int64_t ldc, __mmask16 lo, __mmask16 hi,
-                                               bool accumulate, const float* __restrict bias) {
+                                               bool accumulate, const float* __restrict bias, bool relu) {
   constexpr int64_t kWidth = 16 * kVectors;
   const __mmask16 masks[2] = {lo, hi};
   // The tile's rows of C are fetched now, to be in cache when the sums are
@@ -221,13 +223,16 @@ __attribute__((target("avx512f"))) void kernel(int64_t kc, const float* __restri
     for (int v = 0; v < kVectors; ++v) {
       if (accumulate) acc[i][v] = _mm512_add_ps(acc[i][v], _mm512_maskz_loadu_ps(masks[v], row + 16 * v));
       if (bias) acc[i][v] = _mm512_add_ps(acc[i][v], bias_v[v]);
+      if (relu)  // ordered compare: false for NaN, which is kept
+        acc[i][v] = _mm512_mask_mov_ps(acc[i][v], _mm512_cmp_ps_mask(acc[i][v], _mm512_setzero_ps(), _CMP_LE_OQ),
+                                       _mm512_setzero_ps());
       _mm512_mask_storeu_ps(row + 16 * v, masks[v], acc[i][v]);
     }
   }
 }
 
 using Kernel = void (*)(int64_t, const float*, const float*, float*, int64_t, __mmask16, __mmask16, bool,
-                        const float*);
+                        const float*, bool);
 
 template <int kVectors, int... kRows>
 constexpr std::array<Kernel, sizeof...(kRows)> kernels_by_rows(std::integer_sequence<int, kRows...>) {
@@ -272,7 +277,7 @@ namespace {
 __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                                                       const float* const* a, const SgemmRows& a_rows, const float* b,
                                                       int64_t ldb, float beta, const float* bias, float* const* c,
-                                                      const SgemmRows& c_rows, int64_t count) {
+                                                      const SgemmRows& c_rows, int64_t count, bool relu) {
   // beta other than 0 and 1 scales C once; then every depth block adds on.
   for (int64_t t = 0; t < count; ++t) {
     for (int64_t i = 0; i < m; ++i) {
@@ -282,6 +287,8 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
       if (k <= 0 && beta == 0.0f) std::fill(row, row + n, 0.0f);
       if (k <= 0 && bias)
         for (int64_t j = 0; j < n; ++j) row[j] += bias[j];
+      if (k <= 0 && relu)
+        for (int64_t j = 0; j < n; ++j) row[j] = row[j] <= 0.0f ? 0.0f : row[j];
     }
   }
   if (k <= 0) return;
@@ -294,6 +301,7 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
     for (int64_t p0 = 0; p0 < k; p0 += kc_max) {
       const int64_t kc = std::min(kc_max, k - p0);
       const bool accumulate = p0 > 0 || beta != 0.0f;
+      const bool relu_now = relu && p0 + kc >= k;  // the last depth block stores the final sums
       pack_b(trans_b, b, ldb, p0, kc, j0, nc, packed_b);
       for (int64_t t = 0; t < count; ++t) {
         for (int64_t i0 = 0; i0 < m; i0 += kMC) {
@@ -311,7 +319,7 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
                 const int64_t row = i0 + r0 + r;
                 const int64_t run = std::min(rows - r, c_rows.group - row % c_rows.group);
                 kernels[run - 1](kc, packed_a + r0 * kc + r, b_strip, c[t] + c_rows.at(row) + j0 + s0, c_rows.ld, lo,
-                                 hi, accumulate, bias_strip);
+                                 hi, accumulate, bias_strip, relu_now);
                 r += run;
               }
             }
@@ -325,30 +333,30 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
 }  // namespace
 
 void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias) {
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias, bool relu) {
   ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
   if (m <= 0 || n <= 0) return;
   blocked_sgemm(trans_a, trans_b, m, n, k, &a, SgemmRows::plain(m, lda), b, ldb, beta, bias, &c,
-                SgemmRows::plain(m, ldc), 1);
+                SgemmRows::plain(m, ldc), 1, relu);
 }
 
 void sgemm_avx512_shared_b(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* const* a,
                            int64_t lda, const float* b, int64_t ldb, float beta, float* const* c, int64_t ldc,
-                           int64_t count, const float* bias) {
+                           int64_t count, const float* bias, bool relu) {
   ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
   if (m <= 0 || n <= 0 || count <= 0) return;
   blocked_sgemm(trans_a, trans_b, m, n, k, a, SgemmRows::plain(m, lda), b, ldb, beta, bias, c,
-                SgemmRows::plain(m, ldc), count);
+                SgemmRows::plain(m, ldc), count, relu);
 }
 
 void sgemm_avx512_grouped(bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, const SgemmRows& a_rows,
                           const float* b, int64_t ldb, float beta, float* c, const SgemmRows& c_rows,
-                          const float* bias) {
+                          const float* bias, bool relu) {
   ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
   ATTN_CHECK(a_rows.group > 0 && c_rows.group > 0, "sgemm", "row groups of ", a_rows.group, " and ", c_rows.group,
              " rows: expected at least 1");
   if (m <= 0 || n <= 0) return;
-  blocked_sgemm(false, trans_b, m, n, k, &a, a_rows, b, ldb, beta, bias, &c, c_rows, 1);
+  blocked_sgemm(false, trans_b, m, n, k, &a, a_rows, b, ldb, beta, bias, &c, c_rows, 1, relu);
 }
 
 }  // namespace attn

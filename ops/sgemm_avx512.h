@@ -22,10 +22,12 @@ struct SgemmRows {
 // op(B) k x n, row-major storage with leading dimensions lda and ldb as in
 // cblas_sgemm. A bias (n floats, or null) is added to every row of C as the
 // sums are stored, so a linear layer's output is written once instead of
-// being filled with the bias first and read back. Only callable where
-// sgemm_avx512_available().
+// being filled with the bias first and read back; with `relu` the stored
+// values are relu'd too (C = relu(op(A) op(B) + beta C + bias), NaN kept).
+// Only callable where sgemm_avx512_available().
 void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias = nullptr);
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias = nullptr,
+                  bool relu = false);
 
 // count products C[t] = op(A[t]) op(B) + beta C[t] with one B (and one m, n,
 // k, lda, ldc for all): B is packed once per block instead of once per
@@ -33,7 +35,7 @@ void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
 // bits as its own sgemm_avx512 call.
 void sgemm_avx512_shared_b(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* const* a,
                            int64_t lda, const float* b, int64_t ldb, float beta, float* const* c, int64_t ldc,
-                           int64_t count, const float* bias = nullptr);
+                           int64_t count, const float* bias = nullptr, bool relu = false);
 
 // C = A op(B) + beta C (+ bias) for m rows of A (stored [m, k]) and of C
 // placed by a_rows and c_rows: a batch of products that share B and whose A
@@ -41,7 +43,7 @@ void sgemm_avx512_shared_b(bool trans_a, bool trans_b, int64_t m, int64_t n, int
 // short last tile per product. Each element gets the bits of its own call.
 void sgemm_avx512_grouped(bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, const SgemmRows& a_rows,
                           const float* b, int64_t ldb, float beta, float* c, const SgemmRows& c_rows,
-                          const float* bias = nullptr);
+                          const float* bias = nullptr, bool relu = false);
 
 // The CPU has AVX-512F (checked once).
 bool sgemm_avx512_available();

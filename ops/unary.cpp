@@ -54,6 +54,15 @@ Tensor unary(UnaryOp op, const Tensor& x, UnaryParams params) {
   return out;
 }
 
+Tensor relu_gradient(const Tensor& grad, const Tensor& output) {
+  ATTN_CHECK(grad.defined() && output.defined() && grad.shape() == output.shape() &&
+                 grad.dtype() == output.dtype() && grad.device() == output.device(),
+             "relu_gradient", "grad and output must match in shape, dtype and device");
+  Tensor gi = empty(grad.shape(), grad.dtype(), grad.device());
+  kBackward(grad.device(), UnaryOp::Relu, UnaryParams{}, output, output, grad, gi);
+  return gi;
+}
+
 Tensor neg(const Tensor& x) { return unary(UnaryOp::Neg, x); }
 Tensor exp(const Tensor& x) { return unary(UnaryOp::Exp, x); }
 Tensor log(const Tensor& x) { return unary(UnaryOp::Log, x); }

@@ -62,4 +62,9 @@ Tensor mul_scalar(const Tensor& x, double c);
 Tensor pow_scalar(const Tensor& x, double exponent);
 Tensor clamp(const Tensor& x, double lo, double hi);
 
+// relu's backward on its own, for ops that fuse a relu into their forward
+// pass (linear_relu): grad where output > 0, exactly 0 elsewhere. Not
+// differentiable itself.
+Tensor relu_gradient(const Tensor& grad, const Tensor& output);
+
 }  // namespace attn
