@@ -6,7 +6,6 @@
 #include "attn/models/masks.h"
 #include "attn/models/positional.h"
 #include "attn/ops/binary.h"
-#include "attn/ops/unary.h"
 #include "attn/ops/view.h"
 
 namespace attn {

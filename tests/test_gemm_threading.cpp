@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -44,7 +45,10 @@ Tensor transposed(const Shape& shape, Generator& gen, DType dtype) {
 // Stability, eq. 3.13; gamma_k = k u / (1 - k u), u the unit roundoff of the
 // dtype); the float64 loop here is itself within gamma_k(2^-53) of it, so the
 // two may differ by the sum of both bounds.
-void expect_within_rounding(const Tensor& got, const Tensor& a, const Tensor& b, const Tensor& bias = Tensor()) {
+// With `relu` the exact value is relu'd too (relu moves no entry further
+// from it) and every entry must be >= +0.
+void expect_within_rounding(const Tensor& got, const Tensor& a, const Tensor& b, const Tensor& bias = Tensor(),
+                            bool relu = false) {
   const std::vector<double> av = a.to_vector(), bv = b.to_vector(), cv = got.to_vector();
   const std::vector<double> biasv = bias.defined() ? bias.to_vector() : std::vector<double>();
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
@@ -65,7 +69,11 @@ void expect_within_rounding(const Tensor& got, const Tensor& a, const Tensor& b,
           exact += x * y;
           magnitude += std::abs(x * y);
         }
+        if (relu) exact = std::max(exact, 0.0);
         const double c = cv[(e * m + i) * n + j];
+        if (relu) {
+          ASSERT_FALSE(c < 0 || std::signbit(c)) << "entry (" << e << ", " << i << ", " << j << "): " << c;
+        }
         checked_nonzero += c != 0;
         ASSERT_LE(std::abs(c - exact), gamma * magnitude)
             << "entry (" << e << ", " << i << ", " << j << "): got " << c << ", exact " << exact;
@@ -171,6 +179,24 @@ TEST(GemmThreading, LinearLayerTakesTheSameBranchesWithItsBias) {
       ASSERT_EQ(choose_gemm_threading(1, rows, out, in, 2), expected);
       // linear(x, w) = x @ w^T + bias; w is a transposed view, so w^T is contiguous.
       expect_within_rounding(linear(x, w, bias), x, transpose(w, 0, 1), bias);
+    }
+  }
+}
+
+// linear_relu through the same branches: the engine's float32 kernel takes
+// the relu as it stores the sums (after the last depth block, or after the
+// reduction slices are added), float64 and OpenBLAS in a pass afterwards.
+TEST(GemmThreading, LinearReluTakesTheSameBranchesWithItsBias) {
+  ThreadCount threads(2);
+  Generator gen(19);
+  for (DType dt : {DType::F32, DType::F64}) {
+    for (int64_t rows : {int64_t{520}, int64_t{4096}, int64_t{64}, int64_t{48}}) {
+      const int64_t in = rows == 520 ? 520 : rows == 48 ? 1100 : 64, out = rows == 520 ? 500 : 64;
+      const Tensor x = uniform({rows, in}, gen, dt), w = transposed({out, in}, gen, dt);
+      const Tensor bias = uniform({out}, gen, dt);
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " rows " + std::to_string(rows));
+      expect_within_rounding(linear_relu(x, w, bias), x, transpose(w, 0, 1), bias, true);
+      expect_within_rounding(linear_relu(x, w), x, transpose(w, 0, 1), Tensor(), true);
     }
   }
 }

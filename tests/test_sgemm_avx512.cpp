@@ -175,6 +175,49 @@ TEST_F(SgemmAvx512, ABiasRowIsAddedToEveryRowWithoutReadingC) {
   }
 }
 
+// A fused relu is the same sums relu'd as they are stored: bit for bit the
+// unfused call's result with every value <= 0 replaced by +0 (one kernel,
+// the same arithmetic; the relu itself is exact), over one and several
+// depth blocks (the relu must wait for the last), with a bias and with
+// beta = 1; a NaN stays NaN, as the relu op keeps it.
+TEST_F(SgemmAvx512, AFusedReluGivesTheBitsOfTheProductThenTheRelu) {
+  for (const Case& t : {Case{false, true, 13, 45, 300, 0, 1, 3, 0.0f}, Case{true, false, 29, 70, 769, 2, 0, 1, 1.0f}}) {
+    SCOPED_TRACE(describe(t));
+    std::mt19937 gen(16);
+    Product p = make_product(t, gen);
+    std::vector<float> bias(static_cast<size_t>(t.n));
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (float& x : bias) x = u(gen);
+    // A NaN in A's first row reaches C's first row.
+    p.a[0] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> plain = p.c0, fused = p.c0;
+    sgemm_avx512(t.trans_a, t.trans_b, t.m, t.n, t.k, p.a.data(), p.lda, p.b.data(), p.ldb, t.beta, plain.data(),
+                 p.ldc, bias.data());
+    sgemm_avx512(t.trans_a, t.trans_b, t.m, t.n, t.k, p.a.data(), p.lda, p.b.data(), p.ldb, t.beta, fused.data(),
+                 p.ldc, bias.data(), true);
+    int64_t cut = 0, passed = 0, nan = 0;
+    for (int64_t i = 0; i < t.m; ++i) {
+      for (int64_t j = 0; j < t.n; ++j) {
+        const float want = plain[i * p.ldc + j], got = fused[i * p.ldc + j];
+        if (std::isnan(want)) {
+          ASSERT_TRUE(std::isnan(got)) << "entry (" << i << ", " << j << ")";
+          ++nan;
+        } else if (want <= 0.0f) {
+          ASSERT_TRUE(got == 0.0f && !std::signbit(got)) << "entry (" << i << ", " << j << "): " << got;
+          ++cut;
+        } else {
+          ASSERT_EQ(got, want) << "entry (" << i << ", " << j << ")";
+          ++passed;
+        }
+      }
+      for (int64_t j = t.n; j < p.ldc; ++j) ASSERT_EQ(fused[i * p.ldc + j], p.c0[i * p.ldc + j]) << "padding touched";
+    }
+    EXPECT_GT(cut, 0);
+    EXPECT_GT(passed, 0);
+    EXPECT_GT(nan, 0);
+  }
+}
+
 TEST_F(SgemmAvx512, ProductsSharingBGetTheBitsOfTheirOwnCalls) {
   // Five products with one B packed once (two depth blocks, edge tiles in
   // both directions): each C is within rounding of its exact product and
@@ -249,6 +292,32 @@ class SgemmChoice {
   explicit SgemmChoice(CpuSgemm choice) { set_cpu_sgemm(choice); }
   ~SgemmChoice() { set_cpu_sgemm(CpuSgemm::automatic); }
 };
+
+// linear_relu with either float32 GEMM (fused into the engine's, a pass
+// after OpenBLAS's) against float64: within the linear layer's bound, which
+// the relu does not widen, and never below +0.
+TEST(CpuSgemmChoice, LinearReluIsWithinRoundingWithEitherKernel) {
+  Generator gen(12);
+  const Tensor x = rand_uniform({210, 300}, -1.0, 1.0, gen, DType::F32);
+  const Tensor w = rand_uniform({40, 300}, -1.0, 1.0, gen, DType::F32);
+  const Tensor bias = rand_uniform({40}, -1.0, 1.0, gen, DType::F32);
+  const std::vector<double> ref =
+      linear_relu(cast(x, DType::F64), cast(w, DType::F64), cast(bias, DType::F64)).to_vector();
+  const double u = std::numeric_limits<float>::epsilon() / 2;
+  const double bound = 302 * u / (1 - 302 * u) * 301;
+  for (CpuSgemm choice : {CpuSgemm::automatic, CpuSgemm::openblas}) {
+    SgemmChoice scope(choice);
+    SCOPED_TRACE(choice == CpuSgemm::automatic ? "automatic" : "openblas");
+    const std::vector<double> got = linear_relu(x, w, bias).to_vector();
+    int64_t zeros = 0;
+    for (size_t e = 0; e < got.size(); ++e) {
+      ASSERT_NEAR(got[e], ref[e], bound) << "entry " << e;
+      ASSERT_FALSE(std::signbit(got[e])) << "entry " << e;
+      zeros += got[e] == 0;
+    }
+    EXPECT_GT(zeros, 0);
+  }
+}
 
 // matmul and linear with either float32 GEMM, checked against float64 copies
 // of the same operands: both are within the product's rounding bound of the
