@@ -6,9 +6,12 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "attn/engine/tensor.h"
 #include "attn/ops/head_rows.h"
+#include "attn/ops/sgemm_avx512.h"
+#include "attn/ops/transpose_avx512.h"
 
 namespace attn {
 
@@ -67,10 +70,17 @@ void head_rows_to_panel(const T* x, const HeadRows& at, int64_t b, int64_t c, in
   }
 }
 
-// The same rows transposed: panel[l * ld + r + offset] = x[row r][l].
+// The same rows transposed: panel[l * ld + r + offset] = x[row r][l]. In
+// float32 on a CPU with AVX-512 the copy goes through register transposes.
 template <class T>
 void head_rows_to_transposed_panel(const T* x, const HeadRows& at, int64_t b, int64_t c, int64_t rows, int64_t d,
                                    const uint8_t* keep, int64_t offset, T* panel, int64_t ld) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (sgemm_avx512_available()) {
+      transpose_rows_avx512(x + at.at(b, c, 0), at.row, rows, d, keep, panel + offset, ld);
+      return;
+    }
+  }
   for (int64_t r = 0; r < rows; ++r) {
     const T* row = x + at.at(b, c, r);
     const bool kept = !keep || keep[r];

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "attn/engine/error.h"
+#include "attn/ops/transpose_avx512.h"
 
 namespace attn {
 
@@ -79,35 +80,6 @@ __mmask16 first_lanes(int64_t cols) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-// rows[i] lane j -> rows[j] lane i. Within each 128-bit lane, two rounds of
-// unpacking gather four rows' values of one column; then the 128-bit lanes
-// are transposed across four registers.
-__attribute__((target("avx512f"))) void transpose_16x16(__m512 rows[16]) {
-  __m512 pairs[16], quads[16];
-  for (int g = 0; g < 8; ++g) {
-    pairs[2 * g] = _mm512_unpacklo_ps(rows[2 * g], rows[2 * g + 1]);      // columns 4l, 4l+1 of rows 2g, 2g+1
-    pairs[2 * g + 1] = _mm512_unpackhi_ps(rows[2 * g], rows[2 * g + 1]);  // columns 4l+2, 4l+3
-  }
-  for (int g = 0; g < 4; ++g) {  // quads[4g + e], 128-bit lane l: rows 4g..4g+3 of column 4l + e
-    const __m512d lo0 = _mm512_castps_pd(pairs[4 * g]), lo1 = _mm512_castps_pd(pairs[4 * g + 2]);
-    const __m512d hi0 = _mm512_castps_pd(pairs[4 * g + 1]), hi1 = _mm512_castps_pd(pairs[4 * g + 3]);
-    quads[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo0, lo1));
-    quads[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo0, lo1));
-    quads[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi0, hi1));
-    quads[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi0, hi1));
-  }
-  for (int e = 0; e < 4; ++e) {
-    const __m512 v0 = _mm512_shuffle_f32x4(quads[e], quads[4 + e], 0x44);  // lanes a0 a1 b0 b1
-    const __m512 v1 = _mm512_shuffle_f32x4(quads[e], quads[4 + e], 0xEE);  // a2 a3 b2 b3
-    const __m512 v2 = _mm512_shuffle_f32x4(quads[8 + e], quads[12 + e], 0x44);
-    const __m512 v3 = _mm512_shuffle_f32x4(quads[8 + e], quads[12 + e], 0xEE);
-    rows[e] = _mm512_shuffle_f32x4(v0, v2, 0x88);       // column e: lanes a0 b0 c0 d0
-    rows[4 + e] = _mm512_shuffle_f32x4(v0, v2, 0xDD);   // column 4 + e
-    rows[8 + e] = _mm512_shuffle_f32x4(v1, v3, 0x88);   // column 8 + e
-    rows[12 + e] = _mm512_shuffle_f32x4(v1, v3, 0xDD);  // column 12 + e
-  }
-}
-
 // op(A) rows [i0, i0 + mc), depths [p0, p0 + kc) into strips of kMR rows:
 // strip r holds, for each depth, its kMR row values side by side. A last
 // strip of fewer rows is not padded: its kernel reads only its rows. A

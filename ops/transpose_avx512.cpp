@@ -1,0 +1,39 @@
+#include "attn/ops/transpose_avx512.h"
+
+#include <algorithm>
+
+namespace attn {
+
+namespace {
+
+__attribute__((target("avx512f"))) __mmask16 lanes_below(int64_t count) {
+  return count >= 16 ? __mmask16(0xFFFF) : count <= 0 ? __mmask16(0) : __mmask16((1u << count) - 1);
+}
+
+}  // namespace
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+__attribute__((target("avx512f"))) void transpose_rows_avx512(const float* x, int64_t row_stride, int64_t rows,
+                                                              int64_t d, const uint8_t* keep, float* panel,
+                                                              int64_t ld) {
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    const __mmask16 row_lanes = lanes_below(rows - r0);
+    for (int64_t l0 = 0; l0 < d; l0 += 16) {
+      const __mmask16 features = lanes_below(d - l0);
+      __m512 block[16];
+      for (int64_t i = 0; i < 16; ++i) {
+        const int64_t r = r0 + i;
+        const bool load = r < rows && (keep == nullptr || keep[r]);
+        block[i] = load ? _mm512_maskz_loadu_ps(features, x + r * row_stride + l0) : _mm512_setzero_ps();
+      }
+      transpose_16x16(block);
+      for (int64_t l = 0; l < std::min<int64_t>(16, d - l0); ++l)
+        _mm512_mask_storeu_ps(panel + (l0 + l) * ld + r0, row_lanes, block[l]);
+    }
+  }
+}
+#pragma GCC diagnostic pop
+
+}  // namespace attn

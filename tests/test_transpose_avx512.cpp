@@ -1,0 +1,56 @@
+// The AVX-512 transposed copy of a head's rows into a panel
+// (ops/transpose_avx512.h) against the element-by-element definition: every
+// entry it must write, zeros for rows selected out (NaN there included), and
+// nothing outside rows x d touched. Skips where the CPU has no AVX-512F.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "attn/ops/sgemm_avx512.h"
+#include "attn/ops/transpose_avx512.h"
+
+namespace attn {
+namespace {
+
+TEST(TransposeAvx512, RowsBecomeColumnsKeptRowsOnlyAndNothingElseTouched) {
+  if (!sgemm_avx512_available()) GTEST_SKIP() << "this CPU has no AVX-512F: the transposed copy is not used here";
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  // rows and d below, at and above the 16-lane blocks; a row stride wider than d.
+  for (int64_t rows : {int64_t{5}, int64_t{16}, int64_t{50}}) {
+    for (int64_t d : {int64_t{7}, int64_t{30}, int64_t{33}}) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + ", d " + std::to_string(d));
+      const int64_t stride = d + 5, ld = rows + 9;
+      std::vector<float> x(static_cast<size_t>(rows * stride));
+      for (float& v : x) v = u(gen);
+      std::vector<uint8_t> keep(static_cast<size_t>(rows));
+      for (int64_t r = 0; r < rows; ++r) keep[r] = r % 3 != 1;
+      x[1 * stride] = std::numeric_limits<float>::quiet_NaN();  // row 1 is selected out
+      const float sentinel = 12345.0f;
+      for (const uint8_t* mask : {static_cast<const uint8_t*>(nullptr), static_cast<const uint8_t*>(keep.data())}) {
+        std::vector<float> panel(static_cast<size_t>((d + 3) * ld), sentinel);
+        transpose_rows_avx512(x.data(), stride, rows, d, mask, panel.data(), ld);
+        for (int64_t l = 0; l < d + 3; ++l)
+          for (int64_t r = 0; r < ld; ++r) {
+            const float got = panel[l * ld + r];
+            if (l >= d || r >= rows) {
+              ASSERT_EQ(got, sentinel) << "touched (" << l << ", " << r << ")";
+            } else if (mask && !mask[r]) {
+              ASSERT_EQ(got, 0.0f) << "selected-out row " << r << ", feature " << l;
+            } else if (r == 1 && l == 0) {
+              ASSERT_TRUE(std::isnan(got));
+            } else {
+              ASSERT_EQ(got, x[r * stride + l]) << "row " << r << ", feature " << l;
+            }
+          }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace attn
