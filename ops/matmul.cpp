@@ -9,6 +9,7 @@
 #include "attn/engine/kernel_table.h"
 #include "attn/ops/matmul_kernels.h"
 #include "attn/ops/reduce.h"
+#include "attn/ops/relu_gradient_columns.h"
 #include "attn/ops/unary.h"
 #include "attn/ops/view.h"
 
@@ -327,13 +328,24 @@ Tensor linear_terms(const char* op, const std::vector<Tensor>& xs, const std::ve
   record(out, op, inputs,
          [x_rows, ws, x_shapes, rows, outf, saved_out](const Tensor& g, const std::vector<bool>& needs) {
     const size_t k = ws.size();
-    const Tensor g_rows = reshape(saved_out.defined() ? relu_gradient(g, saved_out) : g, {rows, outf});
     std::vector<Tensor> grads(2 * k + 1);
+    Tensor g_rows = reshape(g, {rows, outf});
+    if (saved_out.defined()) {
+      // relu's backward; with a bias its gradient comes from the same pass.
+      const Tensor out_rows = reshape(saved_out, {rows, outf});
+      if (needs[2 * k]) {
+        ReluGradientColumns r = relu_gradient_columns(g_rows, out_rows);
+        g_rows = r.grad_in;
+        grads[2 * k] = r.column_sums;
+      } else {
+        g_rows = relu_gradient(g_rows, out_rows);
+      }
+    }
     for (size_t i = 0; i < k; ++i) {
       if (needs[i]) grads[i] = linear_input_gradient(g_rows, ws[i], x_shapes[i], i);
       if (needs[k + i]) grads[k + i] = matmul(transpose(g_rows, 0, 1), x_rows[i]);
     }
-    if (needs[2 * k]) grads[2 * k] = sum(g_rows, {0});
+    if (needs[2 * k] && !grads[2 * k].defined()) grads[2 * k] = sum(g_rows, {0});
     return grads;
   });
   return out;

@@ -13,6 +13,7 @@
 #include "attn/engine/random.h"
 #include "attn/ops/binary.h"
 #include "attn/ops/reduce.h"
+#include "attn/ops/relu_gradient_columns.h"
 #include "attn/ops/sigmoid_gate.h"
 #include "attn/ops/unary.h"
 #include "attn/ops/view.h"
@@ -88,6 +89,37 @@ TEST_P(BothDtypes, GatesSelectTheirGradientInsteadOfMultiplying) {
     EXPECT_TRUE(std::isnan(g[2]));  // passes: the NaN is not hidden
     EXPECT_EQ(g[3], 3.0);
   }
+}
+
+// linear_relu's fused backward pass: the selected gradient as relu's own
+// backward gives it (bit for bit: a select), and column sums within the
+// rounding of the selected values' sums, with NaN at cut-off entries never
+// reaching either. Columns span several threads' blocks.
+TEST_P(BothDtypes, ReluGradientColumnsIsTheSelectAndItsColumnSums) {
+  const DType dt = GetParam();
+  const int64_t rows = 300, cols = 70;
+  Generator gen(21);
+  Tensor grad = rand_uniform({rows, cols}, -1.0, 1.0, gen, dt);
+  Tensor output = rand_uniform({rows, cols}, -1.0, 1.0, gen, dt);
+  write_element(output, 5, -0.5);
+  write_element(grad, 5, std::numeric_limits<double>::quiet_NaN());  // cut off: must not reach the sums
+  const ReluGradientColumns r = relu_gradient_columns(grad, output);
+  const std::vector<double> want = relu_gradient(grad, output).to_vector(), got = r.grad_in.to_vector();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t e = 0; e < got.size(); ++e) ASSERT_EQ(got[e], want[e]) << "entry " << e;
+  const std::vector<double> sums = r.column_sums.to_vector();
+  const double u = dt == DType::F32 ? std::numeric_limits<float>::epsilon() / 2 : std::numeric_limits<double>::epsilon() / 2;
+  for (int64_t c = 0; c < cols; ++c) {
+    double exact = 0, magnitude = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      exact += want[i * cols + c];
+      magnitude += std::abs(want[i * cols + c]);
+    }
+    // Double accumulation, one rounding to the dtype at the end.
+    ASSERT_NEAR(sums[c], exact, u * std::abs(exact) + rows * std::numeric_limits<double>::epsilon() * magnitude)
+        << "column " << c;
+  }
+  EXPECT_THROW(relu_gradient_columns(grad, transpose(output, 0, 1)), Error);
 }
 
 TEST_P(BothDtypes, StableFormulasStayFiniteAtExtremes) {
