@@ -34,16 +34,25 @@ struct PendingSlots {
   std::vector<bool> offered;
 };
 thread_local PendingSlots* t_pending = nullptr;
+thread_local const Tensor* t_output_gradient = nullptr;
 
 class PendingScope {
  public:
-  explicit PendingScope(PendingSlots* slots) : previous_(t_pending) { t_pending = slots; }
-  ~PendingScope() { t_pending = previous_; }
+  PendingScope(PendingSlots* slots, const Tensor* output_gradient)
+      : previous_(t_pending), previous_output_(t_output_gradient) {
+    t_pending = slots;
+    t_output_gradient = output_gradient;
+  }
+  ~PendingScope() {
+    t_pending = previous_;
+    t_output_gradient = previous_output_;
+  }
   PendingScope(const PendingScope&) = delete;
   PendingScope& operator=(const PendingScope&) = delete;
 
  private:
   PendingSlots* previous_;
+  const Tensor* previous_output_;
 };
 }  // namespace
 
@@ -56,6 +65,16 @@ Tensor pending_gradient(size_t input) {
   if (!t.defined() || t.impl_ptr().use_count() != 1 || t.storage().use_count() != 1 || !t.is_contiguous())
     return Tensor();
   t_pending->offered[input] = true;
+  return t;
+}
+
+Tensor writable_output_gradient() {
+  if (t_output_gradient == nullptr) return Tensor();
+  const Tensor& t = *t_output_gradient;
+  // As for pending_gradient: the engine's local must be the only holder of
+  // the tensor and its memory (a seed the caller keeps, or a view, is not).
+  if (!t.defined() || t.impl_ptr().use_count() != 1 || t.storage().use_count() != 1 || !t.is_contiguous())
+    return Tensor();
   return t;
 }
 
@@ -181,7 +200,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
         auto it = e.node ? pending.find(e.node.get()) : pending.end();
         if (it != pending.end()) slots.slots[i] = &it->second;
       }
-      PendingScope offering(&slots);
+      PendingScope offering(&slots, &grad);
       input_grads = node->backward(grad, needs);
       ATTN_CHECK(input_grads.size() == node->inputs.size(), "backward", "op '", node->op, "' returned ",
                  input_grads.size(), " gradients for ", node->inputs.size(), " inputs");

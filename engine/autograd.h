@@ -68,6 +68,15 @@ const char* current_backward_op();
 // engine keeps it as the sum; any other tensor it returns is added as usual.
 Tensor pending_gradient(size_t input);
 
+// The gradient of the running node's output, offered for the formula to
+// overwrite in place: only when nothing but the engine holds it (not the
+// caller's seed, not a view of another tensor, no view of it taken yet) and
+// it is contiguous; undefined otherwise, and outside a backward pass. The
+// engine frees it when the formula returns, so a formula that transforms it
+// elementwise first (relu's select in linear_relu) needs no second buffer of
+// that size while it runs.
+Tensor writable_output_gradient();
+
 // Accumulating two gradients of one tensor is an elementwise add, an op of the
 // layer above (ops/binary.cpp installs it when it is linked), so that the
 // engine includes nothing above itself.

@@ -329,12 +329,16 @@ Tensor linear_terms(const char* op, const std::vector<Tensor>& xs, const std::ve
          [x_rows, ws, x_shapes, rows, outf, saved_out](const Tensor& g, const std::vector<bool>& needs) {
     const size_t k = ws.size();
     std::vector<Tensor> grads(2 * k + 1);
+    // Asked before any view of g is taken (a view would share its memory).
+    const Tensor writable = saved_out.defined() ? writable_output_gradient() : Tensor();
     Tensor g_rows = reshape(g, {rows, outf});
     if (saved_out.defined()) {
-      // relu's backward; with a bias its gradient comes from the same pass.
+      // relu's backward, into g's own memory where the engine offers it (no
+      // second buffer of g's size); with a bias its gradient comes from the
+      // same pass.
       const Tensor out_rows = reshape(saved_out, {rows, outf});
       if (needs[2 * k]) {
-        ReluGradientColumns r = relu_gradient_columns(g_rows, out_rows);
+        ReluGradientColumns r = relu_gradient_columns(g_rows, out_rows, writable.defined());
         g_rows = r.grad_in;
         grads[2 * k] = r.column_sums;
       } else {

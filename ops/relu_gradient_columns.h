@@ -14,8 +14,11 @@ struct ReluGradientColumns {
   Tensor column_sums;  // [cols]: the sums of grad_in's columns (accumulated in double)
 };
 
-// grad and output: floating [rows, cols] of one dtype and device. Not
+// grad and output: floating [rows, cols] of one dtype and device. With
+// in_place, grad_in is grad itself, overwritten (grad must be contiguous and
+// writable: an output gradient the engine offers, see
+// writable_output_gradient in engine/autograd.h); else a new tensor. Not
 // differentiable itself.
-ReluGradientColumns relu_gradient_columns(const Tensor& grad, const Tensor& output);
+ReluGradientColumns relu_gradient_columns(const Tensor& grad, const Tensor& output, bool in_place = false);
 
 }  // namespace attn

@@ -13,20 +13,39 @@ namespace attn {
 
 namespace {
 
+// One row's columns [0, w): the selected gradient into d, its values added
+// to the double accumulators.
+template <class T>
+inline __attribute__((always_inline)) void select_row(const T* __restrict g, const T* __restrict y, int64_t w,
+                                                      T* __restrict d, double* __restrict acc) {
+  for (int64_t j = 0; j < w; ++j) {
+    const T v = y[j] > T(0) ? g[j] : T(0);
+    d[j] = v;
+    acc[j] += static_cast<double>(v);
+  }
+}
+
+// The same in place (d is g): one pointer, so the loop needs no alias check.
+template <class T>
+inline __attribute__((always_inline)) void select_row_in_place(T* __restrict d, const T* __restrict y, int64_t w,
+                                                               double* __restrict acc) {
+  for (int64_t j = 0; j < w; ++j) {
+    const T v = y[j] > T(0) ? d[j] : T(0);
+    d[j] = v;
+    acc[j] += static_cast<double>(v);
+  }
+}
+
 // Columns [0, w) of rows [0, rows) (row stride ld) into the zeroed double
 // accumulators; a SIMD clone (ops/vector_math.h), the select a blend.
 template <class T>
-ATTN_SIMD_CLONES void select_and_sum_block(const T* __restrict grad, const T* __restrict output, int64_t rows,
-                                           int64_t ld, int64_t w, T* __restrict grad_in, double* __restrict acc,
-                                           T* __restrict sums) {
+ATTN_SIMD_CLONES void select_and_sum_block(const T* grad, const T* output, int64_t rows, int64_t ld, int64_t w,
+                                           T* grad_in, double* acc, T* sums) {
   for (int64_t i = 0; i < rows; ++i) {
-    const T* g = grad + i * ld;
-    const T* y = output + i * ld;
-    T* d = grad_in + i * ld;
-    for (int64_t j = 0; j < w; ++j) {
-      const T v = y[j] > T(0) ? g[j] : T(0);
-      d[j] = v;
-      acc[j] += static_cast<double>(v);
+    if (grad == grad_in) {
+      select_row_in_place(grad_in + i * ld, output + i * ld, w, acc);
+    } else {
+      select_row(grad + i * ld, output + i * ld, w, grad_in + i * ld, acc);
     }
   }
   for (int64_t j = 0; j < w; ++j) sums[j] = static_cast<T>(acc[j]);

@@ -1,6 +1,6 @@
 // Kernel signatures of relu_gradient_columns (ops/relu_gradient_columns.h),
 // one slot per device: grad and output contiguous [rows, cols], grad_in
-// contiguous [rows, cols], sums [cols].
+// contiguous [rows, cols] (grad itself for an in-place select), sums [cols].
 #pragma once
 #include "attn/engine/tensor.h"
 

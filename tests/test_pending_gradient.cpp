@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "attn/engine/allocator.h"
 #include "attn/engine/autograd.h"
 #include "attn/engine/copy.h"
 #include "attn/engine/kernel_table.h"
@@ -219,6 +220,66 @@ TEST(PendingGradient, MatmulsSharingAFirstOperandAddTheirGradientsInTheGemm) {
   loss2.backward();
   const Tensor summed = sum(matmul(c2, transpose(b2, 1, 2)), {0});
   expect_near_all(shared.grad(), add(summed, matmul(sum(c1, {0}), transpose(b1, 0, 1))));
+}
+
+// writable_output_gradient: a formula may overwrite its output's gradient
+// when only the engine holds it; not when the caller holds it (a seed), not
+// once a view of it exists, and never outside a backward pass.
+Tensor output_gradient_probe(const Tensor& x, std::vector<bool>& offered, bool view_first) {
+  Tensor y = empty(x.shape(), x.dtype());
+  copy_into(y, x);
+  record(y, "output_gradient_probe", {x}, [&offered, view_first](const Tensor& g, const std::vector<bool>&) {
+    const Tensor view = view_first ? reshape(g, {g.numel(), 1}) : Tensor();
+    const Tensor writable = writable_output_gradient();
+    offered.push_back(writable.defined());
+    if (writable.defined()) {
+      EXPECT_EQ(writable.data<double>(), g.data<double>());
+    }
+    return std::vector<Tensor>{mul_scalar(g, 1.0)};
+  });
+  return y;
+}
+
+TEST(WritableOutputGradient, OfferedOnlyWhenTheEngineAloneHoldsIt) {
+  std::vector<bool> offered;
+  Tensor a = leaf_of({1, 2, 3});
+  // The engine's own gradient (of mul's output): offered.
+  sum(mul(output_gradient_probe(a, offered, false), constant({1, 2, 3}))).backward();
+  // Once the formula has taken a view of it: not offered.
+  sum(mul(output_gradient_probe(a, offered, true), constant({1, 2, 3}))).backward();
+  // The caller's own seed: not offered (writing it would change the caller's tensor).
+  Tensor seed = constant({1, 1, 1});
+  output_gradient_probe(a, offered, false).backward(seed);
+  EXPECT_EQ(offered, (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(seed.to_vector(), (std::vector<double>{1, 1, 1}));
+  EXPECT_FALSE(writable_output_gradient().defined());
+}
+
+// linear_relu selects its gradient in the memory of the gradient it is
+// handed, where relu and linear as two ops hold g and relu's gradient at
+// once: with a narrow input (the GEMMs' outputs small) the fused backward's
+// peak is lower by most of one output-sized buffer. Without the in-place
+// select the two peaks would be level.
+TEST(WritableOutputGradient, LinearReluBackwardNeedsNoSecondOutputSizedBuffer) {
+  Generator gen(31);
+  const int64_t rows = 512, in = 8, out = 512;
+  const Tensor x = rand_uniform({rows, in}, -1.0, 1.0, gen, DType::F32).set_requires_grad(true);
+  const Tensor w = rand_uniform({out, in}, -1.0, 1.0, gen, DType::F32).set_requires_grad(true);
+  const Tensor b = rand_uniform({out}, -1.0, 1.0, gen, DType::F32).set_requires_grad(true);
+  const Tensor c = rand_uniform({rows, out}, -1.0, 1.0, gen, DType::F32);
+  auto backward_peak = [&](bool fused) {
+    Tensor y = fused ? linear_relu(x, w, b) : relu(linear(x, w, b));
+    Tensor loss = sum(mul(y, c));
+    y = Tensor();
+    Allocator& alloc = allocator_for(Device::CPU);
+    alloc.reset_peak();
+    const int64_t before = alloc.stats().current_bytes;
+    loss.backward();
+    return alloc.stats().peak_bytes - before;
+  };
+  const int64_t separate = backward_peak(false), fused = backward_peak(true);
+  const int64_t output_bytes = rows * out * static_cast<int64_t>(sizeof(float));
+  EXPECT_GE(separate - fused, output_bytes * 3 / 4) << "separate " << separate << ", fused " << fused;
 }
 
 }  // namespace
