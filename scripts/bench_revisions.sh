@@ -41,13 +41,23 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 # Median over the rounds of each point's median, and the ratio REV / HEAD.
+# Also the median of each round's own ratio: a round's two runs are back to
+# back, so a change of the machine's speed between rounds (this project's
+# virtual machines swing by up to 2x from one minute to the next) cancels.
 echo
-echo "model        mode  length   $short ms   HEAD ms   $short/HEAD"
-awk '{ key = $4 " " $5 " " $6; v[key, $3] = v[key, $3] " " $7; keys[key] = 1 }
+echo "model        mode  length   $short ms   HEAD ms   $short/HEAD   median of rounds' ratios"
+awk '{ key = $4 " " $5 " " $6; v[key, $3] = v[key, $3] " " $7; t[key, $2, $3] = $7; r[key] = r[key] " " $2; keys[key] = 1 }
      function median(list,   a, n, i, j, t) {
        n = split(list, a, " ")
        for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
      }
      END { for (k in keys) { split(k, p, " "); o = median(v[k, old]); h = median(v[k, "HEAD"])
-             printf "%-12s %-5s %6s %11.1f %9.1f %12.2f\n", p[1], p[2], p[3], o, h, o / h } }' old="$short" "$rows" | sort
+             n = split(r[k], rounds, " "); ratios = ""; delete seen
+             for (i = 1; i <= n; i++) {
+               q = rounds[i]
+               if (q in seen || !((k, q, old) in t) || !((k, q, "HEAD") in t)) continue
+               seen[q] = 1; ratios = ratios " " t[k, q, old] / t[k, q, "HEAD"]
+             }
+             printf "%-12s %-5s %6s %11.1f %9.1f %12.2f %12.2f\n", p[1], p[2], p[3], o, h, o / h, median(ratios) } }' \
+  old="$short" "$rows" | sort
