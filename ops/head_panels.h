@@ -11,7 +11,7 @@
 #include "attn/engine/tensor.h"
 #include "attn/ops/head_rows.h"
 #include "attn/ops/sgemm_avx512.h"
-#include "attn/ops/transpose_avx512.h"
+#include "attn/ops/panel_copies_avx512.h"
 
 namespace attn {
 
@@ -60,6 +60,12 @@ struct HeadOperands {
 template <class T>
 void head_rows_to_panel(const T* x, const HeadRows& at, int64_t b, int64_t c, int64_t rows, int64_t d,
                         const uint8_t* keep, int64_t offset, T* panel, int64_t ld) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (sgemm_avx512_available()) {
+      copy_rows_avx512(x + at.at(b, c, 0), at.row, rows, d, keep, panel + offset * ld, ld);
+      return;
+    }
+  }
   for (int64_t r = 0; r < rows; ++r) {
     T* dst = panel + (r + offset) * ld;
     if (keep && !keep[r]) {
@@ -95,6 +101,12 @@ void head_rows_to_transposed_panel(const T* x, const HeadRows& at, int64_t b, in
 template <class T>
 void panel_to_head_rows(const T* panel, int64_t ld, int64_t rows, int64_t d, const uint8_t* keep, T* x,
                         const HeadRows& at, int64_t b, int64_t c, int64_t first) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (sgemm_avx512_available()) {
+      copy_rows_avx512(panel, ld, rows, d, keep, x + at.at(b, c, first), at.row);
+      return;
+    }
+  }
   for (int64_t r = 0; r < rows; ++r) {
     T* dst = x + at.at(b, c, first + r);
     if (keep && !keep[r]) {

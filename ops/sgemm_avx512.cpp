@@ -19,7 +19,7 @@
 #include <utility>
 
 #include "attn/engine/error.h"
-#include "attn/ops/transpose_avx512.h"
+#include "attn/ops/panel_copies_avx512.h"
 
 namespace attn {
 

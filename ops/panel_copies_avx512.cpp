@@ -1,4 +1,4 @@
-#include "attn/ops/transpose_avx512.h"
+#include "attn/ops/panel_copies_avx512.h"
 
 #include <algorithm>
 
@@ -35,5 +35,19 @@ __attribute__((target("avx512f"))) void transpose_rows_avx512(const float* x, in
   }
 }
 #pragma GCC diagnostic pop
+
+__attribute__((target("avx512f"))) void copy_rows_avx512(const float* src, int64_t src_stride, int64_t rows,
+                                                         int64_t d, const uint8_t* keep, float* dst,
+                                                         int64_t dst_stride) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* from = src + r * src_stride;
+    float* to = dst + r * dst_stride;
+    const bool kept = keep == nullptr || keep[r];
+    for (int64_t l = 0; l < d; l += 16) {
+      const __mmask16 lanes = lanes_below(d - l);
+      _mm512_mask_storeu_ps(to + l, lanes, kept ? _mm512_maskz_loadu_ps(lanes, from + l) : _mm512_setzero_ps());
+    }
+  }
+}
 
 }  // namespace attn

@@ -1,5 +1,5 @@
 // The AVX-512 transposed copy of a head's rows into a panel
-// (ops/transpose_avx512.h) against the element-by-element definition: every
+// (ops/panel_copies_avx512.h) against the element-by-element definition: every
 // entry it must write, zeros for rows selected out (NaN there included), and
 // nothing outside rows x d touched. Skips where the CPU has no AVX-512F.
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "attn/ops/sgemm_avx512.h"
-#include "attn/ops/transpose_avx512.h"
+#include "attn/ops/panel_copies_avx512.h"
 
 namespace attn {
 namespace {
@@ -45,6 +45,41 @@ TEST(TransposeAvx512, RowsBecomeColumnsKeptRowsOnlyAndNothingElseTouched) {
               ASSERT_TRUE(std::isnan(got));
             } else {
               ASSERT_EQ(got, x[r * stride + l]) << "row " << r << ", feature " << l;
+            }
+          }
+      }
+    }
+  }
+}
+
+TEST(CopyRowsAvx512, RowsAreCopiedKeptRowsOnlyAndNothingElseTouched) {
+  if (!sgemm_avx512_available()) GTEST_SKIP() << "this CPU has no AVX-512F: the row copy is not used here";
+  std::mt19937 gen(4);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int64_t rows : {int64_t{3}, int64_t{64}}) {
+    for (int64_t d : {int64_t{7}, int64_t{16}, int64_t{30}, int64_t{33}}) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + ", d " + std::to_string(d));
+      const int64_t src_stride = d + 11, dst_stride = d + 5;
+      std::vector<float> src(static_cast<size_t>(rows * src_stride));
+      for (float& v : src) v = u(gen);
+      std::vector<uint8_t> keep(static_cast<size_t>(rows));
+      for (int64_t r = 0; r < rows; ++r) keep[r] = r % 3 != 1;
+      src[1 * src_stride + 2] = std::numeric_limits<float>::quiet_NaN();  // row 1 is selected out
+      const float sentinel = -777.0f;
+      for (const uint8_t* mask : {static_cast<const uint8_t*>(nullptr), static_cast<const uint8_t*>(keep.data())}) {
+        std::vector<float> dst(static_cast<size_t>((rows + 1) * dst_stride), sentinel);
+        copy_rows_avx512(src.data(), src_stride, rows, d, mask, dst.data(), dst_stride);
+        for (int64_t r = 0; r < rows + 1; ++r)
+          for (int64_t l = 0; l < dst_stride; ++l) {
+            const float got = dst[r * dst_stride + l];
+            if (r >= rows || l >= d) {
+              ASSERT_EQ(got, sentinel) << "touched (" << r << ", " << l << ")";
+            } else if (mask && !mask[r]) {
+              ASSERT_EQ(got, 0.0f) << "selected-out row " << r;
+            } else if (r == 1 && l == 2) {
+              ASSERT_TRUE(std::isnan(got));
+            } else {
+              ASSERT_EQ(got, src[r * src_stride + l]) << "row " << r << ", entry " << l;
             }
           }
       }
