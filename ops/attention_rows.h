@@ -1,46 +1,61 @@
 // The row-wise softmax pieces of the fused per-head attention kernels
 // (dot_product_attention, window_attention): a masked softmax of one row of
-// scores in place, and its backward. Written as plain loops over the row
-// with independent partial maxima and sums, so they vectorise without
-// reassociation; always inlined, so they compile for the calling kernel's
-// SIMD clone.
+// scores in place (one row, or a panel of rows a pass at a time), and its
+// backward. Maxima and sums run on 64-byte GCC vector types with a fixed
+// order of additions; always inlined, so they compile for the calling
+// kernel's SIMD clone.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
+#include "attn/ops/panel_product.h"
 #include "attn/ops/vector_math.h"
 
 namespace attn {
 
-// The largest of x[0..n) (NaN never wins), in kLanes independent lanes so
-// that the loop vectorises; max is exact, so any order gives the same value.
+// The largest of x[0..n) (NaN never wins), and the sum of x[0..n) in a
+// fixed order (the result does not depend on the thread that runs it). The
+// whole 64-byte vectors of the row go through GCC vector types, as in
+// ops/panel_product.h: written as 16 independent scalar lanes GCC kept them
+// as 16 scalar registers (a scalar max or add per element), and a 64-key
+// softmax took 2.5 cycles per score where its exps take 0.8.
 template <class T>
 inline __attribute__((always_inline)) T row_max(const T* __restrict x, int64_t n) {
-  constexpr int64_t kLanes = 16;
-  T lanes[kLanes];
-  for (int64_t t = 0; t < kLanes; ++t) lanes[t] = -std::numeric_limits<T>::infinity();
+  using V = typename PanelVector<T>::type;
+  constexpr int64_t L = PanelVector<T>::lanes;
+  const T lowest = -std::numeric_limits<T>::infinity();
+  V best = V{} + lowest;
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int64_t t = 0; t < kLanes; ++t) lanes[t] = x[i + t] > lanes[t] ? x[i + t] : lanes[t];
-  T m = -std::numeric_limits<T>::infinity();
+  for (; i + L <= n; i += L) {
+    V v;
+    std::memcpy(&v, x + i, sizeof v);
+    best = v > best ? v : best;  // false for NaN: it never wins
+  }
+  T m = lowest;
   for (; i < n; ++i) m = x[i] > m ? x[i] : m;
-  for (int64_t t = 0; t < kLanes; ++t) m = lanes[t] > m ? lanes[t] : m;
+  for (int64_t t = 0; t < L; ++t) m = best[t] > m ? best[t] : m;  // max is exact: any order gives the same value
   return m;
 }
 
-// The sum of x[0..n) in kLanes partial sums (a fixed order: the result does
-// not depend on the thread that runs it).
 template <class T>
 inline __attribute__((always_inline)) T row_sum(const T* __restrict x, int64_t n) {
-  constexpr int64_t kLanes = 16;
-  T lanes[kLanes] = {};
+  using V = typename PanelVector<T>::type;
+  constexpr int64_t L = PanelVector<T>::lanes;
+  V acc{};
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int64_t t = 0; t < kLanes; ++t) lanes[t] += x[i + t];
-  T s = 0;
+  for (; i + L <= n; i += L) {
+    V v;
+    std::memcpy(&v, x + i, sizeof v);
+    acc += v;
+  }
+  T lanes[L];
+  for (int64_t t = 0; t < L; ++t) lanes[t] = acc[t];
+  for (int64_t width = L / 2; width >= 1; width /= 2)  // a tree, not a chain of L dependent adds
+    for (int64_t t = 0; t < width; ++t) lanes[t] += lanes[t + width];
+  T s = lanes[0];
   for (; i < n; ++i) s += x[i];
-  for (int64_t t = 0; t < kLanes; ++t) s += lanes[t];
   return s;
 }
 
@@ -60,6 +75,62 @@ inline __attribute__((always_inline)) void softmax_row(T* __restrict row, const 
   for (int64_t i = 0; i < nk; ++i) row[i] = vector_math::exp(row[i] - m);
   const T inv = T(1) / row_sum(row, nk);  // the sum is >= 1: the largest valid score gives exp(0)
   for (int64_t i = 0; i < nk; ++i) row[i] *= inv;
+}
+
+// softmax_row over `rows` rows ld apart that share one key mask, a pass at
+// a time over all of them: each row's chain (maximum, exps, sum, division)
+// no longer waits for the previous row's, and a 64 x 64 panel ran 22% faster
+// than row after row, with the same bits. `maxima` holds `rows` values.
+template <class T>
+inline __attribute__((always_inline)) void softmax_rows(T* __restrict scores, int64_t rows, int64_t ld,
+                                                        const uint8_t* __restrict ok, int64_t nk, T scale,
+                                                        T* __restrict maxima) {
+  const T lowest = -std::numeric_limits<T>::infinity();
+  for (int64_t r = 0; r < rows; ++r) {
+    T* row = scores + r * ld;
+    for (int64_t i = 0; i < nk; ++i) row[i] = ok[i] ? row[i] * scale : lowest;
+    maxima[r] = row_max(row, nk);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    T* row = scores + r * ld;
+    const T m = maxima[r];
+    if (m == lowest) continue;
+    for (int64_t i = 0; i < nk; ++i) row[i] = vector_math::exp(row[i] - m);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    T* row = scores + r * ld;
+    if (maxima[r] == lowest) {  // no valid key: all zeros
+      std::fill(row, row + nk, T(0));
+      continue;
+    }
+    const T inv = T(1) / row_sum(row, nk);  // the sum is >= 1: the largest valid score gives exp(0)
+    for (int64_t i = 0; i < nk; ++i) row[i] *= inv;
+  }
+}
+
+// softmax_backward_row over `rows` rows (P's and dP's ld apart) that share
+// one key mask, a pass at a time as softmax_rows does; `deltas` holds `rows`
+// values. The same bits as row after row.
+template <class T>
+inline __attribute__((always_inline)) void softmax_backward_rows(const T* __restrict p, T* __restrict dp,
+                                                                 int64_t rows, int64_t ld,
+                                                                 const uint8_t* __restrict ok, int64_t nk, T scale,
+                                                                 T* __restrict scratch, T* __restrict deltas) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* pr = p + r * ld;
+    T* dr = dp + r * ld;
+    for (int64_t i = 0; i < nk; ++i) {
+      dr[i] = ok[i] ? dr[i] : T(0);
+      scratch[i] = pr[i] * dr[i];
+    }
+    deltas[r] = row_sum(scratch, nk);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* pr = p + r * ld;
+    T* dr = dp + r * ld;
+    const T delta = deltas[r];
+    for (int64_t i = 0; i < nk; ++i) dr[i] = ok[i] ? scale * pr[i] * (dr[i] - delta) : T(0);
+  }
 }
 
 // dS = scale P (dP - sum_i P dP) over the valid keys, in place of dP; 0 at

@@ -61,9 +61,15 @@ struct Operands : HeadOperands<T> {
 template <class T>
 struct ForwardScratch {
   Panels<T> pn;
-  std::vector<T> q, kt, v, scores, out;
+  std::vector<T> q, kt, v, scores, out, maxima;
   explicit ForwardScratch(const Dims& s)
-      : pn(s), q(pn.nq * pn.d), kt(pn.d * pn.nk), v(pn.nk * pn.d), scores(pn.nq * pn.nk), out(pn.nq * pn.d) {}
+      : pn(s),
+        q(pn.nq * pn.d),
+        kt(pn.d * pn.nk),
+        v(pn.nk * pn.d),
+        scores(pn.nq * pn.nk),
+        out(pn.nq * pn.d),
+        maxima(pn.nq) {}
 };
 
 template <class T>
@@ -86,10 +92,10 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t b, int64_t c, F
   const bool probs_in_place = pn.nq == s.nq && pn.nk == s.nk;
   T* scores = probs_in_place ? head_probs : w.scores.data();
   panel_product(pn.nq, pn.nk, s.d, q, q_in_place ? p.q_at.row : pn.d, w.kt.data(), pn.nk, scores, pn.nk);
-  for (int64_t j = 0; j < s.nq; ++j) {
-    T* row = scores + j * pn.nk;
-    softmax_row(row, ok, s.nk, p.scale);
-    if (!probs_in_place) {
+  softmax_rows(scores, s.nq, pn.nk, ok, s.nk, p.scale, w.maxima.data());
+  if (!probs_in_place) {
+    for (int64_t j = 0; j < s.nq; ++j) {
+      T* row = scores + j * pn.nk;
       std::fill(row + s.nk, row + pn.nk, T(0));
       std::copy(row, row + s.nk, head_probs + j * s.nk);
     }
@@ -102,7 +108,7 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t b, int64_t c, F
 template <class T>
 struct BackwardScratch {
   Panels<T> pn;
-  std::vector<T> q, k, vt, g, probs, ds, row, dq, dk, dv;
+  std::vector<T> q, k, vt, g, probs, ds, row, deltas, dq, dk, dv;
   explicit BackwardScratch(const Dims& s)
       : pn(s),
         q(pn.nq * pn.d),
@@ -112,6 +118,7 @@ struct BackwardScratch {
         probs(pn.nq * pn.nk),
         ds(pn.nq * pn.nk),
         row(pn.nk),
+        deltas(pn.nq),
         dq(pn.nq * pn.d),
         dk(pn.nk * pn.d),
         dv(pn.nk * pn.d) {}
@@ -135,14 +142,10 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t b, int64_t c, 
       std::copy(head_probs + j * s.nk, head_probs + (j + 1) * s.nk, w.probs.data() + j * pn.nk);
   // dP = grad V^T, then dS row by row (padded rows and keys stay 0).
   panel_product(pn.nq, pn.nk, s.d, w.g.data(), pn.d, w.vt.data(), pn.nk, w.ds.data(), pn.nk);
+  softmax_backward_rows(probs, w.ds.data(), s.nq, pn.nk, ok, s.nk, p.scale, w.row.data(), w.deltas.data());
   for (int64_t j = 0; j < pn.nq; ++j) {
     T* row = w.ds.data() + j * pn.nk;
-    if (j < s.nq) {
-      softmax_backward_row(probs + j * pn.nk, row, ok, s.nk, p.scale, w.row.data());
-      std::fill(row + s.nk, row + pn.nk, T(0));
-    } else {
-      std::fill(row, row + pn.nk, T(0));
-    }
+    std::fill(row + (j < s.nq ? s.nk : 0), row + pn.nk, T(0));
   }
   // grad_q = dS K; grad_k = dS^T q; grad_v = P^T grad.
   panel_product(pn.nq, pn.d, s.nk, w.ds.data(), pn.nk, w.k.data(), pn.d, w.dq.data(), pn.d);
