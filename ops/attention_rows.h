@@ -1,7 +1,6 @@
 // The row-wise softmax pieces of the fused per-head attention kernels
-// (dot_product_attention, window_attention): a masked softmax of one row of
-// scores in place (one row, or a panel of rows a pass at a time), and its
-// backward. Maxima and sums run on 64-byte GCC vector types with a fixed
+// (dot_product_attention, window_attention): the masked softmax of a panel
+// of rows of scores in place, a pass at a time, and its backward. Maxima and sums run on 64-byte GCC vector types with a fixed
 // order of additions; always inlined, so they compile for the calling
 // kernel's SIMD clone.
 #pragma once
@@ -20,7 +19,7 @@ namespace attn {
 // whole 64-byte vectors of the row go through GCC vector types, as in
 // ops/panel_product.h: written as 16 independent scalar lanes GCC kept them
 // as 16 scalar registers (a scalar max or add per element), and a 64-key
-// softmax took 2.5 cycles per score where its exps take 0.8.
+// softmax took 2.5 cycles per score where its exps take 0.8 (1.4 now).
 template <class T>
 inline __attribute__((always_inline)) T row_max(const T* __restrict x, int64_t n) {
   using V = typename PanelVector<T>::type;
@@ -59,36 +58,23 @@ inline __attribute__((always_inline)) T row_sum(const T* __restrict x, int64_t n
   return s;
 }
 
-// Softmax of one row of scores over the valid keys, in place, after scaling;
-// masked entries (whatever they held) become -inf before the max and so
-// exactly 0 after the exp. A row without a valid key becomes all zeros.
-template <class T>
-inline __attribute__((always_inline)) void softmax_row(T* __restrict row, const uint8_t* __restrict ok, int64_t nk,
-                                                       T scale) {
-  const T lowest = -std::numeric_limits<T>::infinity();
-  for (int64_t i = 0; i < nk; ++i) row[i] = ok[i] ? row[i] * scale : lowest;
-  const T m = row_max(row, nk);
-  if (m == lowest) {
-    std::fill(row, row + nk, T(0));
-    return;
-  }
-  for (int64_t i = 0; i < nk; ++i) row[i] = vector_math::exp(row[i] - m);
-  const T inv = T(1) / row_sum(row, nk);  // the sum is >= 1: the largest valid score gives exp(0)
-  for (int64_t i = 0; i < nk; ++i) row[i] *= inv;
-}
-
-// softmax_row over `rows` rows ld apart that share one key mask, a pass at
-// a time over all of them: each row's chain (maximum, exps, sum, division)
-// no longer waits for the previous row's, and a 64 x 64 panel ran 22% faster
-// than row after row, with the same bits. `maxima` holds `rows` values.
+// Softmax of `rows` rows of scores (ld apart) over their valid keys, in
+// place, after scaling; row r's key mask is at ok + r * ok_ld (ok_ld 0: one
+// mask for all). Masked entries (whatever they held) become -inf before the
+// max and so exactly 0 after the exp; a row without a valid key becomes all
+// zeros. A pass at a time over all the rows: each row's chain (maximum, exps,
+// sum, division) no longer waits for the previous row's, and a 64 x 64
+// panel ran 22% faster than row after row; each row gets the same
+// arithmetic in the same order either way. `maxima` holds `rows` values.
 template <class T>
 inline __attribute__((always_inline)) void softmax_rows(T* __restrict scores, int64_t rows, int64_t ld,
-                                                        const uint8_t* __restrict ok, int64_t nk, T scale,
-                                                        T* __restrict maxima) {
+                                                        const uint8_t* __restrict ok, int64_t ok_ld, int64_t nk,
+                                                        T scale, T* __restrict maxima) {
   const T lowest = -std::numeric_limits<T>::infinity();
   for (int64_t r = 0; r < rows; ++r) {
     T* row = scores + r * ld;
-    for (int64_t i = 0; i < nk; ++i) row[i] = ok[i] ? row[i] * scale : lowest;
+    const uint8_t* keep = ok + r * ok_ld;
+    for (int64_t i = 0; i < nk; ++i) row[i] = keep[i] ? row[i] * scale : lowest;
     maxima[r] = row_max(row, nk);
   }
   for (int64_t r = 0; r < rows; ++r) {
@@ -108,19 +94,22 @@ inline __attribute__((always_inline)) void softmax_rows(T* __restrict scores, in
   }
 }
 
-// softmax_backward_row over `rows` rows (P's and dP's ld apart) that share
-// one key mask, a pass at a time as softmax_rows does; `deltas` holds `rows`
-// values. The same bits as row after row.
+// dS = scale P (dP - sum_i P dP) over the valid keys, in place of dP, for
+// `rows` rows (P's and dP's ld apart, row r's key mask at ok + r * ok_ld); 0
+// at masked keys, whose dP is selected away first. A pass at a time, as
+// softmax_rows; `scratch` holds nk values and `deltas` `rows`.
 template <class T>
 inline __attribute__((always_inline)) void softmax_backward_rows(const T* __restrict p, T* __restrict dp,
                                                                  int64_t rows, int64_t ld,
-                                                                 const uint8_t* __restrict ok, int64_t nk, T scale,
-                                                                 T* __restrict scratch, T* __restrict deltas) {
+                                                                 const uint8_t* __restrict ok, int64_t ok_ld,
+                                                                 int64_t nk, T scale, T* __restrict scratch,
+                                                                 T* __restrict deltas) {
   for (int64_t r = 0; r < rows; ++r) {
     const T* pr = p + r * ld;
     T* dr = dp + r * ld;
+    const uint8_t* keep = ok + r * ok_ld;
     for (int64_t i = 0; i < nk; ++i) {
-      dr[i] = ok[i] ? dr[i] : T(0);
+      dr[i] = keep[i] ? dr[i] : T(0);
       scratch[i] = pr[i] * dr[i];
     }
     deltas[r] = row_sum(scratch, nk);
@@ -128,23 +117,10 @@ inline __attribute__((always_inline)) void softmax_backward_rows(const T* __rest
   for (int64_t r = 0; r < rows; ++r) {
     const T* pr = p + r * ld;
     T* dr = dp + r * ld;
+    const uint8_t* keep = ok + r * ok_ld;
     const T delta = deltas[r];
-    for (int64_t i = 0; i < nk; ++i) dr[i] = ok[i] ? scale * pr[i] * (dr[i] - delta) : T(0);
+    for (int64_t i = 0; i < nk; ++i) dr[i] = keep[i] ? scale * pr[i] * (dr[i] - delta) : T(0);
   }
-}
-
-// dS = scale P (dP - sum_i P dP) over the valid keys, in place of dP; 0 at
-// masked keys, whose dP is selected away first.
-template <class T>
-inline __attribute__((always_inline)) void softmax_backward_row(const T* __restrict p, T* __restrict dp,
-                                                                const uint8_t* __restrict ok, int64_t nk, T scale,
-                                                                T* __restrict scratch) {
-  for (int64_t i = 0; i < nk; ++i) {
-    dp[i] = ok[i] ? dp[i] : T(0);
-    scratch[i] = p[i] * dp[i];
-  }
-  const T delta = row_sum(scratch, nk);
-  for (int64_t i = 0; i < nk; ++i) dp[i] = ok[i] ? scale * p[i] * (dp[i] - delta) : T(0);
 }
 
 }  // namespace attn

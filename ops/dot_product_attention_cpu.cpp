@@ -92,7 +92,7 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t b, int64_t c, F
   const bool probs_in_place = pn.nq == s.nq && pn.nk == s.nk;
   T* scores = probs_in_place ? head_probs : w.scores.data();
   panel_product(pn.nq, pn.nk, s.d, q, q_in_place ? p.q_at.row : pn.d, w.kt.data(), pn.nk, scores, pn.nk);
-  softmax_rows(scores, s.nq, pn.nk, ok, s.nk, p.scale, w.maxima.data());
+  softmax_rows(scores, s.nq, pn.nk, ok, 0, s.nk, p.scale, w.maxima.data());
   if (!probs_in_place) {
     for (int64_t j = 0; j < s.nq; ++j) {
       T* row = scores + j * pn.nk;
@@ -142,7 +142,7 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t b, int64_t c, 
       std::copy(head_probs + j * s.nk, head_probs + (j + 1) * s.nk, w.probs.data() + j * pn.nk);
   // dP = grad V^T, then dS row by row (padded rows and keys stay 0).
   panel_product(pn.nq, pn.nk, s.d, w.g.data(), pn.d, w.vt.data(), pn.nk, w.ds.data(), pn.nk);
-  softmax_backward_rows(probs, w.ds.data(), s.nq, pn.nk, ok, s.nk, p.scale, w.row.data(), w.deltas.data());
+  softmax_backward_rows(probs, w.ds.data(), s.nq, pn.nk, ok, 0, s.nk, p.scale, w.row.data(), w.deltas.data());
   for (int64_t j = 0; j < pn.nq; ++j) {
     T* row = w.ds.data() + j * pn.nk;
     std::fill(row + (j < s.nq ? s.nk : 0), row + pn.nk, T(0));

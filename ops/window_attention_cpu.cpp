@@ -89,8 +89,8 @@ void attended_keys(const Dims& s, const uint8_t* mask, std::vector<uint8_t>& ban
 template <class T>
 struct ForwardScratch {
   Panels<T> pn;
-  std::vector<T> q, kt, v, scores, probs, out;
-  std::vector<uint8_t> band, attended;
+  std::vector<T> q, kt, v, scores, probs, out, maxima;
+  std::vector<uint8_t> band, attended;  // band: a block's rows of band masks
   explicit ForwardScratch(const Dims& s)
       : pn(s),
         q(pn.nq * pn.d),
@@ -99,7 +99,8 @@ struct ForwardScratch {
         scores(pn.rows * pn.kw),
         probs(pn.rows * pn.kw),
         out(pn.rows * pn.d),
-        band(static_cast<size_t>(s.W)),
+        maxima(pn.rows),
+        band(static_cast<size_t>(pn.rows * s.W)),
         attended(static_cast<size_t>(s.n)) {}
 };
 
@@ -122,13 +123,18 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t g, ForwardScrat
   for (int64_t j0 = 0; j0 < s.n; j0 += pn.rows) {
     panel_product(pn.rows, pn.kw, s.d, w.q.data() + j0 * pn.d, pn.d, w.kt.data() + j0, pn.kn, w.scores.data(), pn.kw);
     std::fill(w.probs.begin(), w.probs.end(), T(0));
-    for (int64_t r = 0; r < pn.rows && j0 + r < s.n; ++r) {
-      const int64_t j = j0 + r;
-      band_of(s, mask, j, w.band.data());
-      T* prow = w.probs.data() + r * pn.kw + r;  // band offset t at prow[t]
-      std::copy(w.scores.begin() + r * pn.kw + r, w.scores.begin() + r * pn.kw + r + s.W, prow);
-      softmax_row(prow, w.band.data(), s.W, p.scale);  // zeros where not allowed, or everywhere
-      std::copy(prow, prow + s.W, p.out_probs + (g * s.n + j) * s.W);
+    // Row r's band (offsets t = 0 .. W-1) starts at column r: rows pn.kw + 1 apart.
+    const int64_t block = std::min(pn.rows, s.n - j0);
+    for (int64_t r = 0; r < block; ++r) {
+      band_of(s, mask, j0 + r, w.band.data() + r * s.W);
+      std::copy(w.scores.begin() + r * pn.kw + r, w.scores.begin() + r * pn.kw + r + s.W,
+                w.probs.begin() + r * pn.kw + r);
+    }
+    // Zeros where not allowed, or everywhere in a row with nothing allowed.
+    softmax_rows(w.probs.data(), block, pn.kw + 1, w.band.data(), s.W, s.W, p.scale, w.maxima.data());
+    for (int64_t r = 0; r < block; ++r) {
+      const T* prow = w.probs.data() + r * pn.kw + r;
+      std::copy(prow, prow + s.W, p.out_probs + (g * s.n + j0 + r) * s.W);
     }
     panel_product(pn.rows, pn.d, pn.kw, w.probs.data(), pn.kw, w.v.data() + j0 * pn.d, pn.d, w.out.data(), pn.d);
     panel_to_head_rows(w.out.data(), pn.d, std::min(pn.rows, s.n - j0), s.d, nullptr, p.out, p.out_at, b, c, j0);
@@ -138,8 +144,8 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t g, ForwardScrat
 template <class T>
 struct BackwardScratch {
   Panels<T> pn;
-  std::vector<T> q, g, k, vt, probs, ds, dq, dk, dv, row;
-  std::vector<uint8_t> band, attended;
+  std::vector<T> q, g, k, vt, probs, ds, dq, dk, dv, row, deltas;
+  std::vector<uint8_t> band, attended;  // band: a block's rows of band masks
   explicit BackwardScratch(const Dims& s)
       : pn(s),
         q(pn.nq * pn.d),
@@ -152,7 +158,8 @@ struct BackwardScratch {
         dk(pn.kn * pn.d),
         dv(pn.kn * pn.d),
         row(static_cast<size_t>(s.W)),
-        band(static_cast<size_t>(s.W)),
+        deltas(pn.rows),
+        band(static_cast<size_t>(pn.rows * s.W)),
         attended(static_cast<size_t>(s.n)) {}
 };
 
@@ -173,19 +180,24 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t g, BackwardScr
     // dP = dO v^T over the block's window (parked in ds), then dS per row.
     panel_product(pn.rows, pn.kw, s.d, w.g.data() + j0 * pn.d, pn.d, w.vt.data() + j0, pn.kn, w.ds.data(), pn.kw);
     std::fill(w.probs.begin(), w.probs.end(), T(0));
+    const int64_t block = std::min(pn.rows, s.n - j0);
+    for (int64_t r = 0; r < block; ++r) {
+      uint8_t* band = w.band.data() + r * s.W;
+      band_of(s, mask, j0 + r, band);
+      const T* saved = p.probs + (g * s.n + j0 + r) * s.W;
+      T* prow = w.probs.data() + r * pn.kw + r;
+      for (int64_t t = 0; t < s.W; ++t) prow[t] = band[t] ? saved[t] : T(0);
+    }
+    // dS = scale P (dP - delta) on each row's band (rows pn.kw + 1 apart), 0
+    // everywhere else in the window and in the rows past the last query.
+    softmax_backward_rows(w.probs.data(), w.ds.data(), block, pn.kw + 1, w.band.data(), s.W, s.W, p.scale,
+                          w.row.data(), w.deltas.data());
     for (int64_t r = 0; r < pn.rows; ++r) {
-      const int64_t j = j0 + r;
       T* dsrow = w.ds.data() + r * pn.kw;
-      if (j >= s.n) {
+      if (r >= block) {
         std::fill(dsrow, dsrow + pn.kw, T(0));
         continue;
       }
-      band_of(s, mask, j, w.band.data());
-      const T* saved = p.probs + (g * s.n + j) * s.W;
-      T* prow = w.probs.data() + r * pn.kw + r;
-      for (int64_t t = 0; t < s.W; ++t) prow[t] = w.band[t] ? saved[t] : T(0);
-      // dS = scale P (dP - delta) on the band, 0 everywhere else in the window.
-      softmax_backward_row(prow, dsrow + r, w.band.data(), s.W, p.scale, w.row.data());
       std::fill(dsrow, dsrow + r, T(0));
       std::fill(dsrow + r + s.W, dsrow + pn.kw, T(0));
     }
