@@ -1,8 +1,8 @@
 // The row-wise softmax pieces of the fused per-head attention kernels
 // (dot_product_attention, window_attention): the masked softmax of a panel
-// of rows of scores in place, a pass at a time, and its backward. Maxima and sums run on 64-byte GCC vector types with a fixed
-// order of additions; always inlined, so they compile for the calling
-// kernel's SIMD clone.
+// of rows of scores in place, a pass at a time, and its backward. Maxima
+// and sums run on 64-byte GCC vector types with a fixed order of additions;
+// always inlined, so they compile for the calling kernel's SIMD clone.
 #pragma once
 #include <algorithm>
 #include <cstdint>

@@ -19,6 +19,7 @@
 #include "attn/ops/matmul_kernels.h"
 #include "attn/ops/sgemm_avx512.h"
 #include "attn/ops/unary_kernels.h"
+#include "attn/ops/unary_math.h"
 
 namespace attn {
 
@@ -191,7 +192,7 @@ void run_depth_slices(const GemmCall<T>& g, int64_t slices) {
         for (int64_t j = 0; j < g.n; ++j) row[j] += from[j];
       }
       if (g.relu)
-        for (int64_t j = 0; j < g.n; ++j) row[j] = row[j] <= T(0) ? T(0) : row[j];
+        for (int64_t j = 0; j < g.n; ++j) row[j] = unary_math::Relu::f(row[j], T(0), T(0));
     }
   });
 }

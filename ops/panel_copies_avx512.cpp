@@ -4,14 +4,6 @@
 
 namespace attn {
 
-namespace {
-
-__attribute__((target("avx512f"))) __mmask16 lanes_below(int64_t count) {
-  return count >= 16 ? __mmask16(0xFFFF) : count <= 0 ? __mmask16(0) : __mmask16((1u << count) - 1);
-}
-
-}  // namespace
-
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -19,9 +11,9 @@ __attribute__((target("avx512f"))) void transpose_rows_avx512(const float* x, in
                                                               int64_t d, const uint8_t* keep, float* panel,
                                                               int64_t ld) {
   for (int64_t r0 = 0; r0 < rows; r0 += 16) {
-    const __mmask16 row_lanes = lanes_below(rows - r0);
+    const __mmask16 row_lanes = first_lanes(rows - r0);
     for (int64_t l0 = 0; l0 < d; l0 += 16) {
-      const __mmask16 features = lanes_below(d - l0);
+      const __mmask16 features = first_lanes(d - l0);
       __m512 block[16];
       for (int64_t i = 0; i < 16; ++i) {
         const int64_t r = r0 + i;
@@ -44,7 +36,7 @@ __attribute__((target("avx512f"))) void copy_rows_avx512(const float* src, int64
     float* to = dst + r * dst_stride;
     const bool kept = keep == nullptr || keep[r];
     for (int64_t l = 0; l < d; l += 16) {
-      const __mmask16 lanes = lanes_below(d - l);
+      const __mmask16 lanes = first_lanes(d - l);
       _mm512_mask_storeu_ps(to + l, lanes, kept ? _mm512_maskz_loadu_ps(lanes, from + l) : _mm512_setzero_ps());
     }
   }

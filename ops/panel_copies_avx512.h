@@ -11,6 +11,11 @@
 
 namespace attn {
 
+// The mask of the first `count` of 16 lanes (count may be <= 0 or >= 16).
+inline __mmask16 first_lanes(int64_t count) {
+  return count >= 16 ? __mmask16(0xFFFF) : count <= 0 ? __mmask16(0) : __mmask16((1u << count) - 1);
+}
+
 // GCC 12 warns about the placeholder operand (_mm512_undefined_ps) inside its
 // own unpack and shuffle intrinsics wherever they are inlined; it is never read.
 #pragma GCC diagnostic push

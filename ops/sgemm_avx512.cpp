@@ -20,6 +20,7 @@
 
 #include "attn/engine/error.h"
 #include "attn/ops/panel_copies_avx512.h"
+#include "attn/ops/unary_math.h"
 
 namespace attn {
 
@@ -67,11 +68,6 @@ struct PackBuffers {
 PackBuffers& pack_buffers() {
   thread_local PackBuffers buffers;
   return buffers;
-}
-
-// The mask of the first `cols` of 16 lanes (cols may be <= 0 or >= 16).
-__mmask16 first_lanes(int64_t cols) {
-  return cols >= 16 ? __mmask16(0xFFFF) : cols <= 0 ? __mmask16(0) : __mmask16((1u << cols) - 1);
 }
 
 // GCC 12 warns about the placeholder operand (_mm512_undefined_ps) inside
@@ -260,7 +256,7 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
       if (k <= 0 && bias)
         for (int64_t j = 0; j < n; ++j) row[j] += bias[j];
       if (k <= 0 && relu)
-        for (int64_t j = 0; j < n; ++j) row[j] = row[j] <= 0.0f ? 0.0f : row[j];
+        for (int64_t j = 0; j < n; ++j) row[j] = unary_math::Relu::f(row[j], 0.0f, 0.0f);
     }
   }
   if (k <= 0) return;
