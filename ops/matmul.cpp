@@ -21,6 +21,9 @@ using MatmulFn = void (*)(const Tensor&, const Tensor&, const Tensor&, bool);
 using LinearFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool, bool);
 const DeviceKernels<MatmulFn> kMatmul{"matmul", matmul_cpu, ATTN_CUDA_KERNEL(matmul_cuda)};
 const DeviceKernels<LinearFn> kLinear{"linear", linear_cpu, ATTN_CUDA_KERNEL(linear_cuda)};
+using MatmulSummedFn = void (*)(const Tensor&, const Tensor&, const Tensor&);
+const DeviceKernels<MatmulSummedFn> kMatmulSummed{"matmul_summed", matmul_summed_cpu,
+                                                  ATTN_CUDA_KERNEL(matmul_summed_cuda)};
 
 void check_operands(const char* op, const Tensor& a, const Tensor& b) {
   ATTN_CHECK(a.defined() && b.defined(), op, "got an undefined operand");
@@ -64,9 +67,12 @@ Tensor with_rank(const Tensor& t, int64_t rank) {
 // weight, a per-head weight shared over the batch), its gradient sums a^T g
 // over those axes. Their entries are stacked as rows of one long contraction
 // per remaining batch entry instead of a product per entry followed by a sum:
-// fewer, larger GEMMs and no [batch..., k, n] intermediate. a is read in place
-// when its stacked rows are evenly strided (x's heads split from [B, n, h*d]
-// are); g is permuted into a contiguous copy when needed.
+// fewer, larger GEMMs and no [batch..., k, n] intermediate. With one summed
+// axis and at most one kept one (MTSA's per-head weights, shared over the
+// batch) the matmul_summed kernel reads both operands' rows where they are;
+// otherwise a is read in place when its stacked rows are evenly strided
+// (x's heads split from [B, n, h*d] are) and g is permuted into a
+// contiguous copy when needed.
 Tensor shared_operand_gradient(const Tensor& as, const Tensor& bs, const Tensor& g) {
   const int64_t rank = g.dim(), k = as.shape().back(), n = g.shape().back();
   const Tensor a = with_rank(as, rank), b = with_rank(bs, rank);
@@ -82,6 +88,14 @@ Tensor shared_operand_gradient(const Tensor& as, const Tensor& bs, const Tensor&
   order.insert(order.end(), summed.begin(), summed.end());
   order.push_back(rank - 2);
   order.push_back(rank - 1);
+  if (summed.size() == 1 && kept.size() <= 1) {
+    // [kept, summed, rows, features], with a kept axis of 1 when there is none.
+    const auto entries = [&](const Tensor& t) { return kept.empty() ? unsqueeze(permute(t, order), 0) : permute(t, order); };
+    const Tensor a4 = entries(a), g4 = entries(g);
+    Tensor out = empty({a4.size(0), k, n}, g.dtype(), g.device());
+    kMatmulSummed(g.device(), a4, g4, out);
+    return reshape(out, bs.shape());
+  }
   Shape stacked_shape;
   for (int64_t i : kept) stacked_shape.push_back(g.shape()[i]);
   int64_t rows = g.shape()[rank - 2];

@@ -60,4 +60,12 @@ bool prepare_linear_rows(const Tensor& bias, int64_t in, bool accumulate, const 
   return false;
 }
 
+GatheredRows gather_summed_rows(const Tensor& a, const Tensor& g) {
+  const int64_t E = a.size(0), rows = a.size(1) * a.size(2), m = a.size(3), n = g.size(3);
+  Tensor a_rows = empty({E, rows, m}, a.dtype(), a.device()), g_rows = empty({E, rows, n}, g.dtype(), g.device());
+  copy_into(make_view(a_rows, a.shape(), {rows * m, a.size(2) * m, m, 1}, 0), a);
+  copy_into(make_view(g_rows, g.shape(), {rows * n, g.size(2) * n, n, 1}, 0), g);
+  return {make_view(a_rows, {E, m, rows}, {rows * m, 1, m}, 0), g_rows};
+}
+
 }  // namespace attn

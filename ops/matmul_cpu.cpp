@@ -284,6 +284,51 @@ void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out, bool accumu
   });
 }
 
+void matmul_summed_cpu(const Tensor& a, const Tensor& g, const Tensor& out) {
+  const int64_t E = a.size(0), S = a.size(1), R = a.size(2), m = a.size(3), n = g.size(3);
+  if (out.numel() == 0) return;
+  if (S * R == 0) {
+    fill_(out, 0.0);  // an empty sum
+    return;
+  }
+  const bool in_place = out.dtype() == DType::F32 && use_own_sgemm() && (m <= 1 || a.strides()[3] == 1) &&
+                        (n <= 1 || g.strides()[3] == 1);
+  if (!in_place) {
+    const GatheredRows rows = gather_summed_rows(a, g);
+    matmul_cpu(rows.a_t, rows.g_rows, out, false);
+    return;
+  }
+  // Entries over the threads; with fewer entries than threads each entry's
+  // sum is cut at entry boundaries into slices added afterwards in slice
+  // order (as run_depth_slices does), so a thread count always sums alike.
+  const int64_t slices = std::max<int64_t>(1, std::min(S, parallel_threads() / E));
+  const float* pa = a.data<float>();
+  const float* pg = g.data<float>();
+  float* pc = out.data<float>();
+  Tensor partials = empty({E * (slices - 1), m, n}, DType::F32);
+  float* pp = partials.data<float>();
+  const SgemmRows a_rows{R, a.strides()[2], a.strides()[1]}, g_rows{R, g.strides()[2], g.strides()[1]};
+  parallel_for(E * slices, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t e = u / slices, s = u % slices, s0 = s * S / slices, s1 = (s + 1) * S / slices;
+      float* c = s == 0 ? pc + e * m * n : pp + (e * (slices - 1) + s - 1) * m * n;
+      sgemm_avx512_depth_rows(m, n, (s1 - s0) * R, pa + e * a.strides()[0] + s0 * a.strides()[1], a_rows,
+                              pg + e * g.strides()[0] + s0 * g.strides()[1], g_rows, 0.0f, c, n);
+    }
+  });
+  if (slices == 1) return;
+  parallel_for(E * m, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      float* row = pc + i * n;
+      const int64_t e = i / m, r = i % m;
+      for (int64_t s = 1; s < slices; ++s) {
+        const float* from = pp + ((e * (slices - 1) + s - 1) * m + r) * n;
+        for (int64_t j = 0; j < n; ++j) row[j] += from[j];
+      }
+    }
+  });
+}
+
 void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows,
                 bool accumulate, bool relu) {
   const int64_t rows = x_rows.shape()[0], in = x_rows.shape()[1], outf = out_rows.shape()[1];

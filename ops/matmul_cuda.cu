@@ -193,4 +193,10 @@ void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bia
   }
 }
 
+void matmul_summed_cuda(const Tensor& a, const Tensor& g, const Tensor& out) {
+  // cuBLAS reads one stride per operand and batch: the rows are gathered first.
+  const GatheredRows rows = gather_summed_rows(a, g);
+  matmul_cuda(rows.a_t, rows.g_rows, out, false);
+}
+
 }  // namespace attn

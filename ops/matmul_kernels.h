@@ -49,6 +49,15 @@ bool batch_is_broadcast(const Tensor& t);
 // [batch..., m, k] is one [batch*m, k] matrix.
 bool batch_folds_into_rows(const Tensor& a, int64_t ld);
 
+// a [E, S, R, m] and g [E, S, R, n] (any strides) as the operands of one
+// GEMM per entry e: a_t [E, m, S*R] (a transposed view of a contiguous
+// copy) and g_rows a contiguous [E, S*R, n]. The matmul_summed kernels'
+// path where their GEMM cannot read the rows in place.
+struct GatheredRows {
+  Tensor a_t, g_rows;
+};
+GatheredRows gather_summed_rows(const Tensor& a, const Tensor& g);
+
 // What out_rows holds before a linear kernel's GEMM: the bias in every row,
 // zeros when the product is empty (in == 0) and there is no bias, or the
 // sum so far when accumulating. Returns whether the GEMM adds onto it
@@ -70,6 +79,15 @@ void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out, bool accumu
 void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows,
                 bool accumulate, bool relu);
 
+// out[e] = sum over s and r of a[e, s, r, :]^T g[e, s, r, :]: a [E, S, R, m]
+// and g [E, S, R, n] with any strides, out a contiguous [E, m, n]. The
+// gradient of a weight shared by the S entries of a batch axis (MTSA's
+// per-head weights over the batch), whose rows R per entry continue in
+// steps of one stride and jump by another between entries: the engine's
+// float32 GEMM reads them where they are (sgemm_avx512_depth_rows), other
+// GEMMs read a gathered copy.
+void matmul_summed_cpu(const Tensor& a, const Tensor& g, const Tensor& out);
+
 // C = op(A) op(B) + beta C, all row-major, as one GEMM on the calling thread
 // by the backend the matmul op uses (OpenBLAS, or ops/sgemm_avx512.h where
 // the CPU has AVX-512): the per-block products inside a fused CPU kernel.
@@ -82,6 +100,7 @@ void gemm_on_this_thread(bool trans_a, bool trans_b, int64_t m, int64_t n, int64
 void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate);
 void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows,
                  bool accumulate, bool relu);
+void matmul_summed_cuda(const Tensor& a, const Tensor& g, const Tensor& out);
 #endif
 
 }  // namespace attn

@@ -79,18 +79,19 @@ PackBuffers& pack_buffers() {
 // op(A) rows [i0, i0 + mc), depths [p0, p0 + kc) into strips of kMR rows:
 // strip r holds, for each depth, its kMR row values side by side. A last
 // strip of fewer rows is not padded: its kernel reads only its rows. A
-// stored [m, k] has its rows where `rows` puts them; A stored [k, m] has
-// depth p's row at p * rows.ld.
-__attribute__((target("avx512f"))) void pack_a(bool trans, const float* a, const SgemmRows& rows_of_a, int64_t i0,
-                                               int64_t mc, int64_t p0, int64_t kc, float* dst) {
+// stored [m, k] has its rows where `rows_of_a` puts them; A stored [k, m]
+// has the block's depth p at depth_rows[p] (where `rows_of_a` puts depth
+// p0 + p).
+__attribute__((target("avx512f"))) void pack_a(bool trans, const float* a, const SgemmRows& rows_of_a,
+                                               const int64_t* depth_rows, int64_t i0, int64_t mc, int64_t p0,
+                                               int64_t kc, float* dst) {
   for (int64_t r0 = 0; r0 < mc; r0 += kMR) {
     const int64_t rows = std::min(kMR, mc - r0);
     float* strip = dst + r0 * kc;
     if (trans) {  // A stored [k, m]: a depth's rows are contiguous
       const __mmask16 lanes = first_lanes(rows);
       for (int64_t p = 0; p < kc; ++p)
-        _mm512_mask_storeu_ps(strip + p * kMR, lanes,
-                              _mm512_maskz_loadu_ps(lanes, a + (p0 + p) * rows_of_a.ld + i0 + r0));
+        _mm512_mask_storeu_ps(strip + p * kMR, lanes, _mm512_maskz_loadu_ps(lanes, a + depth_rows[p] + i0 + r0));
     } else {  // A stored [m, k]: a row's depths are contiguous, so 16 x 16 blocks are transposed
       const float* row[16];
       for (int64_t i = 0; i < rows; ++i) row[i] = a + rows_of_a.at(i0 + r0 + i) + p0;
@@ -115,9 +116,11 @@ int64_t strip_width(int64_t cols) { return cols <= 16 ? 16 : kNR; }
 
 // op(B) depths [p0, p0 + kc), columns [j0, j0 + nc) into strips of kNR
 // columns (the last one possibly 16): strip s holds, for each depth, its
-// column values side by side, and starts s0 * kc floats in.
-__attribute__((target("avx512f"))) void pack_b(bool trans, const float* b, int64_t ldb, int64_t p0, int64_t kc,
-                                               int64_t j0, int64_t nc, float* dst) {
+// column values side by side, and starts s0 * kc floats in. B stored [n, k]
+// has column j's depths at j * ldb; B stored [k, n] has the block's depth p
+// at depth_rows[p].
+__attribute__((target("avx512f"))) void pack_b(bool trans, const float* b, int64_t ldb, const int64_t* depth_rows,
+                                               int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) {
   for (int64_t s0 = 0; s0 < nc; s0 += kNR) {
     const int64_t cols = std::min(kNR, nc - s0), width = strip_width(cols);
     float* strip = dst + s0 * kc;
@@ -137,7 +140,7 @@ __attribute__((target("avx512f"))) void pack_b(bool trans, const float* b, int64
     } else {  // B stored [k, n]: a depth's columns are contiguous; masked loads zero the padding
       const __mmask16 lo = first_lanes(cols), hi = first_lanes(cols - 16);
       for (int64_t p = 0; p < kc; ++p) {
-        const float* src = b + (p0 + p) * ldb + j0 + s0;
+        const float* src = b + depth_rows[p] + j0 + s0;
         _mm512_store_ps(strip + p * width, _mm512_maskz_loadu_ps(lo, src));
         if (width == kNR) _mm512_store_ps(strip + p * width + 16, _mm512_maskz_loadu_ps(hi, src + 16));
       }
@@ -236,16 +239,21 @@ bool use_own_sgemm() { return sgemm_choice.load() == CpuSgemm::automatic && sgem
 namespace {
 
 // C_t = op(A_t) op(B) + beta C_t (+ bias) for t < count, the products
-// sharing one B: each block of B is packed once for all of them. The rows of
-// each C_t (and of each A_t stored [m, k]) are where c_rows (a_rows) put
-// them, so a batch of products whose A and C are evenly spaced runs as one
-// tall product. Every C element gets the bits a call of its own would (the
-// same depth blocks, kernels and order of sums). Compiled for AVX-512 as a
-// whole (the packing loops too); called only after the CPU check.
+// sharing one B: each block of B is packed once for all of them. The stored
+// rows of each A_t (its m rows, or its k depth rows when transposed), of B
+// when not transposed (its k depth rows) and of each C_t are where a_rows,
+// b_rows and c_rows put them: a batch of products whose A and C are evenly
+// spaced runs as one tall product, and a sum of products over a batch (a
+// shared weight's gradient) as one deep one. Every C element gets the bits a
+// call of its own, on rows gathered first, would (the same depth blocks,
+// kernels and order of sums). A transposed B's columns are ldb = b_rows.ld
+// apart. Compiled for AVX-512 as a whole (the packing loops too); called
+// only after the CPU check.
 __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                                                       const float* const* a, const SgemmRows& a_rows, const float* b,
-                                                      int64_t ldb, float beta, const float* bias, float* const* c,
-                                                      const SgemmRows& c_rows, int64_t count, bool relu) {
+                                                      const SgemmRows& b_rows, float beta, const float* bias,
+                                                      float* const* c, const SgemmRows& c_rows, int64_t count,
+                                                      bool relu) {
   // beta other than 0 and 1 scales C once; then every depth block adds on.
   for (int64_t t = 0; t < count; ++t) {
     for (int64_t i = 0; i < m; ++i) {
@@ -270,11 +278,17 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
       const int64_t kc = std::min(kc_max, k - p0);
       const bool accumulate = p0 > 0 || beta != 0.0f;
       const bool relu_now = relu && p0 + kc >= k;  // the last depth block stores the final sums
-      pack_b(trans_b, b, ldb, p0, kc, j0, nc, packed_b);
+      // Where the block's depth rows start (read only for an operand stored [k, *]).
+      std::array<int64_t, kKC> a_depth, b_depth;
+      for (int64_t p = 0; p < kc; ++p) {
+        a_depth[p] = trans_a ? a_rows.at(p0 + p) : 0;
+        b_depth[p] = trans_b ? 0 : b_rows.at(p0 + p);
+      }
+      pack_b(trans_b, b, b_rows.ld, b_depth.data(), p0, kc, j0, nc, packed_b);
       for (int64_t t = 0; t < count; ++t) {
         for (int64_t i0 = 0; i0 < m; i0 += kMC) {
           const int64_t mc = std::min(kMC, m - i0);
-          pack_a(trans_a, a[t], a_rows, i0, mc, p0, kc, packed_a);
+          pack_a(trans_a, a[t], a_rows, a_depth.data(), i0, mc, p0, kc, packed_a);
           for (int64_t s0 = 0; s0 < nc; s0 += kNR) {
             const float* b_strip = packed_b + s0 * kc;
             const float* bias_strip = bias && p0 == 0 ? bias + j0 + s0 : nullptr;
@@ -304,8 +318,8 @@ void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias, bool relu) {
   ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
   if (m <= 0 || n <= 0) return;
-  blocked_sgemm(trans_a, trans_b, m, n, k, &a, SgemmRows::plain(m, lda), b, ldb, beta, bias, &c,
-                SgemmRows::plain(m, ldc), 1, relu);
+  blocked_sgemm(trans_a, trans_b, m, n, k, &a, SgemmRows::plain(trans_a ? k : m, lda), b,
+                SgemmRows::plain(trans_b ? n : k, ldb), beta, bias, &c, SgemmRows::plain(m, ldc), 1, relu);
 }
 
 void sgemm_avx512_shared_b(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* const* a,
@@ -313,8 +327,8 @@ void sgemm_avx512_shared_b(bool trans_a, bool trans_b, int64_t m, int64_t n, int
                            int64_t count, const float* bias, bool relu) {
   ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
   if (m <= 0 || n <= 0 || count <= 0) return;
-  blocked_sgemm(trans_a, trans_b, m, n, k, a, SgemmRows::plain(m, lda), b, ldb, beta, bias, c,
-                SgemmRows::plain(m, ldc), count, relu);
+  blocked_sgemm(trans_a, trans_b, m, n, k, a, SgemmRows::plain(trans_a ? k : m, lda), b,
+                SgemmRows::plain(trans_b ? n : k, ldb), beta, bias, c, SgemmRows::plain(m, ldc), count, relu);
 }
 
 void sgemm_avx512_grouped(bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, const SgemmRows& a_rows,
@@ -324,7 +338,17 @@ void sgemm_avx512_grouped(bool trans_b, int64_t m, int64_t n, int64_t k, const f
   ATTN_CHECK(a_rows.group > 0 && c_rows.group > 0, "sgemm", "row groups of ", a_rows.group, " and ", c_rows.group,
              " rows: expected at least 1");
   if (m <= 0 || n <= 0) return;
-  blocked_sgemm(false, trans_b, m, n, k, &a, a_rows, b, ldb, beta, bias, &c, c_rows, 1, relu);
+  blocked_sgemm(false, trans_b, m, n, k, &a, a_rows, b, SgemmRows::plain(trans_b ? n : k, ldb), beta, bias, &c,
+                c_rows, 1, relu);
+}
+
+void sgemm_avx512_depth_rows(int64_t m, int64_t n, int64_t k, const float* a, const SgemmRows& a_rows, const float* b,
+                             const SgemmRows& b_rows, float beta, float* c, int64_t ldc) {
+  ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
+  ATTN_CHECK(a_rows.group > 0 && b_rows.group > 0, "sgemm", "depth row groups of ", a_rows.group, " and ",
+             b_rows.group, " rows: expected at least 1");
+  if (m <= 0 || n <= 0) return;
+  blocked_sgemm(true, false, m, n, k, &a, a_rows, b, b_rows, beta, nullptr, &c, SgemmRows::plain(m, ldc), 1, false);
 }
 
 }  // namespace attn

@@ -45,6 +45,15 @@ void sgemm_avx512_grouped(bool trans_b, int64_t m, int64_t n, int64_t k, const f
                           const float* b, int64_t ldb, float beta, float* c, const SgemmRows& c_rows,
                           const float* bias = nullptr, bool relu = false);
 
+// C (m x n, ldc) = A^T B + beta C, where A's k depth rows (m floats each)
+// and B's k depth rows (n floats each) are where a_rows and b_rows put them:
+// a product summed over a batch (a weight shared by the batch entries, whose
+// gradient sums every entry's A^T G) read in place instead of gathered into
+// one [k, m] and one [k, n] matrix first. Each element gets the bits of the
+// call on the gathered matrices.
+void sgemm_avx512_depth_rows(int64_t m, int64_t n, int64_t k, const float* a, const SgemmRows& a_rows, const float* b,
+                             const SgemmRows& b_rows, float beta, float* c, int64_t ldc);
+
 // The CPU has AVX-512F (checked once).
 bool sgemm_avx512_available();
 

@@ -14,6 +14,7 @@
 #include "attn/ops/modulated_linear.h"
 #include "attn/ops/multi_dim_attention.h"
 #include "attn/ops/reduce.h"
+#include "attn/ops/view.h"
 #include "attn/ops/window_attention.h"
 #include "attn/train/bench/op_profiler.h"
 #include "attn/train/bench/step_floor.h"
@@ -37,6 +38,18 @@ TEST(StepFloor, GemmFlopsAreTwoMNKPerProduct) {
   EXPECT_DOUBLE_EQ(product.exps, 0.0);
   const KernelWork layer = profiled([&] { linear(x, w); });
   EXPECT_DOUBLE_EQ(layer.gemm_flops, 2.0 * 6 * 3 * 4);
+}
+
+// A weight shared over a batch axis (per-head weights, MTSA's) gets its
+// gradient from matmul_summed: the same 2 m n k as a product per entry.
+TEST(StepFloor, SharedWeightGradientCountsEveryEntrysProduct) {
+  Generator g(7);
+  const int64_t B = 3, heads = 2, n = 4, d = 5, e = 6;
+  Tensor x = rand_uniform({B, heads, n, d}, -1, 1, g), w = rand_uniform({heads, d, e}, -1, 1, g);
+  w.set_requires_grad(true);
+  const double product = 2.0 * B * heads * n * d * e;
+  const KernelWork step = profiled([&] { sum(matmul(x, unsqueeze(w, 0))).backward(); });
+  EXPECT_DOUBLE_EQ(step.gemm_flops, 2.0 * product);  // forward, then the weight's gradient
 }
 
 TEST(StepFloor, ModulatedLinearCountsOneProductPerSentenceAndGradient) {

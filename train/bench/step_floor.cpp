@@ -59,6 +59,14 @@ KernelWork kernel_work(const char* op, KernelTensors args) {
     if (a && out) w.gemm_flops = 2.0 * numel(out) * static_cast<double>(a->size(a->dim() - 1));
     return w;
   }
+  // matmul_summed (ops/matmul_kernels.h): a [E, S, R, m], g [E, S, R, n]
+  // -> out [E, m, n], each output element a sum over S R products.
+  if (named(op, "matmul_summed")) {
+    const Tensor* a = arg(args, 0);
+    const Tensor* out = arg(args, 2);
+    if (a && out) w.gemm_flops = 2.0 * numel(out) * static_cast<double>(a->size(1) * a->size(2));
+    return w;
+  }
   // ops/modulated_linear_kernels.h: one product per sentence each way, x_b
   // M_b^T forward; G_b = grad_b^T x_b (for the weights and the scale) and
   // grad_b M_b (for x) backward; each 2 B n h d.
