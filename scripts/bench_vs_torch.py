@@ -11,8 +11,9 @@ PyTorch (bench_torch.py), each in its own process, alternating in rounds (the fi
 alternates between rounds), batch 64, length 64, 300 features, all-valid masks, 2 threads.
 Prints per encoder and mode the medians (median over rounds of each run's median), the ratio
 ours / PyTorch (below 1 = the engine is faster), the median of each round's own ratio (its two
-runs are back to back, so a change of the machine's speed between rounds cancels out) and the
-engine allocator's peak.
+runs are back to back, so a change of the machine's speed between rounds cancels out) with the
+smallest and largest of those ratios (how far one round can stray: a goal met by the median but
+not by the largest is at the edge), and the engine allocator's peak.
 
 Memory: our binary runs without GLIBC_TUNABLES (its CPU caching allocator is the default).
 PyTorch runs by default "at its best": GLIBC_TUNABLES=glibc.malloc.mmap_max=0:
@@ -316,14 +317,16 @@ def timing(args, models, modes):
                       f"{ours[(model, mode)][-1]:.1f} ms, PyTorch {theirs[(model, mode)][-1]:.1f} ms",
                       file=sys.stderr, flush=True)
     print()
-    print("| encoder | mode | ours ms | PyTorch ms | ours / PyTorch | median of the rounds' ratios | our peak MiB |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("| encoder | mode | ours ms | PyTorch ms | ours / PyTorch | median of the rounds' ratios "
+          "| rounds' ratios min-max | our peak MiB |")
+    print("|---|---|---:|---:|---:|---:|---|---:|")
     for model in models:
         for mode in modes:
             a, b = statistics.median(ours[(model, mode)]), statistics.median(theirs[(model, mode)])
             # Each round's two runs are back to back: their ratio sees one machine state.
-            paired = statistics.median(x / y for x, y in zip(ours[(model, mode)], theirs[(model, mode)]))
-            print(f"| {model} | {mode} | {a:.1f} | {b:.1f} | {a / b:.2f} | {paired:.2f} | {peak[(model, mode)]:.1f} |")
+            ratios = [x / y for x, y in zip(ours[(model, mode)], theirs[(model, mode)])]
+            print(f"| {model} | {mode} | {a:.1f} | {b:.1f} | {a / b:.2f} | {statistics.median(ratios):.2f} "
+                  f"| {min(ratios):.2f}-{max(ratios):.2f} | {peak[(model, mode)]:.1f} |")
     print(f"\n(ratio below 1: the engine is faster; per-round medians: "
           + "; ".join(f"{m} {mode} ours {', '.join(f'{v:.0f}' for v in ours[(m, mode)])} / PyTorch "
                       f"{', '.join(f'{v:.0f}' for v in theirs[(m, mode)])}" for m in models for mode in modes)
