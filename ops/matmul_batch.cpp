@@ -60,12 +60,30 @@ bool prepare_linear_rows(const Tensor& bias, int64_t in, bool accumulate, const 
   return false;
 }
 
+namespace {
+
+// t [E, S, R, f] as [E, S * R, f]: a view when the S entries continue the
+// rows in one stride (as a batch of contiguous rows does) and the features
+// are contiguous, else a contiguous copy.
+Tensor stacked_rows(const Tensor& t) {
+  const int64_t E = t.size(0), S = t.size(1), R = t.size(2), f = t.size(3);
+  const std::vector<int64_t>& st = t.strides();
+  const int64_t row_stride = R > 1 ? st[2] : S > 1 ? st[1] : f;
+  const bool folds =
+      (S == 1 || R == 1 || st[1] == R * st[2]) && (f == 1 || st[3] == 1) && (S * R == 1 || row_stride >= f);
+  if (folds) return make_view(t, {E, S * R, f}, {st[0], S * R == 1 ? f : row_stride, 1}, t.offset());
+  Tensor rows = empty({E, S * R, f}, t.dtype(), t.device());
+  copy_into(make_view(rows, t.shape(), {S * R * f, R * f, f, 1}, 0), t);
+  return rows;
+}
+
+}  // namespace
+
 GatheredRows gather_summed_rows(const Tensor& a, const Tensor& g) {
-  const int64_t E = a.size(0), rows = a.size(1) * a.size(2), m = a.size(3), n = g.size(3);
-  Tensor a_rows = empty({E, rows, m}, a.dtype(), a.device()), g_rows = empty({E, rows, n}, g.dtype(), g.device());
-  copy_into(make_view(a_rows, a.shape(), {rows * m, a.size(2) * m, m, 1}, 0), a);
-  copy_into(make_view(g_rows, g.shape(), {rows * n, g.size(2) * n, n, 1}, 0), g);
-  return {make_view(a_rows, {E, m, rows}, {rows * m, 1, m}, 0), g_rows};
+  const Tensor a_rows = stacked_rows(a), g_rows = stacked_rows(g);
+  return {make_view(a_rows, {a_rows.size(0), a_rows.size(2), a_rows.size(1)},
+                    {a_rows.strides()[0], a_rows.strides()[2], a_rows.strides()[1]}, a_rows.offset()),
+          g_rows};
 }
 
 }  // namespace attn

@@ -50,9 +50,10 @@ bool batch_is_broadcast(const Tensor& t);
 bool batch_folds_into_rows(const Tensor& a, int64_t ld);
 
 // a [E, S, R, m] and g [E, S, R, n] (any strides) as the operands of one
-// GEMM per entry e: a_t [E, m, S*R] (a transposed view of a contiguous
-// copy) and g_rows a contiguous [E, S*R, n]. The matmul_summed kernels'
-// path where their GEMM cannot read the rows in place.
+// GEMM per entry e: a_t [E, m, S*R] (a transposed view) and g_rows
+// [E, S*R, n], each a view where the S entries continue the rows in one
+// stride (a batch of contiguous rows), else of a contiguous copy. The
+// matmul_summed kernels' path where their GEMM cannot read the rows in place.
 struct GatheredRows {
   Tensor a_t, g_rows;
 };

@@ -3,7 +3,7 @@
 // float32 GEMM reads the depth rows where they are (sgemm_avx512_depth_rows)
 // and must give the bits of the call on gathered rows; through the op, with
 // either float32 GEMM and any thread count, the gradient is within rounding
-// of the float64 one.
+// of the float64 one; rows are gathered only where a GEMM cannot read them.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -20,6 +20,7 @@
 #include "attn/ops/reduce.h"
 #include "attn/ops/sgemm_avx512.h"
 #include "attn/ops/view.h"
+#include "attn/train/bench/op_profiler.h"
 
 namespace attn {
 namespace {
@@ -137,6 +138,47 @@ TEST(MatmulSummed, SharedWeightGradientIsWithinRoundingWithEitherKernelAndAnyThr
         EXPECT_EQ(weight_gradient(layout, x, w, r).to_vector(), got);
       }
     }
+  }
+}
+
+// Bytes the matmul_summed kernel allocates in one backward of sum(r * (x @ w)).
+int64_t summed_kernel_bytes(const Layout& layout, CpuSgemm choice) {
+  Generator gen(41);
+  Shape stored = layout.x_shape;
+  if (layout.split_heads) stored = {stored[0], stored[2], stored[1] * stored[3]};
+  const Tensor x = rand_uniform(stored, -1.0, 1.0, gen, DType::F32);
+  const Tensor w = rand_uniform(layout.w_shape, -1.0, 1.0, gen, DType::F32);
+  Shape out_shape = layout.x_shape;
+  out_shape.back() = layout.w_shape.back();
+  const Tensor r = rand_uniform(out_shape, -1.0, 1.0, gen, DType::F32);
+  Settings settings(1, choice);  // one thread: no partial sums
+  OpProfiler profiler;
+  weight_gradient(layout, x, w, r);
+  for (const OpStats& s : profiler.table())
+    if (s.op == "matmul_summed") return s.bytes_allocated;
+  ADD_FAILURE() << "no matmul_summed call";
+  return -1;
+}
+
+// The engine's GEMM never copies the rows; OpenBLAS reads rows that continue
+// in one stride (a batch of contiguous rows, heads split from [B, n, h*d])
+// in place too, and gathers the others (a gradient stored [B, h, n, d]).
+TEST(MatmulSummed, RowsAreCopiedOnlyWhenAGemmCannotReadThem) {
+  const Layout batch{"one weight over a batch", {5, 20, 33}, {33, 17}, false};
+  const Layout split{"heads split from [B, n, h*d]", {6, 2, 20, 33}, {2, 33, 17}, true};
+  // The profiler may charge the kernel's output (allocated just before the
+  // call) to it: at most that much, never a copy of the rows.
+  const int64_t batch_out = 33 * 17 * 4, split_out = 2 * 33 * 17 * 4;
+  for (CpuSgemm choice : {CpuSgemm::automatic, CpuSgemm::openblas}) {
+    SCOPED_TRACE(choice == CpuSgemm::automatic ? "automatic" : "openblas");
+    EXPECT_LE(summed_kernel_bytes(batch, choice), batch_out);  // x's rows alone are 5 * 20 * 33 * 4 bytes
+  }
+  // Split heads: x's rows fold, the output gradient [B, h, n, e] does not.
+  const int64_t gradient_rows_bytes = 6 * 2 * 20 * 17 * 4;
+  EXPECT_GE(summed_kernel_bytes(split, CpuSgemm::openblas), gradient_rows_bytes);
+  EXPECT_LE(summed_kernel_bytes(split, CpuSgemm::openblas), gradient_rows_bytes + split_out);
+  if (sgemm_avx512_available()) {
+    EXPECT_LE(summed_kernel_bytes(split, CpuSgemm::automatic), split_out);
   }
 }
 
