@@ -96,6 +96,23 @@ Tensor weight_gradient(const Layout& layout, const Tensor& x_data, const Tensor&
   return w.grad();
 }
 
+// x as the layout stores it, w, and r the shape of x @ w; U(-1, 1) from `seed`.
+struct Operands {
+  Tensor x, w, r;
+};
+Operands make_operands(const Layout& layout, uint64_t seed) {
+  Generator gen(seed);
+  Shape stored = layout.x_shape;
+  if (layout.split_heads) stored = {stored[0], stored[2], stored[1] * stored[3]};
+  Shape out_shape = layout.x_shape;
+  out_shape.back() = layout.w_shape.back();
+  Operands o;
+  o.x = rand_uniform(stored, -1.0, 1.0, gen, DType::F32);
+  o.w = rand_uniform(layout.w_shape, -1.0, 1.0, gen, DType::F32);
+  o.r = rand_uniform(out_shape, -1.0, 1.0, gen, DType::F32);
+  return o;
+}
+
 TEST(MatmulSummed, SharedWeightGradientIsWithinRoundingWithEitherKernelAndAnyThreadCount) {
   const Layout layouts[] = {
       {"per-head weight, x stored [B, h, n, d]", {6, 2, 20, 33}, {2, 33, 17}, false},
@@ -104,14 +121,7 @@ TEST(MatmulSummed, SharedWeightGradientIsWithinRoundingWithEitherKernelAndAnyThr
   };
   for (const Layout& layout : layouts) {
     SCOPED_TRACE(layout.name);
-    Generator gen(31);
-    Shape stored = layout.x_shape;
-    if (layout.split_heads) stored = {stored[0], stored[2], stored[1] * stored[3]};
-    const Tensor x = rand_uniform(stored, -1.0, 1.0, gen, DType::F32);
-    const Tensor w = rand_uniform(layout.w_shape, -1.0, 1.0, gen, DType::F32);
-    Shape out_shape = layout.x_shape;
-    out_shape.back() = layout.w_shape.back();
-    const Tensor r = rand_uniform(out_shape, -1.0, 1.0, gen, DType::F32);
+    const auto [x, w, r] = make_operands(layout, 31);
     const std::vector<double> ref =
         weight_gradient(layout, cast(x, DType::F64), cast(w, DType::F64), cast(r, DType::F64)).to_vector();
     // Each entry sums K = (batch entries x rows) products of magnitude at most 1.
@@ -143,17 +153,10 @@ TEST(MatmulSummed, SharedWeightGradientIsWithinRoundingWithEitherKernelAndAnyThr
 
 // Bytes the matmul_summed kernel allocates in one backward of sum(r * (x @ w)).
 int64_t summed_kernel_bytes(const Layout& layout, CpuSgemm choice) {
-  Generator gen(41);
-  Shape stored = layout.x_shape;
-  if (layout.split_heads) stored = {stored[0], stored[2], stored[1] * stored[3]};
-  const Tensor x = rand_uniform(stored, -1.0, 1.0, gen, DType::F32);
-  const Tensor w = rand_uniform(layout.w_shape, -1.0, 1.0, gen, DType::F32);
-  Shape out_shape = layout.x_shape;
-  out_shape.back() = layout.w_shape.back();
-  const Tensor r = rand_uniform(out_shape, -1.0, 1.0, gen, DType::F32);
+  const Operands o = make_operands(layout, 41);
   Settings settings(1, choice);  // one thread: no partial sums
   OpProfiler profiler;
-  weight_gradient(layout, x, w, r);
+  weight_gradient(layout, o.x, o.w, o.r);
   for (const OpStats& s : profiler.table())
     if (s.op == "matmul_summed") return s.bytes_allocated;
   ADD_FAILURE() << "no matmul_summed call";
