@@ -161,6 +161,25 @@ GemmCall<T> depths_of(GemmCall<T> g, int64_t k0, int64_t k1) {
   return g;
 }
 
+// C's rows [0, rows) (ldc apart) += the sums of slices 1 .. slices - 1 of a
+// cut reduction (partials [slices - 1, rows, n]), added in slice order so
+// that a given thread count always sums the same way; a fused relu applies
+// to the total, after the last partial.
+template <class T>
+void add_slices_in_order(T* c, int64_t ldc, int64_t rows, int64_t n, const T* partials, int64_t slices, bool relu) {
+  parallel_for(rows, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      T* row = c + i * ldc;
+      for (int64_t s = 1; s < slices; ++s) {
+        const T* from = partials + ((s - 1) * rows + i) * n;
+        for (int64_t j = 0; j < n; ++j) row[j] += from[j];
+      }
+      if (relu)
+        for (int64_t j = 0; j < n; ++j) row[j] = unary_math::Relu::f(row[j], T(0), T(0));
+    }
+  });
+}
+
 // One product as `slices` reduction slices, one per thread: slice 0 goes
 // into C with the call's beta, the others into partials from the caching
 // allocator (no fresh pages per call), added to C afterwards in slice order,
@@ -184,17 +203,7 @@ void run_depth_slices(const GemmCall<T>& g, int64_t slices) {
       blas_gemm(part);
     }
   });
-  parallel_for(g.m, std::max<int64_t>(1, kParallelGrain / g.n), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      T* row = g.c + i * g.ldc;
-      for (int64_t s = 1; s < slices; ++s) {
-        const T* from = p + (s - 1) * area + i * g.n;
-        for (int64_t j = 0; j < g.n; ++j) row[j] += from[j];
-      }
-      if (g.relu)
-        for (int64_t j = 0; j < g.n; ++j) row[j] = unary_math::Relu::f(row[j], T(0), T(0));
-    }
-  });
+  add_slices_in_order(g.c, g.ldc, g.m, g.n, p, slices, g.relu);
 }
 
 // Runs `batch` products, product(i) describing the i-th whole one.
@@ -299,34 +308,25 @@ void matmul_summed_cpu(const Tensor& a, const Tensor& g, const Tensor& out) {
     return;
   }
   // Entries over the threads; with fewer entries than threads each entry's
-  // sum is cut at entry boundaries into slices added afterwards in slice
-  // order (as run_depth_slices does), so a thread count always sums alike.
+  // sum is cut at entry boundaries into slices, added afterwards as
+  // run_depth_slices adds its own (out is one [E * m, n] matrix, and slice
+  // s's partials another).
   const int64_t slices = std::max<int64_t>(1, std::min(S, parallel_threads() / E));
   const float* pa = a.data<float>();
   const float* pg = g.data<float>();
   float* pc = out.data<float>();
-  Tensor partials = empty({E * (slices - 1), m, n}, DType::F32);
+  Tensor partials = empty({slices - 1, E * m, n}, DType::F32);
   float* pp = partials.data<float>();
   const SgemmRows a_rows{R, a.strides()[2], a.strides()[1]}, g_rows{R, g.strides()[2], g.strides()[1]};
   parallel_for(E * slices, 1, [&](int64_t begin, int64_t end) {
     for (int64_t u = begin; u < end; ++u) {
       const int64_t e = u / slices, s = u % slices, s0 = s * S / slices, s1 = (s + 1) * S / slices;
-      float* c = s == 0 ? pc + e * m * n : pp + (e * (slices - 1) + s - 1) * m * n;
+      float* c = (s == 0 ? pc : pp + (s - 1) * E * m * n) + e * m * n;
       sgemm_avx512_depth_rows(m, n, (s1 - s0) * R, pa + e * a.strides()[0] + s0 * a.strides()[1], a_rows,
                               pg + e * g.strides()[0] + s0 * g.strides()[1], g_rows, 0.0f, c, n);
     }
   });
-  if (slices == 1) return;
-  parallel_for(E * m, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      float* row = pc + i * n;
-      const int64_t e = i / m, r = i % m;
-      for (int64_t s = 1; s < slices; ++s) {
-        const float* from = pp + ((e * (slices - 1) + s - 1) * m + r) * n;
-        for (int64_t j = 0; j < n; ++j) row[j] += from[j];
-      }
-    }
-  });
+  if (slices > 1) add_slices_in_order(pc, n, E * m, n, pp, slices, false);
 }
 
 void linear_cpu(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows,

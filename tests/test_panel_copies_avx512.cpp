@@ -1,7 +1,8 @@
-// The AVX-512 transposed copy of a head's rows into a panel
-// (ops/panel_copies_avx512.h) against the element-by-element definition: every
-// entry it must write, zeros for rows selected out (NaN there included), and
-// nothing outside rows x d touched. Skips where the CPU has no AVX-512F.
+// The AVX-512 copies of a head's rows into and out of a panel, straight and
+// transposed (ops/panel_copies_avx512.h), against the element-by-element
+// definition: every entry they must write, zeros for rows selected out (NaN
+// there included), and nothing outside rows x d touched. Skips where the
+// CPU has no AVX-512F.
 #include <gtest/gtest.h>
 
 #include <cmath>
