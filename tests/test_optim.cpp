@@ -272,6 +272,33 @@ TEST(Optim, ClipGradNormScalesToTheMaxNormAndReturnsTheOldNorm) {
   EXPECT_THAT(error_of([&] { clip_grad_norm({a}, 0.0); }), HasSubstr("max_norm must be positive"));
 }
 
+TEST(Optim, ClipGradNormOfALargeGradientSumsEveryChunk) {
+  // 3 * 2^16 + 5 values: whole chunks and a short last one, each value
+  // placed so that a chunk skipped, counted twice or cut short changes the sum.
+  const int64_t n = 3 * (int64_t{1} << 16) + 5;
+  std::vector<double> values(static_cast<size_t>(n));
+  double exact = 0, magnitude = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    values[static_cast<size_t>(i)] = 0.25 * static_cast<double>(i % 13) + 1.0 / static_cast<double>(1 + i / 65536);
+    exact += values[static_cast<size_t>(i)] * values[static_cast<size_t>(i)];
+  }
+  magnitude = exact;
+  for (DType dt : {DType::F32, DType::F64}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Tensor p = param(std::vector<double>(static_cast<size_t>(n), 0.0), dt);
+    p.set_grad(from_vector(values, {n}, dt));
+    // The gradient's values are exact in float32 (multiples of 2^-2 plus
+    // 1 / (1 + chunk) for chunks 1..4: 1, 1/2, 1/3 rounded, 1/4), so the
+    // reference differs only by those roundings and the sums' own: n u of
+    // the sum in float64, plus float32's rounding of 1/3 (2^-24 relative,
+    // doubled by the square).
+    const double bound = static_cast<double>(n) * std::ldexp(1.0, -53) * magnitude +
+                         (dt == DType::F32 ? 2 * std::ldexp(1.0, -24) * magnitude : 0.0);
+    const double norm = clip_grad_norm({p}, 1e300);
+    EXPECT_NEAR(norm * norm, exact, bound);
+  }
+}
+
 TEST(Optim, StateRoundTripContinuesIdentically) {
   AdamOptions o;
   o.lr = 0.05;
