@@ -223,6 +223,25 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
   return reshape(sum(x, axes, true), shape);
 }
 
+Tensor squared_norm(const Tensor& x) {
+  ATTN_CHECK(is_floating(x.dtype()), "squared_norm", "expects a floating tensor, got ", dtype_name(x.dtype()));
+  // Rows of 2^16 elements: enough of them for every thread in a large
+  // gradient (a 50000 x 128 embedding is 97 rows), each long enough that its
+  // partial sum costs nothing to add.
+  constexpr int64_t kSquaredNormRow = int64_t{1} << 16;
+  NoGrad no_grad;
+  const int64_t n = x.numel(), rows = n / kSquaredNormRow, tail = n % kSquaredNormRow;
+  const Tensor flat = reshape(contiguous(x.detach()), {n});
+  Tensor parts = empty({rows + (tail > 0 ? 1 : 0)}, DType::F64, x.device());
+  if (rows > 0)
+    kRows(x.device(), ReduceOp::SumOfSquares, narrow(flat, 0, 0, rows * kSquaredNormRow), rows, kSquaredNormRow,
+          narrow(parts, 0, 0, rows), Tensor());
+  if (tail > 0)
+    kRows(x.device(), ReduceOp::SumOfSquares, narrow(flat, 0, rows * kSquaredNormRow, tail), 1, tail,
+          narrow(parts, 0, rows, 1), Tensor());
+  return sum(parts);
+}
+
 Tensor argmax(const Tensor& x, int64_t axis, bool keepdim) {
   ATTN_CHECK(is_floating(x.dtype()), "argmax", "expects a floating tensor, got ", dtype_name(x.dtype()));
   ReducePlan p = plan_reduction(x, {axis}, keepdim, "argmax");

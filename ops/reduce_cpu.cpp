@@ -24,14 +24,36 @@ template <class T> double sum_contiguous(const T* x, int64_t n) {
   return total;
 }
 
+// The same for x's squares, each formed in double.
+template <class T> double sum_of_squares_contiguous(const T* x, int64_t n) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += static_cast<double>(x[i + k]) * static_cast<double>(x[i + k]);
+  double total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; i < n; ++i) total += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  return total;
+}
+
+const char* reduce_name(ReduceOp op) {
+  return op == ReduceOp::Sum ? "sum" : op == ReduceOp::Max ? "max" : "squared_norm";
+}
+
 }  // namespace
 
 void reduce_rows_cpu(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, const Tensor& out, const Tensor& argmax) {
-  dispatch_floating(x.dtype(), op == ReduceOp::Sum ? "sum" : "max", [&](auto tag) {
+  dispatch_floating(x.dtype(), reduce_name(op), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* px = x.data<T>();
-    T* po = out.data<T>();
     int64_t* pi = argmax.defined() ? argmax.data<int64_t>() : nullptr;
+    if (op == ReduceOp::SumOfSquares) {
+      double* po = out.data<double>();
+      parallel_for(outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t m = b; m < e; ++m) po[m] = sum_of_squares_contiguous(px + m * n, n);
+      });
+      return;
+    }
+    T* po = out.data<T>();
     parallel_for(outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
       for (int64_t m = b; m < e; ++m) {
         const T* row = px + m * n;

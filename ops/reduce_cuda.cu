@@ -14,10 +14,12 @@ namespace attn {
 namespace {
 
 // What a row reduction accumulates (Acc), how it takes an element and
-// combines two accumulations (Combine), and what it stores for a row.
+// combines two accumulations (Combine), and what it stores for a row (into
+// Out: T, or double for a sum of squares).
 template <class T>
 struct SumRows {
   using Acc = double;
+  using Out = T;
   using Combine = cuda::SumOp;
   __device__ static Acc identity() { return 0; }
   __device__ static Acc take(Acc a, T v, int64_t) { return a + static_cast<double>(v); }
@@ -25,8 +27,19 @@ struct SumRows {
 };
 
 template <class T>
+struct SumOfSquaresRows {
+  using Acc = double;
+  using Out = double;
+  using Combine = cuda::SumOp;
+  __device__ static Acc identity() { return 0; }
+  __device__ static Acc take(Acc a, T v, int64_t) { return a + static_cast<double>(v) * static_cast<double>(v); }
+  __device__ static void store(const T*, int64_t, Acc a, int64_t r, double* out, int64_t*) { out[r] = a; }
+};
+
+template <class T>
 struct MaxRows {
   using Acc = cuda::ValIdx<T>;
+  using Out = T;
   using Combine = cuda::ArgMaxOp;
   __device__ static Acc identity() { return Acc{cuda::neg_inf<T>(), cuda::kNoIndex}; }
   __device__ static Acc take(Acc a, T v, int64_t i) {
@@ -55,8 +68,8 @@ struct MaxRows {
 // of row r = u / slices, s = u % slices. With one slice per row it stores the
 // row's result; otherwise it writes its accumulation to partial[u].
 template <class T, class R, bool kBlock>
-__global__ void reduce_slices_kernel(const T* x, int64_t rows, int64_t n, int64_t slices, int64_t len, T* out,
-                                     int64_t* argmax, typename R::Acc* partial) {
+__global__ void reduce_slices_kernel(const T* x, int64_t rows, int64_t n, int64_t slices, int64_t len,
+                                     typename R::Out* out, int64_t* argmax, typename R::Acc* partial) {
   using G = cuda::RowGroup<kBlock>;
   using Acc = typename R::Acc;
   ATTN_SHARED(Acc, smem, [32]);
@@ -79,7 +92,7 @@ __global__ void reduce_slices_kernel(const T* x, int64_t rows, int64_t n, int64_
 // given slice count, so results are run-to-run identical) and stores it.
 template <class T, class R>
 __global__ void combine_slices_kernel(const T* x, int64_t rows, int64_t n, int64_t slices,
-                                      const typename R::Acc* partial, T* out, int64_t* argmax) {
+                                      const typename R::Acc* partial, typename R::Out* out, int64_t* argmax) {
   using G = cuda::RowGroup<false>;
   using Acc = typename R::Acc;
   for (int64_t r = G::first_row(); r < rows; r += G::row_step()) {
@@ -102,7 +115,8 @@ int64_t slices_per_row(int64_t rows, int64_t n) {
 }
 
 template <class T, class R>
-void launch_row_reduction(const char* name, const T* x, int64_t rows, int64_t n, T* out, int64_t* argmax) {
+void launch_row_reduction(const char* name, const T* x, int64_t rows, int64_t n, typename R::Out* out,
+                          int64_t* argmax) {
   using Acc = typename R::Acc;
   const int64_t slices = slices_per_row(rows, n);
   const int64_t len = (n + slices - 1) / slices;
@@ -154,13 +168,14 @@ __global__ void max_backward_kernel(const T* grad, const int64_t* argmax, int64_
 
 void reduce_rows_cuda(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, const Tensor& out,
                       const Tensor& argmax) {
-  const char* name = op == ReduceOp::Sum ? "sum" : "max";
+  const char* name = op == ReduceOp::Sum ? "sum" : op == ReduceOp::Max ? "max" : "squared_norm";
   dispatch_floating(x.dtype(), name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (outer == 0) return;
     int64_t* pi = argmax.defined() ? argmax.data<int64_t>() : nullptr;
     if (op == ReduceOp::Sum) launch_row_reduction<T, SumRows<T>>(name, x.data<T>(), outer, n, out.data<T>(), pi);
-    else launch_row_reduction<T, MaxRows<T>>(name, x.data<T>(), outer, n, out.data<T>(), pi);
+    else if (op == ReduceOp::Max) launch_row_reduction<T, MaxRows<T>>(name, x.data<T>(), outer, n, out.data<T>(), pi);
+    else launch_row_reduction<T, SumOfSquaresRows<T>>(name, x.data<T>(), outer, n, out.data<double>(), pi);
   });
 }
 

@@ -7,7 +7,9 @@
 
 namespace attn {
 
-enum class ReduceOp : uint8_t { Sum, Max };
+// SumOfSquares sums x[m, i]^2 in double and stores the double: out is
+// float64 whatever x's dtype (a gradient's squared norm, ops/reduce.h).
+enum class ReduceOp : uint8_t { Sum, Max, SumOfSquares };
 
 // out[m] = reduce(x[m, :]); for Max also argmax[m] (int64) when defined.
 void reduce_rows_cpu(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, const Tensor& out, const Tensor& argmax);

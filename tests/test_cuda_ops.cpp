@@ -233,6 +233,21 @@ std::vector<OpCase> launch_shape_cases() {
   };
 }
 
+// squared_norm's rows of 2^16 (more than kWarpRowLimit: a block each, cut
+// into slices when few) and its tail, in float64 on both devices.
+TEST(CudaLaunchShapes, SquaredNormMatchesTheCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU visible: CUDA tests skipped";
+  CudaSentinelScope sentinel;
+  Generator g(23);
+  for (DType dt : {DType::F64, DType::F32}) {
+    Tensor x = rand_uniform({3 * 65536 + 11}, -2, 2, g, dt);
+    const double cpu = squared_norm(x).item(), gpu = squared_norm(x.to(Device::CUDA)).item();
+    // Both sum the same double squares in different orders: each within n u_64 of the exact sum.
+    EXPECT_NEAR(gpu, cpu, 2.0 * static_cast<double>(x.numel()) * std::ldexp(1.0, -53) * cpu) << dtype_name(dt);
+    EXPECT_GT(cpu, 0.0);
+  }
+}
+
 TEST(CudaLaunchShapes, BlockPerRowAndChunkedColumnKernelsMatchTheCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU visible: CUDA tests skipped";
   CudaSentinelScope sentinel;

@@ -272,9 +272,10 @@ TEST(Optim, ClipGradNormScalesToTheMaxNormAndReturnsTheOldNorm) {
   EXPECT_THAT(error_of([&] { clip_grad_norm({a}, 0.0); }), HasSubstr("max_norm must be positive"));
 }
 
-TEST(Optim, ClipGradNormOfALargeGradientSumsEveryChunk) {
-  // 3 * 2^16 + 5 values: whole chunks and a short last one, each value
-  // placed so that a chunk skipped, counted twice or cut short changes the sum.
+TEST(Optim, ClipGradNormOfALargeGradientSumsEveryRow) {
+  // 3 * 2^16 + 5 values: whole rows of squared_norm (ops/reduce.h) and a
+  // short tail, the values chosen so that a row skipped, counted twice or cut
+  // short changes the sum.
   const int64_t n = 3 * (int64_t{1} << 16) + 5;
   std::vector<double> values(static_cast<size_t>(n));
   double exact = 0, magnitude = 0;
@@ -288,7 +289,7 @@ TEST(Optim, ClipGradNormOfALargeGradientSumsEveryChunk) {
     Tensor p = param(std::vector<double>(static_cast<size_t>(n), 0.0), dt);
     p.set_grad(from_vector(values, {n}, dt));
     // The gradient's values are exact in float32 (multiples of 2^-2 plus
-    // 1 / (1 + chunk) for chunks 1..4: 1, 1/2, 1/3 rounded, 1/4), so the
+    // 1 / (1 + row) for rows 0..3: 1, 1/2, 1/3 rounded, 1/4), so the
     // reference differs only by those roundings and the sums' own: n u of
     // the sum in float64, plus float32's rounding of 1/3 (2^-24 relative,
     // doubled by the square).

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attn/engine/error.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/view.h"
 
@@ -86,6 +87,37 @@ TEST(Reduce, Float32SumOfManyValuesIsAccurate) {
   Tensor big = full({64, n / 64}, 1.0, DType::F32);
   Tensor cols = sum(big, {0});
   EXPECT_EQ(cols.at({5}), 64);
+}
+
+// squared_norm against a float64 sum of squares: 2^16-element rows, a tail,
+// a transposed view, float32 values whose squares float32 could not hold,
+// and an empty tensor. Bound: the reference's and the kernel's double sums
+// of n positive terms are each within n u_64 of the exact value.
+TEST(Reduce, SquaredNormSumsEverySquareInDouble) {
+  const int64_t rows = 3, cols = (int64_t{1} << 16) + 7;  // 3 whole 2^16 rows' worth, then a tail
+  for (DType dt : {DType::F32, DType::F64}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Tensor x = empty({rows, cols}, dt);
+    double exact = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      // Exact in float32: multiples of 1/8 up to about 16, signs alternating.
+      const double v = (i % 2 ? -0.125 : 0.125) * static_cast<double>(i % 127 + (i >> 16));
+      write_element(x, i, v);
+      exact += v * v;
+    }
+    const double bound = 2.0 * static_cast<double>(x.numel()) * std::ldexp(1.0, -53) * exact;
+    Tensor q = squared_norm(x);
+    EXPECT_EQ(q.dtype(), DType::F64);
+    EXPECT_EQ(q.dim(), 0);
+    EXPECT_NEAR(q.item(), exact, bound);
+    EXPECT_NEAR(squared_norm(transpose(x, 0, 1)).item(), exact, bound);  // a view: copied contiguous first
+    EXPECT_EQ(squared_norm(x).item(), q.item());                        // one path run twice: the same bits
+  }
+  // 2^70 squared is 2^140: beyond float32's range, not beyond double's.
+  Tensor huge = full({5}, std::ldexp(1.0, 70), DType::F32);
+  EXPECT_EQ(squared_norm(huge).item(), 5 * std::ldexp(1.0, 140));
+  EXPECT_EQ(squared_norm(empty({0, 3}, DType::F32)).item(), 0.0);
+  EXPECT_THROW(squared_norm(from_vector({1, 2}, {2}, DType::I64)), Error);
 }
 
 TEST(Reduce, MaxAndArgmax) {

@@ -1,6 +1,5 @@
 #include "attn/train/optim/optimizer.h"
 
-#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -10,7 +9,6 @@
 #include "attn/engine/copy.h"
 #include "attn/ops/reduce.h"
 #include "attn/ops/unary.h"
-#include "attn/ops/view.h"
 
 namespace attn {
 
@@ -152,26 +150,6 @@ std::vector<Tensor> tensors_of(const NamedTensors& named) {
   return out;
 }
 
-namespace {
-
-// The sum of the squares of t's elements, accumulated in double. A large
-// gradient (a 50000-word embedding's 6.4M) goes through in chunks that stay
-// in cache: a double copy of the whole of it and that copy's square were two
-// 51 MB temporaries written and read back every step.
-double sum_of_squares(const Tensor& t) {
-  constexpr int64_t kChunk = int64_t{1} << 16;
-  const int64_t n = t.numel();
-  const Tensor flat = reshape(t, {n});
-  double sq = 0;
-  for (int64_t start = 0; start < n; start += kChunk) {
-    const Tensor g64 = cast(narrow(flat, 0, start, std::min(kChunk, n - start)), DType::F64);
-    sq += sum(mul(g64, g64)).item();
-  }
-  return sq;
-}
-
-}  // namespace
-
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
   ATTN_CHECK(max_norm > 0, "clip_grad_norm", "max_norm must be positive, got ", max_norm);
   NoGrad no_grad;
@@ -180,7 +158,7 @@ double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
   for (const Tensor& p : params)
     if (p.defined() && p.grad().defined() && seen.insert(p.impl()).second) with_grad.push_back(p);
   double sq = 0;
-  for (const Tensor& p : with_grad) sq += sum_of_squares(p.grad());
+  for (const Tensor& p : with_grad) sq += squared_norm(p.grad()).item();  // in double, float32 gradients too
   const double norm = std::sqrt(sq);
   if (!std::isfinite(norm) || norm <= max_norm) return norm;
   const double scale = max_norm / norm;
