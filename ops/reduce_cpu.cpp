@@ -24,8 +24,9 @@ template <class T> double sum_contiguous(const T* x, int64_t n) {
   return total;
 }
 
-// The same for x's squares, each formed in double.
-template <class T> double sum_of_squares_contiguous(const T* x, int64_t n) {
+// The same for x's squares, each formed in double; a SIMD clone
+// (ops/vector_math.h), the baseline build squaring two doubles at a time.
+template <class T> ATTN_SIMD_CLONES double sum_of_squares_contiguous(const T* x, int64_t n) {
   double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)

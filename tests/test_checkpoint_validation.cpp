@@ -125,6 +125,54 @@ TEST(CheckpointValidation, AFlippedDataByteIsDetected) {
   EXPECT_THAT(error_of([&] { load_model_weights(dir + "/best.safetensors"); }), HasSubstr("checksum"));
 }
 
+TEST(CheckpointValidation, EveryFlippedByteOfTheLastTensorIsDetected) {
+  // The checksum reads data in 32-byte blocks of four 64-bit words, the last
+  // bytes of a tensor one by one: a flip in any of them is caught.
+  const std::string dir = fresh_dir();
+  Saved s;
+  save_model_weights(dir + "/best.safetensors", s.model.named_state());
+  const std::string clean = read_all(dir + "/best.safetensors");
+  for (size_t back = 1; back <= 40; ++back) {
+    std::string bytes = clean;
+    bytes[bytes.size() - back] ^= 0x80;
+    write(dir, "best.safetensors", bytes);
+    EXPECT_THAT(error_of([&] { load_model_weights(dir + "/best.safetensors"); }), HasSubstr("checksum"))
+        << "byte " << back << " from the end";
+  }
+}
+
+// FNV-1a byte by byte over each tensor's name (with its NUL), dtype (int),
+// shape (int64 each) and data, in name order: the checksum files written
+// before 2026-11-28 carry under data_checksum.
+uint64_t legacy_fnv1a(const NamedTensors& state) {
+  std::map<std::string, Tensor> sorted(state.begin(), state.end());
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  };
+  for (const auto& [name, t] : sorted) {
+    mix(name.data(), name.size() + 1);
+    const int dtype = static_cast<int>(t.dtype());
+    mix(&dtype, sizeof dtype);
+    for (int64_t d : t.shape()) mix(&d, sizeof d);
+    mix(t.raw_data(), static_cast<size_t>(t.numel()) * dtype_size(t.dtype()));
+  }
+  return h;
+}
+
+TEST(CheckpointValidation, FilesWithTheEarlierChecksumStillLoadAndAreStillVerified) {
+  const std::string dir = fresh_dir(), path = dir + "/best.safetensors";
+  Saved s;
+  const NamedTensors state = s.model.named_state();
+  save_safetensors(path, {state.begin(), state.end()}, {{"data_checksum", std::to_string(legacy_fnv1a(state))}});
+  EXPECT_EQ(load_model_weights(path).size(), state.size());
+  std::string bytes = read_all(path);
+  bytes[bytes.size() - 5] ^= 0x01;
+  write(dir, "best.safetensors", bytes);
+  EXPECT_THAT(error_of([&] { load_model_weights(path); }), HasSubstr("does not match its checksum"));
+}
+
 // ---------- command-line flags ----------
 
 std::string usage_error(const std::vector<std::string>& args) {
