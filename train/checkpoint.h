@@ -4,7 +4,8 @@
 //   tensors:  "model.<state name>", "optim<k>.<optimiser state name>"
 //   metadata: format, epoch, batch_in_epoch, step, best_dev, best_step,
 //             epoch_shuffle_state, noise_state, baseline, train_loss_sum,
-//             train_loss_count, data_checksum (FNV-1a of the tensors)
+//             train_loss_count, data_checksum_4x64 (of the tensors; files
+//             written before 2026-11-28 carry the byte-wise data_checksum)
 #pragma once
 #include <array>
 #include <cstdint>
@@ -39,7 +40,8 @@ void save_training_checkpoint(const std::string& path, const Module& model,
 
 // Restores model and optimisers in place and returns the loop position.
 // Throws naming the file when it is not a checkpoint of this model, when its
-// data does not match its checksum (metadata data_checksum), or when a field
+// data does not match its checksum (data_checksum_4x64, or an earlier file's
+// data_checksum), or when a field
 // is malformed or out of range (negative, unparsable, zero generator state,
 // best_dev not fitting best_step).
 TrainProgress load_training_checkpoint(const std::string& path, Module& model,
