@@ -14,25 +14,19 @@ namespace {
 // Sums accumulate in double (float32 inputs too: a million-element float32
 // sum keeps ~1e-10 relative error instead of ~1e-3), with eight independent
 // partial sums so the loop vectorises without reassociation (no -ffast-math).
-template <class T> double sum_contiguous(const T* x, int64_t n) {
+// kSquares: the sum of the elements' squares, each formed in double. A SIMD
+// clone (ops/vector_math.h).
+template <bool kSquares, class T> ATTN_SIMD_CLONES double sum_contiguous(const T* x, int64_t n) {
+  const auto term = [](T v) {
+    const double d = static_cast<double>(v);
+    return kSquares ? d * d : d;
+  };
   double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) acc[k] += static_cast<double>(x[i + k]);
+    for (int k = 0; k < 8; ++k) acc[k] += term(x[i + k]);
   double total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  for (; i < n; ++i) total += static_cast<double>(x[i]);
-  return total;
-}
-
-// The same for x's squares, each formed in double; a SIMD clone
-// (ops/vector_math.h), the baseline build squaring two doubles at a time.
-template <class T> ATTN_SIMD_CLONES double sum_of_squares_contiguous(const T* x, int64_t n) {
-  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) acc[k] += static_cast<double>(x[i + k]) * static_cast<double>(x[i + k]);
-  double total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  for (; i < n; ++i) total += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  for (; i < n; ++i) total += term(x[i]);
   return total;
 }
 
@@ -50,7 +44,7 @@ void reduce_rows_cpu(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, con
     if (op == ReduceOp::SumOfSquares) {
       double* po = out.data<double>();
       parallel_for(outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
-        for (int64_t m = b; m < e; ++m) po[m] = sum_of_squares_contiguous(px + m * n, n);
+        for (int64_t m = b; m < e; ++m) po[m] = sum_contiguous<true>(px + m * n, n);
       });
       return;
     }
@@ -59,7 +53,7 @@ void reduce_rows_cpu(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, con
       for (int64_t m = b; m < e; ++m) {
         const T* row = px + m * n;
         if (op == ReduceOp::Sum) {
-          po[m] = static_cast<T>(sum_contiguous(row, n));
+          po[m] = static_cast<T>(sum_contiguous<false>(row, n));
         } else {
           T best = n > 0 ? row[0] : -std::numeric_limits<T>::infinity();
           int64_t at = 0;

@@ -6,6 +6,8 @@
 // CPU. Max keeps the first position of the largest value: a NaN in a row's
 // first element wins (the CPU scan starts from it), NaNs elsewhere never win.
 // sum_columns uses the shared column reduction (engine/cuda/cuda_loops.cuh).
+#include <type_traits>
+
 #include "attn/engine/cuda/cuda_loops.cuh"
 #include "attn/ops/reduce_kernels.h"
 
@@ -16,24 +18,20 @@ namespace {
 // What a row reduction accumulates (Acc), how it takes an element and
 // combines two accumulations (Combine), and what it stores for a row (into
 // Out: T, or double for a sum of squares).
-template <class T>
+// kSquares: each element's square (formed in double) instead, stored in double.
+template <class T, bool kSquares>
 struct SumRows {
   using Acc = double;
-  using Out = T;
+  using Out = std::conditional_t<kSquares, double, T>;
   using Combine = cuda::SumOp;
   __device__ static Acc identity() { return 0; }
-  __device__ static Acc take(Acc a, T v, int64_t) { return a + static_cast<double>(v); }
-  __device__ static void store(const T*, int64_t, Acc a, int64_t r, T* out, int64_t*) { out[r] = static_cast<T>(a); }
-};
-
-template <class T>
-struct SumOfSquaresRows {
-  using Acc = double;
-  using Out = double;
-  using Combine = cuda::SumOp;
-  __device__ static Acc identity() { return 0; }
-  __device__ static Acc take(Acc a, T v, int64_t) { return a + static_cast<double>(v) * static_cast<double>(v); }
-  __device__ static void store(const T*, int64_t, Acc a, int64_t r, double* out, int64_t*) { out[r] = a; }
+  __device__ static Acc take(Acc a, T v, int64_t) {
+    const double x = static_cast<double>(v);
+    return a + (kSquares ? x * x : x);
+  }
+  __device__ static void store(const T*, int64_t, Acc a, int64_t r, Out* out, int64_t*) {
+    out[r] = static_cast<Out>(a);
+  }
 };
 
 template <class T>
@@ -173,9 +171,9 @@ void reduce_rows_cuda(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, co
     using T = typename decltype(tag)::type;
     if (outer == 0) return;
     int64_t* pi = argmax.defined() ? argmax.data<int64_t>() : nullptr;
-    if (op == ReduceOp::Sum) launch_row_reduction<T, SumRows<T>>(name, x.data<T>(), outer, n, out.data<T>(), pi);
+    if (op == ReduceOp::Sum) launch_row_reduction<T, SumRows<T, false>>(name, x.data<T>(), outer, n, out.data<T>(), pi);
     else if (op == ReduceOp::Max) launch_row_reduction<T, MaxRows<T>>(name, x.data<T>(), outer, n, out.data<T>(), pi);
-    else launch_row_reduction<T, SumOfSquaresRows<T>>(name, x.data<T>(), outer, n, out.data<double>(), pi);
+    else launch_row_reduction<T, SumRows<T, true>>(name, x.data<T>(), outer, n, out.data<double>(), pi);
   });
 }
 
