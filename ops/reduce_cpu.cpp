@@ -30,14 +30,10 @@ template <bool kSquares, class T> ATTN_SIMD_CLONES double sum_contiguous(const T
   return total;
 }
 
-const char* reduce_name(ReduceOp op) {
-  return op == ReduceOp::Sum ? "sum" : op == ReduceOp::Max ? "max" : "squared_norm";
-}
-
 }  // namespace
 
 void reduce_rows_cpu(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, const Tensor& out, const Tensor& argmax) {
-  dispatch_floating(x.dtype(), reduce_name(op), [&](auto tag) {
+  dispatch_floating(x.dtype(), reduce_op_name(op), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* px = x.data<T>();
     int64_t* pi = argmax.defined() ? argmax.data<int64_t>() : nullptr;

@@ -166,7 +166,7 @@ __global__ void max_backward_kernel(const T* grad, const int64_t* argmax, int64_
 
 void reduce_rows_cuda(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, const Tensor& out,
                       const Tensor& argmax) {
-  const char* name = op == ReduceOp::Sum ? "sum" : op == ReduceOp::Max ? "max" : "squared_norm";
+  const char* name = reduce_op_name(op);
   dispatch_floating(x.dtype(), name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (outer == 0) return;

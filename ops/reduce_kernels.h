@@ -11,6 +11,11 @@ namespace attn {
 // float64 whatever x's dtype (a gradient's squared norm, ops/reduce.h).
 enum class ReduceOp : uint8_t { Sum, Max, SumOfSquares };
 
+// The op's name in errors ("sum", "max", "squared_norm"), on either device.
+inline const char* reduce_op_name(ReduceOp op) {
+  return op == ReduceOp::Sum ? "sum" : op == ReduceOp::Max ? "max" : "squared_norm";
+}
+
 // out[m] = reduce(x[m, :]); for Max also argmax[m] (int64) when defined.
 void reduce_rows_cpu(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, const Tensor& out, const Tensor& argmax);
 // out[o, j] = sum_i x[o, i, j].
