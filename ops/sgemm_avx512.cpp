@@ -1,9 +1,12 @@
 // A blocked float32 GEMM in the usual three-level layout (after Goto and van
 // de Geijn, "Anatomy of high-performance matrix multiplication", 2008):
 // op(B) is packed a kKC x kNC block at a time into strips kNR columns wide,
-// op(A) a kMC x kKC block at a time into strips kMR rows tall, and a
-// register-tiled kernel multiplies one A strip by one B strip into a kMR x
-// kNR tile of C held in 24 zmm registers. Packing zero-pads the last B
+// and a register-tiled kernel multiplies kMR rows of op(A) by one B strip
+// into a kMR x kNR tile of C held in 24 zmm registers. The kernel
+// broadcasts one A value per row and depth, so A stored [m, k] is read in
+// place, row by row (packing it would transpose 16 x 16 blocks: a tenth of
+// a 4096 x 150 x 150 product's time, more of a small one's); A stored
+// [k, m] is packed a kMC x kKC block at a time into strips kMR rows tall. Packing zero-pads the last B
 // strip; a tile at C's edge runs a kernel compiled for its number of rows
 // and masks the columns past C's last. Every C element is a fixed sequence
 // of fused multiply-adds over k, so one call run twice gives the same bits.
@@ -76,35 +79,19 @@ PackBuffers& pack_buffers() {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-// op(A) rows [i0, i0 + mc), depths [p0, p0 + kc) into strips of kMR rows:
+// op(A) rows [i0, i0 + mc), depths [p0, p0 + kc) into strips of kMR rows,
+// for A stored [k, m] (a depth's rows are contiguous, at depth_rows[p]):
 // strip r holds, for each depth, its kMR row values side by side. A last
-// strip of fewer rows is not padded: its kernel reads only its rows. A
-// stored [m, k] has its rows where `rows_of_a` puts them; A stored [k, m]
-// has the block's depth p at depth_rows[p] (where `rows_of_a` puts depth
-// p0 + p).
-__attribute__((target("avx512f"))) void pack_a(bool trans, const float* a, const SgemmRows& rows_of_a,
-                                               const int64_t* depth_rows, int64_t i0, int64_t mc, int64_t p0,
+// strip of fewer rows is not padded: its kernel reads only its rows. (A
+// stored [m, k] is not packed: the kernel reads its rows in place.)
+__attribute__((target("avx512f"))) void pack_a(const float* a, const int64_t* depth_rows, int64_t i0, int64_t mc,
                                                int64_t kc, float* dst) {
   for (int64_t r0 = 0; r0 < mc; r0 += kMR) {
     const int64_t rows = std::min(kMR, mc - r0);
     float* strip = dst + r0 * kc;
-    if (trans) {  // A stored [k, m]: a depth's rows are contiguous
-      const __mmask16 lanes = first_lanes(rows);
-      for (int64_t p = 0; p < kc; ++p)
-        _mm512_mask_storeu_ps(strip + p * kMR, lanes, _mm512_maskz_loadu_ps(lanes, a + depth_rows[p] + i0 + r0));
-    } else {  // A stored [m, k]: a row's depths are contiguous, so 16 x 16 blocks are transposed
-      const float* row[16];
-      for (int64_t i = 0; i < rows; ++i) row[i] = a + rows_of_a.at(i0 + r0 + i) + p0;
-      for (int64_t p = 0; p < kc; p += 16) {
-        const __mmask16 depths = first_lanes(kc - p);
-        __m512 block[16];
-        for (int64_t i = 0; i < 16; ++i)
-          block[i] = i < rows ? _mm512_maskz_loadu_ps(depths, row[i] + p) : _mm512_setzero_ps();
-        transpose_16x16(block);
-        for (int64_t q = 0; q < std::min<int64_t>(16, kc - p); ++q)
-          _mm512_mask_storeu_ps(strip + (p + q) * kMR, first_lanes(kMR), block[q]);
-      }
-    }
+    const __mmask16 lanes = first_lanes(rows);
+    for (int64_t p = 0; p < kc; ++p)
+      _mm512_mask_storeu_ps(strip + p * kMR, lanes, _mm512_maskz_loadu_ps(lanes, a + depth_rows[p] + i0 + r0));
   }
 }
 
@@ -157,10 +144,11 @@ __attribute__((target("avx512f"))) void pack_b(bool trans, const float* b, int64
 // read nor written, so edge tiles need no buffer. With `relu` (the last
 // depth block of a product whose output is relu'd) each sum <= 0 is stored
 // as +0 and a NaN stays NaN, exactly as the relu op computes it.
-template <int kRows, int kVectors>
-__attribute__((target("avx512f"))) void kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
-                                               float* __restrict c, int64_t ldc, __mmask16 lo, __mmask16 hi,
-                                               bool accumulate, const float* __restrict bias, bool relu) {
+template <int kRows, int kVectors, bool kPackedA>
+__attribute__((target("avx512f"))) void kernel(int64_t kc, const float* __restrict a, int64_t lda,
+                                               const float* __restrict b, float* __restrict c, int64_t ldc,
+                                               __mmask16 lo, __mmask16 hi, bool accumulate,
+                                               const float* __restrict bias, bool relu) {
   constexpr int64_t kWidth = 16 * kVectors;
   const __mmask16 masks[2] = {lo, hi};
   // The tile's rows of C are fetched now, to be in cache when the sums are
@@ -176,10 +164,10 @@ __attribute__((target("avx512f"))) void kernel(int64_t kc, const float* __restri
   for (int64_t p = 0; p < kc; ++p) {
     __m512 bv[kVectors];
     for (int v = 0; v < kVectors; ++v) bv[v] = _mm512_load_ps(b + p * kWidth + 16 * v);
-    const float* ap = a + p * kMR;
+    const float* ap = kPackedA ? a + p * kMR : a + p;
 #pragma GCC unroll 12
     for (int i = 0; i < kRows; ++i) {
-      const __m512 ai = _mm512_set1_ps(ap[i]);
+      const __m512 ai = _mm512_set1_ps(kPackedA ? ap[i] : ap[i * lda]);
       for (int v = 0; v < kVectors; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
     }
   }
@@ -202,18 +190,22 @@ __attribute__((target("avx512f"))) void kernel(int64_t kc, const float* __restri
   }
 }
 
-using Kernel = void (*)(int64_t, const float*, const float*, float*, int64_t, __mmask16, __mmask16, bool,
+using Kernel = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, __mmask16, __mmask16, bool,
                         const float*, bool);
 
-template <int kVectors, int... kRows>
+template <int kVectors, bool kPackedA, int... kRows>
 constexpr std::array<Kernel, sizeof...(kRows)> kernels_by_rows(std::integer_sequence<int, kRows...>) {
-  return {&kernel<kRows + 1, kVectors>...};
+  return {&kernel<kRows + 1, kVectors, kPackedA>...};
 }
 
-// wide_kernels[r - 1] computes r rows of a kNR-wide strip, narrow_kernels[r
-// - 1] of a 16-wide one.
-constexpr std::array<Kernel, kMR> wide_kernels = kernels_by_rows<2>(std::make_integer_sequence<int, kMR>{});
-constexpr std::array<Kernel, kMR> narrow_kernels = kernels_by_rows<1>(std::make_integer_sequence<int, kMR>{});
+// kernels[packed][wide][r - 1] computes r rows of a kNR-wide strip (wide)
+// or of a 16-wide one, from a packed A strip or from A's rows in place.
+constexpr std::array<std::array<std::array<Kernel, kMR>, 2>, 2> kernels = {{
+    {{kernels_by_rows<1, false>(std::make_integer_sequence<int, kMR>{}),
+      kernels_by_rows<2, false>(std::make_integer_sequence<int, kMR>{})}},
+    {{kernels_by_rows<1, true>(std::make_integer_sequence<int, kMR>{}),
+      kernels_by_rows<2, true>(std::make_integer_sequence<int, kMR>{})}},
+}};
 
 std::atomic<CpuSgemm> sgemm_choice{CpuSgemm::automatic};
 
@@ -268,6 +260,10 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
     }
   }
   if (k <= 0) return;
+  // A stored [m, k] is read in place (each row's depths are contiguous, and
+  // the kernel broadcasts one value per row and depth); A stored [k, m] is
+  // packed.
+  const bool packs_a = trans_a;
   PackBuffers& buffers = pack_buffers();
   const int64_t kc_max = depth_block(k);
   float* packed_b = buffers.b.get(kc_max * ((std::min(kNC, n) + kNR - 1) / kNR * kNR));
@@ -288,20 +284,22 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
       for (int64_t t = 0; t < count; ++t) {
         for (int64_t i0 = 0; i0 < m; i0 += kMC) {
           const int64_t mc = std::min(kMC, m - i0);
-          pack_a(trans_a, a[t], a_rows, a_depth.data(), i0, mc, p0, kc, packed_a);
+          if (packs_a) pack_a(a[t], a_depth.data(), i0, mc, kc, packed_a);
           for (int64_t s0 = 0; s0 < nc; s0 += kNR) {
             const float* b_strip = packed_b + s0 * kc;
             const float* bias_strip = bias && p0 == 0 ? bias + j0 + s0 : nullptr;
             const __mmask16 lo = first_lanes(nc - s0), hi = first_lanes(nc - s0 - 16);
-            const std::array<Kernel, kMR>& kernels = strip_width(nc - s0) == kNR ? wide_kernels : narrow_kernels;
+            const std::array<Kernel, kMR>& by_rows = kernels[packs_a][strip_width(nc - s0) == kNR];
             for (int64_t r0 = 0; r0 < mc; r0 += kMR) {
-              // A tile's rows, cut where a group of C's rows ends.
+              // A tile's rows, cut where a group of A's or C's rows ends.
               const int64_t rows = std::min(kMR, mc - r0);
               for (int64_t r = 0; r < rows;) {
                 const int64_t row = i0 + r0 + r;
-                const int64_t run = std::min(rows - r, c_rows.group - row % c_rows.group);
-                kernels[run - 1](kc, packed_a + r0 * kc + r, b_strip, c[t] + c_rows.at(row) + j0 + s0, c_rows.ld, lo,
-                                 hi, accumulate, bias_strip, relu_now);
+                const int64_t run = std::min({rows - r, c_rows.group - row % c_rows.group,
+                                              a_rows.group - row % a_rows.group});
+                const float* a_tile = packs_a ? packed_a + r0 * kc + r : a[t] + a_rows.at(row) + p0;
+                by_rows[run - 1](kc, a_tile, a_rows.ld, b_strip, c[t] + c_rows.at(row) + j0 + s0, c_rows.ld, lo, hi,
+                                 accumulate, bias_strip, relu_now);
                 r += run;
               }
             }
