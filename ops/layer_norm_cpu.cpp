@@ -5,6 +5,7 @@
 // double arithmetic made the Transformer's layer norm backward 4x slower
 // than its bytes.
 #include "attn/ops/layer_norm_kernels.h"
+#include "attn/ops/row_block_sums.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,8 +18,6 @@ namespace attn {
 
 namespace {
 
-// Upper bound on the row blocks whose gamma/beta partial sums are kept.
-constexpr int64_t kMaxRowBlocks = 64;
 
 // Eight independent partial sums: the loop vectorises without reassociating
 // (no -ffast-math), and the rounding error grows more slowly than one sum.
@@ -31,14 +30,6 @@ inline __attribute__((always_inline)) double sum_terms(int64_t n, const F& term)
   double total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
   for (; i < n; ++i) total += term(i);
   return total;
-}
-
-// Rows are split into blocks that each keep their own gamma/beta partial
-// sums. The count depends on the problem size only, never on the thread
-// count, so the summation order (and the result, bit for bit) is fixed.
-int64_t row_blocks(int64_t rows, int64_t D) {
-  int64_t by_work = (rows * D + kParallelGrain - 1) / kParallelGrain;
-  return std::max<int64_t>(1, std::min({by_work, rows, kMaxRowBlocks}));
 }
 
 // Rows [b, e) of the forward pass.
@@ -136,6 +127,7 @@ void backward_typed(const Tensor& grad, const Tensor& x, const Tensor& gamma, co
   T* pdb = grad_beta.defined() ? grad_beta.data<T>() : nullptr;
   const bool want_params = pdg || pdb;
 
+  // Blocks of rows keep their own gamma/beta partial sums (ops/row_block_sums.h).
   const int64_t blocks = row_blocks(rows, D);
   const int64_t per_block = (rows + blocks - 1) / blocks;
   // Per block: D partial sums of grad * xhat (for gamma), then D of grad (for beta).

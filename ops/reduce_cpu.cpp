@@ -1,6 +1,7 @@
 #include "attn/engine/cpu_loops.h"
 #include "attn/ops/vector_math.h"
 #include "attn/ops/reduce_kernels.h"
+#include "attn/ops/row_block_sums.h"
 
 #include <algorithm>
 #include <cstring>
@@ -68,12 +69,11 @@ void reduce_rows_cpu(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, con
 
 namespace {
 
-// out[j] = the sum over rows i < n of base[i * inner + j], for j < w, in the
-// zeroed double accumulators a. A SIMD clone (ops/vector_math.h): the
-// baseline build converts and adds two doubles at a time.
+// a[j] += the sum over rows i < n of base[i * inner + j], for j < w, in
+// double. A SIMD clone (ops/vector_math.h): the baseline build converts and
+// adds two doubles at a time.
 template <class T>
-ATTN_SIMD_CLONES void sum_column_block(const T* base, int64_t n, int64_t inner, int64_t w, double* __restrict a,
-                                       T* out) {
+ATTN_SIMD_CLONES void sum_column_block(const T* base, int64_t n, int64_t inner, int64_t w, double* __restrict a) {
   // Four rows per pass over the accumulators: a quarter of their loads and
   // stores, which bound this loop, for the same reads of x. The order of the
   // additions is fixed per column, whatever the threads.
@@ -91,7 +91,6 @@ ATTN_SIMD_CLONES void sum_column_block(const T* base, int64_t n, int64_t inner, 
     const T* __restrict r = base + i * inner;
     for (int64_t j = 0; j < w; ++j) a[j] += static_cast<double>(r[j]);
   }
-  for (int64_t j = 0; j < w; ++j) out[j] = static_cast<T>(a[j]);
 }
 
 }  // namespace
@@ -101,6 +100,15 @@ void sum_columns_cpu(const Tensor& x, int64_t outer, int64_t n, int64_t inner, c
     using T = typename decltype(tag)::type;
     const T* px = x.data<T>();
     T* po = out.data<T>();
+    if (outer == 1) {  // one [n, inner] matrix: by blocks of rows (ops/row_block_sums.h)
+      const Tensor totals =
+          column_totals_by_blocks(n, inner, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1, double* acc) {
+            sum_column_block(px + r0 * inner + c0, r1 - r0, inner, c1 - c0, acc);
+          });
+      const double* total = totals.data<double>();
+      for (int64_t j = 0; j < inner; ++j) po[j] = static_cast<T>(total[j]);
+      return;
+    }
     // Threads split the outer * inner columns; a range may span outer slices.
     const int64_t grain = std::max<int64_t>(64, kParallelGrain / std::max<int64_t>(n, 1));
     parallel_for(outer * inner, grain, [&](int64_t b, int64_t e) {
@@ -108,7 +116,8 @@ void sum_columns_cpu(const Tensor& x, int64_t outer, int64_t n, int64_t inner, c
       for (int64_t c = b; c < e;) {
         const int64_t o = c / inner, f0 = c % inner, w = std::min(inner - f0, e - c);
         acc.assign(static_cast<size_t>(w), 0.0);
-        sum_column_block(px + o * n * inner + f0, n, inner, w, acc.data(), po + o * inner + f0);
+        sum_column_block(px + o * n * inner + f0, n, inner, w, acc.data());
+        for (int64_t j = 0; j < w; ++j) po[o * inner + f0 + j] = static_cast<T>(acc[static_cast<size_t>(j)]);
         c += w;
       }
     });

@@ -1,12 +1,14 @@
-// CPU kernel of relu_gradient_columns: threads take blocks of columns, each
-// walking every row of its block in order, so a column's sum is the same
-// sequence of additions whatever the thread count; the rows' selected values
-// are stored as they are summed.
+// CPU kernel of relu_gradient_columns: threads take blocks of whole rows
+// (ops/row_block_sums.h), each summing its block's selected values per
+// column in double as it stores them; the blocks' sums are then added in
+// order, so a column's sum is the same sequence of additions whatever the
+// thread count.
 #include <algorithm>
 #include <vector>
 
 #include "attn/engine/cpu_loops.h"
 #include "attn/ops/relu_gradient_columns_kernels.h"
+#include "attn/ops/row_block_sums.h"
 #include "attn/ops/vector_math.h"
 
 namespace attn {
@@ -36,11 +38,11 @@ inline __attribute__((always_inline)) void select_row_in_place(T* __restrict d, 
   }
 }
 
-// Columns [0, w) of rows [0, rows) (row stride ld) into the zeroed double
+// Rows [0, rows), columns [0, w) (rows ld apart) added to the double
 // accumulators; a SIMD clone (ops/vector_math.h), the select a blend.
 template <class T>
 ATTN_SIMD_CLONES void select_and_sum_block(const T* grad, const T* output, int64_t rows, int64_t ld, int64_t w,
-                                           T* grad_in, double* acc, T* sums) {
+                                           T* grad_in, double* acc) {
   for (int64_t i = 0; i < rows; ++i) {
     if (grad == grad_in) {
       select_row_in_place(grad_in + i * ld, output + i * ld, w, acc);
@@ -48,7 +50,6 @@ ATTN_SIMD_CLONES void select_and_sum_block(const T* grad, const T* output, int64
       select_row(grad + i * ld, output + i * ld, w, grad_in + i * ld, acc);
     }
   }
-  for (int64_t j = 0; j < w; ++j) sums[j] = static_cast<T>(acc[j]);
 }
 
 }  // namespace
@@ -61,11 +62,13 @@ void relu_gradient_columns_cpu(const Tensor& grad, const Tensor& output, const T
     const T* py = output.data<T>();
     T* pd = grad_in.data<T>();
     T* ps = sums.data<T>();
-    const int64_t grain = std::max<int64_t>(16, kParallelGrain / std::max<int64_t>(rows, 1));
-    parallel_for(cols, grain, [&](int64_t c0, int64_t c1) {
-      std::vector<double> acc(static_cast<size_t>(c1 - c0), 0.0);
-      select_and_sum_block(pg + c0, py + c0, rows, cols, c1 - c0, pd + c0, acc.data(), ps + c0);
-    });
+    const Tensor totals =
+        column_totals_by_blocks(rows, cols, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1, double* acc) {
+          const int64_t at = r0 * cols + c0;
+          select_and_sum_block(pg + at, py + at, r1 - r0, cols, c1 - c0, pd + at, acc);
+        });
+    const double* total = totals.data<double>();
+    for (int64_t j = 0; j < cols; ++j) ps[j] = static_cast<T>(total[j]);
   });
 }
 
