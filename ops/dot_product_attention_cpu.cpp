@@ -61,7 +61,7 @@ struct Operands : HeadOperands<T> {
 template <class T>
 struct ForwardScratch {
   Panels<T> pn;
-  std::vector<T> q, kt, v, scores, out, maxima;
+  PanelBuffer<T> q, kt, v, scores, out, maxima;
   explicit ForwardScratch(const Dims& s)
       : pn(s),
         q(pn.nq * pn.d),
@@ -108,7 +108,7 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t b, int64_t c, F
 template <class T>
 struct BackwardScratch {
   Panels<T> pn;
-  std::vector<T> q, k, vt, g, probs, ds, row, deltas, dq, dk, dv;
+  PanelBuffer<T> q, k, vt, g, probs, ds, row, deltas, dq, dk, dv;
   explicit BackwardScratch(const Dims& s)
       : pn(s),
         q(pn.nq * pn.d),

@@ -6,7 +6,10 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <new>
 #include <type_traits>
+#include <vector>
 
 #include "attn/engine/tensor.h"
 #include "attn/ops/head_rows.h"
@@ -53,8 +56,32 @@ struct HeadOperands {
   }
 };
 
+// A scratch panel's storage: 64-byte aligned, so that a row of a panel
+// whose leading dimension is a multiple of 16 floats starts on a cache line.
+template <class T>
+struct PanelAllocator {
+  using value_type = T;
+  PanelAllocator() = default;
+  template <class U>
+  PanelAllocator(const PanelAllocator<U>&) {}
+  T* allocate(size_t count) {
+    void* p = std::aligned_alloc(64, (count * sizeof(T) + 63) / 64 * 64);
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { std::free(p); }
+  template <class U>
+  bool operator==(const PanelAllocator<U>&) const { return true; }
+  template <class U>
+  bool operator!=(const PanelAllocator<U>&) const { return false; }
+};
+template <class T>
+using PanelBuffer = std::vector<T, PanelAllocator<T>>;
+
 // Row r < rows of head (b, c) of x into panel row r + offset (the first d
-// entries of it). With `keep`, a row with keep[r] == 0 becomes a zero row
+// entries of it; in float32 with AVX-512 the rest of its first
+// round_up(d, 16) entries become 0: ld must be a multiple of 16 there and
+// the panel a PanelBuffer). With `keep`, a row with keep[r] == 0 becomes a zero row
 // instead: a key that must not be attended is selected out of the products,
 // whatever its row holds (NaN included), never weighted by zero.
 template <class T>
@@ -62,7 +89,7 @@ void head_rows_to_panel(const T* x, const HeadRows& at, int64_t b, int64_t c, in
                         const uint8_t* keep, int64_t offset, T* panel, int64_t ld) {
   if constexpr (std::is_same_v<T, float>) {
     if (sgemm_avx512_available()) {
-      copy_rows_avx512(x + at.at(b, c, 0), at.row, rows, d, keep, panel + offset * ld, ld);
+      copy_rows_to_panel_avx512(x + at.at(b, c, 0), at.row, rows, d, keep, panel + offset * ld, ld);
       return;
     }
   }

@@ -59,6 +59,14 @@ __attribute__((target("avx512f"))) inline void transpose_16x16(__m512 rows[16]) 
 void transpose_rows_avx512(const float* x, int64_t row_stride, int64_t rows, int64_t d, const uint8_t* keep,
                            float* panel, int64_t ld);
 
+// The same into a panel whose rows are whole vectors: panel (64-byte
+// aligned) row r's first round_up(d, 16) floats = src row r's d values,
+// then zeros (ld a multiple of 16, at least round_up(d, 16)). Whole aligned
+// stores instead of masked ones, which straddle cache lines at d = 30 and
+// were most of the attention's copying.
+void copy_rows_to_panel_avx512(const float* src, int64_t src_stride, int64_t rows, int64_t d, const uint8_t* keep,
+                               float* panel, int64_t ld);
+
 // dst[r * dst_stride + l] = src[r * src_stride + l] for r < rows and l < d,
 // or 0 for a row with keep[r] == 0 (keep may be null); nothing past d in a
 // row is touched. At d = 30 a memmove per row was a sixth of the

@@ -89,7 +89,7 @@ void attended_keys(const Dims& s, const uint8_t* mask, std::vector<uint8_t>& ban
 template <class T>
 struct ForwardScratch {
   Panels<T> pn;
-  std::vector<T> q, kt, v, scores, probs, out, maxima;
+  PanelBuffer<T> q, kt, v, scores, probs, out, maxima;
   std::vector<uint8_t> band, attended;  // band: a block's rows of band masks
   explicit ForwardScratch(const Dims& s)
       : pn(s),
@@ -144,7 +144,7 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t g, ForwardScrat
 template <class T>
 struct BackwardScratch {
   Panels<T> pn;
-  std::vector<T> q, g, k, vt, probs, ds, dq, dk, dv, row, deltas;
+  PanelBuffer<T> q, g, k, vt, probs, ds, dq, dk, dv, row, deltas;
   std::vector<uint8_t> band, attended;  // band: a block's rows of band masks
   explicit BackwardScratch(const Dims& s)
       : pn(s),

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "attn/ops/sgemm_avx512.h"
+#include "attn/ops/head_panels.h"
 #include "attn/ops/panel_copies_avx512.h"
+#include "attn/ops/panel_product.h"
 
 namespace attn {
 namespace {
@@ -77,6 +79,45 @@ TEST(CopyRowsAvx512, RowsAreCopiedKeptRowsOnlyAndNothingElseTouched) {
               ASSERT_EQ(got, sentinel) << "touched (" << r << ", " << l << ")";
             } else if (mask && !mask[r]) {
               ASSERT_EQ(got, 0.0f) << "selected-out row " << r;
+            } else if (r == 1 && l == 2) {
+              ASSERT_TRUE(std::isnan(got));
+            } else {
+              ASSERT_EQ(got, src[r * src_stride + l]) << "row " << r << ", entry " << l;
+            }
+          }
+      }
+    }
+  }
+}
+
+// Into a panel (64-byte aligned, rows a multiple of 16 floats): each row's
+// first d entries are the source's (0 in a selected-out row), the rest of
+// its first round_up(d, 16) entries become 0, and nothing else is touched.
+TEST(CopyRowsAvx512, RowsIntoAPanelAreWholeVectorsPaddedWithZeros) {
+  if (!sgemm_avx512_available()) GTEST_SKIP() << "this CPU has no AVX-512F: the row copy is not used here";
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int64_t rows : {int64_t{3}, int64_t{64}}) {
+    for (int64_t d : {int64_t{7}, int64_t{16}, int64_t{30}, int64_t{33}}) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + ", d " + std::to_string(d));
+      const int64_t src_stride = d + 11, ld = round_up(d, 32), whole = round_up(d, 16);
+      std::vector<float> src(static_cast<size_t>(rows * src_stride));
+      for (float& v : src) v = u(gen);
+      std::vector<uint8_t> keep(static_cast<size_t>(rows));
+      for (int64_t r = 0; r < rows; ++r) keep[r] = r % 3 != 1;
+      src[1 * src_stride + 2] = std::numeric_limits<float>::quiet_NaN();  // row 1 is selected out
+      const float sentinel = -777.0f;
+      for (const uint8_t* mask : {static_cast<const uint8_t*>(nullptr), static_cast<const uint8_t*>(keep.data())}) {
+        PanelBuffer<float> panel(static_cast<size_t>((rows + 1) * ld), sentinel);
+        ASSERT_EQ(reinterpret_cast<uintptr_t>(panel.data()) % 64, 0u) << "a PanelBuffer is 64-byte aligned";
+        copy_rows_to_panel_avx512(src.data(), src_stride, rows, d, mask, panel.data(), ld);
+        for (int64_t r = 0; r < rows + 1; ++r)
+          for (int64_t l = 0; l < ld; ++l) {
+            const float got = panel[static_cast<size_t>(r * ld + l)];
+            if (r >= rows || l >= whole) {
+              ASSERT_EQ(got, sentinel) << "touched (" << r << ", " << l << ")";
+            } else if (l >= d || (mask && !mask[r])) {
+              ASSERT_EQ(got, 0.0f) << "(" << r << ", " << l << ") is not zero";
             } else if (r == 1 && l == 2) {
               ASSERT_TRUE(std::isnan(got));
             } else {
