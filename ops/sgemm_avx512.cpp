@@ -176,16 +176,26 @@ __attribute__((target("avx512f"))) void kernel(int64_t kc, const float* __restri
   __m512 bias_v[kVectors];
   for (int v = 0; v < kVectors; ++v)
     bias_v[v] = bias ? _mm512_maskz_loadu_ps(masks[v], bias + 16 * v) : _mm512_setzero_ps();
+  // A tile of whole vectors stores them unmasked: C's rows are rarely
+  // 64-byte aligned, and a masked store across two cache lines costs
+  // several plain ones.
+  const bool whole = lo == 0xFFFF && (kVectors == 1 || hi == 0xFFFF);
 #pragma GCC unroll 12
   for (int i = 0; i < kRows; ++i) {
     float* row = c + i * ldc;
     for (int v = 0; v < kVectors; ++v) {
-      if (accumulate) acc[i][v] = _mm512_add_ps(acc[i][v], _mm512_maskz_loadu_ps(masks[v], row + 16 * v));
+      if (accumulate)
+        acc[i][v] = _mm512_add_ps(acc[i][v], whole ? _mm512_loadu_ps(row + 16 * v)
+                                                   : _mm512_maskz_loadu_ps(masks[v], row + 16 * v));
       if (bias) acc[i][v] = _mm512_add_ps(acc[i][v], bias_v[v]);
       if (relu)  // ordered compare: false for NaN, which is kept
         acc[i][v] = _mm512_mask_mov_ps(acc[i][v], _mm512_cmp_ps_mask(acc[i][v], _mm512_setzero_ps(), _CMP_LE_OQ),
                                        _mm512_setzero_ps());
-      _mm512_mask_storeu_ps(row + 16 * v, masks[v], acc[i][v]);
+      if (whole) {
+        _mm512_storeu_ps(row + 16 * v, acc[i][v]);
+      } else {
+        _mm512_mask_storeu_ps(row + 16 * v, masks[v], acc[i][v]);
+      }
     }
   }
 }
