@@ -1,5 +1,7 @@
 #include "attn/engine/tensor.h"
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -193,6 +195,34 @@ Tensor arange(int64_t n, DType dtype) {
   Tensor t = empty({n}, dtype);
   for (int64_t i = 0; i < n; ++i) write_element(t, i, static_cast<double>(i));
   return t;
+}
+
+Tensor empty_in_layout_of(const Tensor& like, DType dtype, Device device) {
+  const Shape& shape = like.shape();
+  const std::vector<int64_t>& strides = like.strides();
+  // Axes from the slowest to the fastest; a size-1 axis's stride is unused,
+  // so it goes first (outermost), where it changes nothing.
+  std::vector<size_t> order(shape.size());
+  for (size_t a = 0; a < order.size(); ++a) order[a] = a;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    const int64_t sx = shape[x] == 1 ? INT64_MAX : strides[x], sy = shape[y] == 1 ? INT64_MAX : strides[y];
+    return sx > sy;
+  });
+  bool dense = true;
+  int64_t step = 1;
+  for (size_t i = order.size(); i-- > 0;) {
+    const size_t a = order[i];
+    if (shape[a] == 1) continue;
+    dense = dense && strides[a] == step;
+    step *= shape[a];
+  }
+  if (!dense) return empty(shape, dtype, device);
+  Shape stored(shape.size());
+  for (size_t i = 0; i < order.size(); ++i) stored[i] = shape[order[i]];
+  Tensor block = empty(stored, dtype, device);
+  std::vector<int64_t> view_strides(shape.size());
+  for (size_t i = 0; i < order.size(); ++i) view_strides[order[i]] = block.strides()[i];
+  return make_view(block, shape, view_strides, 0);
 }
 
 Tensor make_view(const Tensor& t, const Shape& shape, const std::vector<int64_t>& strides, int64_t offset) {

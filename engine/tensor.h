@@ -91,6 +91,12 @@ Tensor from_indices(const std::vector<int64_t>& values, const Shape& shape);
 // The elements of an int64 tensor (labels, argmax results) in row-major
 // order, from any layout and device: the inverse of from_indices.
 std::vector<int64_t> to_indices(const Tensor& t);
+// A new tensor of like's shape whose axes are stored in like's order when
+// like is dense (its elements fill one block, the axes in some order: a
+// permuted contiguous tensor, e.g. split heads in token-major order), else
+// contiguous. An elementwise op that writes it in that layout lets a later
+// permute-and-reshape of its result stay a view.
+Tensor empty_in_layout_of(const Tensor& like, DType dtype, Device device);
 Tensor scalar(double value, DType dtype = DType::F32, Device device = Device::CPU);
 Tensor arange(int64_t n, DType dtype = DType::F32);
 

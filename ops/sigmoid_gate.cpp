@@ -31,7 +31,10 @@ Tensor sigmoid_gate(const Tensor& z, const Tensor& a, const Tensor& b) {
   check_like("a", a, z);
   check_like("b", b, z);
   const Shape shape = broadcast_shapes(broadcast_shapes(z.shape(), a.shape(), kOp), b.shape(), kOp);
-  Tensor out = empty(shape, z.dtype(), z.device());
+  // out is stored like a when a has its shape (MTSA gates heads in the
+  // token-major order of its split value heads, so merging the gate's heads
+  // back is a view, not a copy).
+  Tensor out = a.shape() == shape ? empty_in_layout_of(a, z.dtype(), z.device()) : empty(shape, z.dtype(), z.device());
   kForward(z.device(), z, a, b, out);
   if (!any_requires_grad({z, a, b})) return out;
 

@@ -334,6 +334,13 @@ TEST_P(BothDtypes, SigmoidGateIsTheGatedMixAcrossSaturation) {
   Tensor zr = narrow(z, 0, 0, 5);
   Tensor ar = reshape(a, {200, 5}), br = reshape(b, {200, 5});
   expect_mix(sigmoid_gate(zr, ar, br), zr.to_vector(), ar.to_vector(), br.to_vector(), "broadcast gate");
+  // a permuted (a split-heads view): the output is stored like a, so that
+  // merging it back is a view; the values are the same mix.
+  Tensor ap = transpose(reshape(a, {20, 2, 25}), 0, 1), bp = contiguous(transpose(reshape(b, {20, 2, 25}), 0, 1));
+  Tensor zp = contiguous(transpose(reshape(z, {20, 2, 25}), 0, 1));
+  const Tensor mixed = sigmoid_gate(zp, ap, bp);
+  EXPECT_EQ(mixed.strides(), ap.strides());
+  expect_mix(mixed, zp.to_vector(), ap.to_vector(), bp.to_vector(), "a permuted");
 }
 
 TEST(SigmoidGate, BadOperandsAreClearErrors) {

@@ -143,5 +143,25 @@ TEST(Generator, UniformNormalAndBernoulliHaveTheRightMoments) {
   EXPECT_NEAR(sb / n, 0.3, 0.005);
 }
 
+// empty_in_layout_of: a dense permuted tensor's axis order is kept (a
+// split-heads view in token-major order stays token-major), size-1 axes
+// included; a tensor with gaps or a broadcast axis gives a contiguous one.
+TEST(Tensor, EmptyInLayoutOfKeepsADensePermutedOrderOnly) {
+  const Tensor heads = permute(empty({4, 5, 2, 3}), {0, 2, 1, 3});  // [4, 2, 5, 3], token-major
+  const Tensor same = empty_in_layout_of(heads, DType::F64, Device::CPU);
+  EXPECT_EQ(same.shape(), heads.shape());
+  EXPECT_EQ(same.strides(), heads.strides());
+  EXPECT_EQ(same.dtype(), DType::F64);
+  EXPECT_EQ(same.storage()->bytes(), static_cast<size_t>(heads.numel()) * 8) << "one dense block";
+  const Tensor with_one = transpose(empty({3, 1, 4}), 0, 2);  // [4, 1, 3]
+  EXPECT_EQ(empty_in_layout_of(with_one, DType::F32, Device::CPU).strides(), (std::vector<int64_t>{1, 12, 4}));
+  const Tensor contiguous = empty({2, 3});
+  EXPECT_EQ(empty_in_layout_of(contiguous, DType::F32, Device::CPU).strides(), contiguous.strides());
+  const Tensor gaps = narrow(empty({4, 6}), 1, 0, 3);  // rows 6 apart, 3 used
+  EXPECT_EQ(empty_in_layout_of(gaps, DType::F32, Device::CPU).strides(), (std::vector<int64_t>{3, 1}));
+  const Tensor broadcast = expand(empty({1, 3}), {4, 3});
+  EXPECT_EQ(empty_in_layout_of(broadcast, DType::F32, Device::CPU).strides(), (std::vector<int64_t>{3, 1}));
+}
+
 }  // namespace
 }  // namespace attn
