@@ -55,19 +55,33 @@ TEST(TransposeAvx512, RowsBecomeColumnsKeptRowsOnlyAndNothingElseTouched) {
   }
 }
 
+// Rows of random values `stride` apart, and a keep mask that selects out
+// every third row from row 1; row 1 holds a NaN, which must not be copied.
+struct SourceRows {
+  std::vector<float> values;
+  std::vector<uint8_t> keep;
+};
+SourceRows source_rows(int64_t rows, int64_t stride, std::mt19937& gen) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  SourceRows s;
+  s.values.resize(static_cast<size_t>(rows * stride));
+  for (float& v : s.values) v = u(gen);
+  s.keep.resize(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) s.keep[static_cast<size_t>(r)] = r % 3 != 1;
+  s.values[static_cast<size_t>(stride + 2)] = std::numeric_limits<float>::quiet_NaN();
+  return s;
+}
+
 TEST(CopyRowsAvx512, RowsAreCopiedKeptRowsOnlyAndNothingElseTouched) {
   if (!sgemm_avx512_available()) GTEST_SKIP() << "this CPU has no AVX-512F: the row copy is not used here";
   std::mt19937 gen(4);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (int64_t rows : {int64_t{3}, int64_t{64}}) {
     for (int64_t d : {int64_t{7}, int64_t{16}, int64_t{30}, int64_t{33}}) {
       SCOPED_TRACE("rows " + std::to_string(rows) + ", d " + std::to_string(d));
       const int64_t src_stride = d + 11, dst_stride = d + 5;
-      std::vector<float> src(static_cast<size_t>(rows * src_stride));
-      for (float& v : src) v = u(gen);
-      std::vector<uint8_t> keep(static_cast<size_t>(rows));
-      for (int64_t r = 0; r < rows; ++r) keep[r] = r % 3 != 1;
-      src[1 * src_stride + 2] = std::numeric_limits<float>::quiet_NaN();  // row 1 is selected out
+      const SourceRows source = source_rows(rows, src_stride, gen);
+      const std::vector<float>& src = source.values;
+      const std::vector<uint8_t>& keep = source.keep;
       const float sentinel = -777.0f;
       for (const uint8_t* mask : {static_cast<const uint8_t*>(nullptr), static_cast<const uint8_t*>(keep.data())}) {
         std::vector<float> dst(static_cast<size_t>((rows + 1) * dst_stride), sentinel);
@@ -96,16 +110,13 @@ TEST(CopyRowsAvx512, RowsAreCopiedKeptRowsOnlyAndNothingElseTouched) {
 TEST(CopyRowsAvx512, RowsIntoAPanelAreWholeVectorsPaddedWithZeros) {
   if (!sgemm_avx512_available()) GTEST_SKIP() << "this CPU has no AVX-512F: the row copy is not used here";
   std::mt19937 gen(5);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (int64_t rows : {int64_t{3}, int64_t{64}}) {
     for (int64_t d : {int64_t{7}, int64_t{16}, int64_t{30}, int64_t{33}}) {
       SCOPED_TRACE("rows " + std::to_string(rows) + ", d " + std::to_string(d));
       const int64_t src_stride = d + 11, ld = round_up(d, 32), whole = round_up(d, 16);
-      std::vector<float> src(static_cast<size_t>(rows * src_stride));
-      for (float& v : src) v = u(gen);
-      std::vector<uint8_t> keep(static_cast<size_t>(rows));
-      for (int64_t r = 0; r < rows; ++r) keep[r] = r % 3 != 1;
-      src[1 * src_stride + 2] = std::numeric_limits<float>::quiet_NaN();  // row 1 is selected out
+      const SourceRows source = source_rows(rows, src_stride, gen);
+      const std::vector<float>& src = source.values;
+      const std::vector<uint8_t>& keep = source.keep;
       const float sentinel = -777.0f;
       for (const uint8_t* mask : {static_cast<const uint8_t*>(nullptr), static_cast<const uint8_t*>(keep.data())}) {
         PanelBuffer<float> panel(static_cast<size_t>((rows + 1) * ld), sentinel);
