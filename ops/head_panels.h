@@ -81,9 +81,9 @@ using PanelBuffer = std::vector<T, PanelAllocator<T>>;
 // Row r < rows of head (b, c) of x into panel row r + offset (the first d
 // entries of it; in float32 with AVX-512 the rest of its first
 // round_up(d, 16) entries become 0: ld must be a multiple of 16 there and
-// the panel a PanelBuffer). With `keep`, a row with keep[r] == 0 becomes a zero row
-// instead: a key that must not be attended is selected out of the products,
-// whatever its row holds (NaN included), never weighted by zero.
+// the panel a PanelBuffer). With `keep`, a row with keep[r] == 0 becomes a
+// zero row instead: a key that must not be attended is selected out of the
+// products, whatever its row holds (NaN included), never weighted by zero.
 template <class T>
 void head_rows_to_panel(const T* x, const HeadRows& at, int64_t b, int64_t c, int64_t rows, int64_t d,
                         const uint8_t* keep, int64_t offset, T* panel, int64_t ld) {

@@ -4,12 +4,14 @@
 // (split by columns instead, two threads read alternate halves of every
 // row and write both sides of the cache line between them: a [4096, 300]
 // pass ran slower on two threads than on one); a wide one is also cut into
-// column chunks, which bounds the partial sums' memory. The block count depends on the
-// problem's size only, never on the thread count, so every column's sum is
-// the same sequence of additions, bit for bit, on any machine.
+// column chunks, which bounds the partial sums' memory. The block count
+// depends on the problem's size only, never on the thread count, so every
+// column's sum is the same sequence of additions, bit for bit, on any
+// machine.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+
 #include "attn/engine/parallel.h"
 #include "attn/engine/tensor.h"
 

@@ -6,10 +6,11 @@
 // broadcasts one A value per row and depth, so A stored [m, k] is read in
 // place, row by row (packing it would transpose 16 x 16 blocks: a tenth of
 // a 4096 x 150 x 150 product's time, more of a small one's); A stored
-// [k, m] is packed a kMC x kKC block at a time into strips kMR rows tall. Packing zero-pads the last B
-// strip; a tile at C's edge runs a kernel compiled for its number of rows
-// and masks the columns past C's last. Every C element is a fixed sequence
-// of fused multiply-adds over k, so one call run twice gives the same bits.
+// [k, m] is packed a kMC x kKC block at a time into strips kMR rows tall.
+// Packing zero-pads the last B strip; a tile at C's edge runs a kernel
+// compiled for its number of rows and masks the columns past C's last.
+// Every C element is a fixed sequence of fused multiply-adds over k, so one
+// call run twice gives the same bits.
 #include "attn/ops/sgemm_avx512.h"
 
 #include <immintrin.h>
