@@ -22,11 +22,21 @@ HeadLinear::HeadLinear(int64_t heads, int64_t in_features, int64_t out_features,
   if (with_bias) bias = register_parameter("bias", zeros({heads, 1, out_features}, dtype));
 }
 
-Tensor HeadLinear::forward(const Tensor& x) const {
+void HeadLinear::check_input(const Tensor& x) const {
   ATTN_CHECK(x.dim() == 4 && x.size(1) == weight.size(0) && x.size(3) == weight.size(1), "HeadLinear",
              "expects x of shape [B, ", weight.size(0), ", n, ", weight.size(1), "], got ", shape_str(x.shape()));
-  Tensor y = matmul(x, weight);  // [B, h, n, in] @ [h, in, out], batch axes broadcast
-  return bias.defined() ? y + bias : y;
+}
+
+Tensor HeadLinear::forward(const Tensor& x) const {
+  check_input(x);
+  // [B, h, n, in] @ [h, in, out], batch axes broadcast; the bias is added as the GEMM stores its sums.
+  return bias.defined() ? matmul_bias(x, weight, bias) : matmul(x, weight);
+}
+
+Tensor HeadLinear::forward_activated(Activation a, const Tensor& x) const {
+  if (a != Activation::Relu || !bias.defined()) return activate(a, forward(x));
+  check_input(x);
+  return matmul_bias(x, weight, bias, /*relu=*/true);
 }
 
 Tensor HeadLinear::forward_concat(const Tensor& x1, const Tensor& x2) const {
@@ -36,8 +46,7 @@ Tensor HeadLinear::forward_concat(const Tensor& x1, const Tensor& x2) const {
              "HeadLinear", "expects x1, x2 of shapes [B, ", weight.size(0), ", n, in1], [B, ", weight.size(0),
              ", n, in2] with in1 + in2 = ", weight.size(1), ", got ", shape_str(x1.shape()), " and ",
              shape_str(x2.shape()));
-  Tensor y = matmul_sum({x1, x2}, {narrow(weight, 1, 0, in1), narrow(weight, 1, in1, weight.size(1) - in1)});
-  return bias.defined() ? y + bias : y;
+  return matmul_sum({x1, x2}, {narrow(weight, 1, 0, in1), narrow(weight, 1, in1, weight.size(1) - in1)}, bias);
 }
 
 MtsaVariant mtsa_variant_from_name(const std::string& name) {
@@ -124,12 +133,12 @@ MtsaLayer::Heads MtsaLayer::attend(const Tensor& x, const Tensor& valid) const {
     hd.v = split_heads(v_full_->forward_activated(options_.activation, x));
     hd.q = (*q_head_)(hd.v);
     hd.k = (*k_head_)(hd.v);
-    hd.s = (*s2_)(activate(options_.activation, (*s1_)(hd.v)));  // S from v, as the released code does
+    hd.s = (*s2_)(s1_->forward_activated(options_.activation, hd.v));  // S from v, as the released code does
   } else {
     hd.q = split_heads((*q_full_)(x));
     hd.k = split_heads((*k_full_)(x));
     hd.v = split_heads((*v_full_)(x));
-    hd.s = (*s2_)(activate(options_.activation, (*s1_)(hd.k)));  // Eq. 9: f_s(k_i)
+    hd.s = (*s2_)(s1_->forward_activated(options_.activation, hd.k));  // Eq. 9: f_s(k_i)
   }
   TensorizedAttentionOptions ta;
   ta.sigma_t = options_.sigma_t;

@@ -21,6 +21,8 @@ using MatmulFn = void (*)(const Tensor&, const Tensor&, const Tensor&, bool);
 using LinearFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool, bool);
 const DeviceKernels<MatmulFn> kMatmul{"matmul", matmul_cpu, ATTN_CUDA_KERNEL(matmul_cuda)};
 const DeviceKernels<LinearFn> kLinear{"linear", linear_cpu, ATTN_CUDA_KERNEL(linear_cuda)};
+using MatmulBiasFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool);
+const DeviceKernels<MatmulBiasFn> kMatmulBias{"matmul_bias", matmul_bias_cpu, ATTN_CUDA_KERNEL(matmul_bias_cuda)};
 using MatmulSummedFn = void (*)(const Tensor&, const Tensor&, const Tensor&);
 const DeviceKernels<MatmulSummedFn> kMatmulSummed{"matmul_summed", matmul_summed_cpu,
                                                   ATTN_CUDA_KERNEL(matmul_summed_cuda)};
@@ -192,10 +194,28 @@ Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-}  // namespace
+// bias read with the product's shape `out_shape` ([batch..., m, n]): it
+// must end in n, have size 1 on the row axis (one value per output column)
+// and broadcast over the batch axes; checked, `like` giving the dtype and
+// device.
+Tensor bias_rows_view(const char* op, const Tensor& bias, const Shape& out_shape, const Tensor& like) {
+  ATTN_CHECK(bias.dtype() == like.dtype() && bias.device() == like.device(), op, "bias is ", dtype_name(bias.dtype()),
+             " on ", device_name(bias.device()), ", the operands are ", dtype_name(like.dtype()), " on ",
+             device_name(like.device()));
+  const int64_t rb = bias.dim();
+  const bool fits = rb >= 1 && rb <= static_cast<int64_t>(out_shape.size()) &&
+                    bias.shape().back() == out_shape.back() && (rb == 1 || bias.shape()[rb - 2] == 1) &&
+                    broadcasts_to(bias.shape(), out_shape);
+  ATTN_CHECK(fits, op, "bias ", shape_str(bias.shape()), " is not one row per batch entry of the product ",
+             shape_str(out_shape), " (expects [", out_shape.back(), "] or [..., 1, ", out_shape.back(),
+             "] broadcasting over the batch axes)");
+  return make_view(bias, out_shape, broadcast_strides(bias, out_shape), bias.offset());
+}
 
-Tensor matmul_sum(const std::vector<Tensor>& as, const std::vector<Tensor>& bs) {
-  const char* op = "matmul_sum";
+// sum_i as[i] @ bs[i] (+ bias, relu'd with `relu`, which only a single
+// term takes): matmul_sum and matmul_bias, whose errors name `op`.
+Tensor product_terms(const char* op, const std::vector<Tensor>& as, const std::vector<Tensor>& bs, const Tensor& bias,
+                     bool relu) {
   ATTN_CHECK(!as.empty() && as.size() == bs.size(), op, "needs as many right operands as left ones, at least one; got ",
              as.size(), " and ", bs.size());
   Shape shape;
@@ -209,27 +229,59 @@ Tensor matmul_sum(const std::vector<Tensor>& as, const std::vector<Tensor>& bs) 
     ATTN_CHECK(term == shape, op, "term ", i, " ", shape_str(as[i].shape()), " @ ", shape_str(bs[i].shape()),
                " gives ", shape_str(term), ", term 0 gives ", shape_str(shape));
   }
+  const Tensor bias_rows = bias.defined() ? bias_rows_view(op, bias, shape, as[0]) : Tensor();
   Tensor out = empty(shape, as[0].dtype(), as[0].device());
-  for (size_t i = 0; i < as.size(); ++i) product_into(as[i], bs[i], out, i > 0);  // the later terms add (beta = 1)
+  for (size_t i = 0; i < as.size(); ++i) {
+    if (i > 0 || !bias.defined()) {
+      product_into(as[i], bs[i], out, i > 0);  // the later terms add (beta = 1)
+      continue;
+    }
+    // The first term writes the rows onto the bias (in the GEMM's stores on
+    // the engine's float32 kernel).
+    const int64_t rank = out.dim(), k = as[0].shape().back();
+    Shape shape_a = shape, shape_b = shape;
+    shape_a[rank - 1] = shape_b[rank - 2] = k;
+    kMatmulBias(out.device(), broadcast_view(gemm_ready(as[0]), shape_a), broadcast_view(gemm_ready(bs[0]), shape_b),
+                bias_rows, out, relu);
+  }
 
   std::vector<Tensor> inputs = as;
   inputs.insert(inputs.end(), bs.begin(), bs.end());
+  if (bias.defined()) inputs.push_back(bias);
   if (!any_requires_grad(inputs)) return out;
   std::vector<Tensor> ad, bd;
   for (size_t i = 0; i < as.size(); ++i) {
     ad.push_back(as[i].detach());
     bd.push_back(bs[i].detach());
   }
-  record(out, op, inputs, [ad, bd](const Tensor& g, const std::vector<bool>& needs) {
+  const Shape bias_shape = bias.defined() ? bias.shape() : Shape();
+  const bool has_bias = bias.defined();
+  const Tensor saved_out = relu ? out.detach() : Tensor();
+  record(out, op, inputs,
+         [ad, bd, has_bias, bias_shape, saved_out](const Tensor& g_out, const std::vector<bool>& needs) {
+    // relu's backward first: the gradient where the output is positive.
+    const Tensor g = saved_out.defined() ? relu_gradient(g_out, saved_out) : g_out;
     const size_t k = ad.size();
-    std::vector<Tensor> grads(2 * k);
+    std::vector<Tensor> grads(2 * k + (has_bias ? 1 : 0));
     for (size_t i = 0; i < k; ++i) {
       if (needs[i]) grads[i] = first_operand_gradient(g, bd[i], ad[i].shape(), i);
       if (needs[k + i]) grads[k + i] = shared_operand_gradient(ad[i], bd[i], g);
     }
+    if (has_bias && needs[2 * k]) grads[2 * k] = sum_to(g, bias_shape);
     return grads;
   });
   return out;
+}
+
+}  // namespace
+
+Tensor matmul_sum(const std::vector<Tensor>& as, const std::vector<Tensor>& bs, const Tensor& bias) {
+  return product_terms("matmul_sum", as, bs, bias, false);
+}
+
+Tensor matmul_bias(const Tensor& a, const Tensor& b, const Tensor& bias, bool relu) {
+  ATTN_CHECK(bias.defined(), relu ? "matmul_bias_relu" : "matmul_bias", "got an undefined bias");
+  return product_terms(relu ? "matmul_bias_relu" : "matmul_bias", {a}, {b}, bias, relu);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {

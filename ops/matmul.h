@@ -18,7 +18,18 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // concatenation [a_1 | a_2] (last axis) with [b_1; b_2] (rows of one
 // parameter) needs no concatenated copy forward and no split of its
 // gradient backward.
-Tensor matmul_sum(const std::vector<Tensor>& as, const std::vector<Tensor>& bs);
+// With a bias (as matmul_bias takes it) the first term writes onto it.
+Tensor matmul_sum(const std::vector<Tensor>& as, const std::vector<Tensor>& bs, const Tensor& bias = Tensor());
+
+// a [..., m, k] @ b [..., k, n] + bias, relu'd with `relu`: bias is [n] or
+// [..., 1, n], one value per output column for each batch entry
+// (broadcasting over the batch axes; MTSA's per-head bias [heads, 1, n]).
+// Where the float32 GEMM is the engine's own, the bias is added and the relu
+// taken as the sums are stored (no pass over the output for either); its
+// backward selects the gradient where the output is positive, then is
+// matmul's, and the bias's gradient is that summed to its shape. Operands
+// of rank >= 2.
+Tensor matmul_bias(const Tensor& a, const Tensor& b, const Tensor& bias, bool relu = false);
 
 // x [..., in] times weight [out, in] transposed, plus bias [out] when defined:
 // one GEMM over all leading axes of x, with the bias folded into it.

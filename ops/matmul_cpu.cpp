@@ -264,7 +264,14 @@ template void gemm_on_this_thread<float>(bool, bool, int64_t, int64_t, int64_t, 
 template void gemm_on_this_thread<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*,
                                           int64_t, double, double*, int64_t);
 
-void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
+namespace {
+
+// out = a @ b (+ out with `accumulate`), each product's C rows also getting
+// its row of `bias_rows` (a view of out's shape whose row axis has stride 0,
+// or undefined) and a relu as they are stored. A bias or relu needs the
+// engine's float32 kernel (matmul_bias_cpu checks).
+void products_into(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate, const Tensor& bias_rows,
+                   bool relu) {
   const int64_t r = out.dim();
   const int64_t m = out.shape()[r - 2], n = out.shape()[r - 1], k = a.shape()[r - 1];
   if (out.numel() == 0) return;
@@ -280,17 +287,49 @@ void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out, bool accumu
     const T* pb = b.data<T>();
     T* pc = out.data<T>();
     const T beta = accumulate ? T(1) : T(0);
+    const T* pbias = bias_rows.defined() ? bias_rows.data<T>() : nullptr;
     // [batch..., m, k] @ [k, n] with a's rows stacked: a single tall GEMM.
-    if (batch > 1 && !la.trans && batch * m <= INT_MAX && batch_is_broadcast(b) && batch_folds_into_rows(a, la.ld)) {
+    if (batch > 1 && !la.trans && batch * m <= INT_MAX && batch_is_broadcast(b) && batch_folds_into_rows(a, la.ld) &&
+        (!pbias || batch_is_broadcast(bias_rows))) {
       const GemmLayout rows_stacked{true, false, la.ld};
-      run_products(1, [&](int64_t) { return product_call(rows_stacked, pa, lb, pb, batch * m, n, k, beta, pc); });
+      run_products(1, [&](int64_t) {
+        GemmCall<T> call = product_call(rows_stacked, pa, lb, pb, batch * m, n, k, beta, pc);
+        call.bias = pbias;
+        call.relu = relu;
+        return call;
+      });
       return;
     }
     const std::vector<int64_t> off_a = batch_offsets(a, batch), off_b = batch_offsets(b, batch);
+    const std::vector<int64_t> off_bias = pbias ? batch_offsets(bias_rows, batch) : std::vector<int64_t>();
     run_products(batch, [&](int64_t i) {
-      return product_call(la, pa + off_a[i], lb, pb + off_b[i], m, n, k, beta, pc + i * m * n);
+      GemmCall<T> call = product_call(la, pa + off_a[i], lb, pb + off_b[i], m, n, k, beta, pc + i * m * n);
+      call.bias = pbias ? pbias + off_bias[i] : nullptr;
+      call.relu = relu;
+      return call;
     });
   });
+}
+
+}  // namespace
+
+void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
+  products_into(a, b, out, accumulate, Tensor(), false);
+}
+
+void matmul_bias_cpu(const Tensor& a, const Tensor& b, const Tensor& bias_rows, const Tensor& out, bool relu) {
+  const int64_t r = out.dim();
+  const bool fuses_into_gemm = out.dtype() == DType::F32 && use_own_sgemm() && a.shape()[r - 1] > 0 &&
+                               bias_rows.strides()[r - 2] == 0 && bias_rows.strides()[r - 1] == 1;
+  if (fuses_into_gemm) {
+    products_into(a, b, out, false, bias_rows, relu);
+    return;
+  }
+  // Elsewhere the rows start as the bias, the GEMM adds onto them, and a
+  // relu is a pass over the result.
+  copy_into(out, bias_rows);
+  products_into(a, b, out, true, Tensor(), false);
+  if (relu) unary_forward_cpu(UnaryOp::Relu, {}, out, out);  // in place: each element reads only itself
 }
 
 void matmul_summed_cpu(const Tensor& a, const Tensor& g, const Tensor& out) {

@@ -193,6 +193,14 @@ void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bia
   }
 }
 
+void matmul_bias_cuda(const Tensor& a, const Tensor& b, const Tensor& bias_rows, const Tensor& out, bool relu) {
+  // cuBLAS has no bias or relu epilogue here: out starts as the bias, the
+  // GEMM adds onto it, and a relu is a pass in place.
+  copy_into(out, bias_rows);
+  matmul_cuda(a, b, out, true);
+  if (relu) unary_forward_cuda(UnaryOp::Relu, {}, out, out);
+}
+
 void matmul_summed_cuda(const Tensor& a, const Tensor& g, const Tensor& out) {
   // cuBLAS reads one stride per operand and batch: the rows are gathered first.
   const GatheredRows rows = gather_summed_rows(a, g);

@@ -71,6 +71,12 @@ bool prepare_linear_rows(const Tensor& bias, int64_t in, bool accumulate, const 
 // broadcast axes) and a gemm_layout that is ok; out is a contiguous
 // [batch..., m, n].
 void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate);
+// out = a @ b + bias_rows, relu'd with `relu`: a, b and out as in
+// matmul_cpu, bias_rows a view of out's shape whose row axis has stride 0
+// (a bias per output column, per batch entry where it varies). On the
+// engine's float32 kernel the bias is added and the relu taken as the GEMM
+// stores its sums; elsewhere out starts as the bias and the GEMM adds onto it.
+void matmul_bias_cpu(const Tensor& a, const Tensor& b, const Tensor& bias_rows, const Tensor& out, bool relu);
 // out_rows = x_rows @ weight_t (+ bias per row when defined). x_rows [rows, in]
 // and weight_t [in, out] (the transposed weight view) have ok gemm layouts;
 // out_rows is a contiguous [rows, out]. With `accumulate` the product is
@@ -102,6 +108,7 @@ void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& out, bool accum
 void linear_cuda(const Tensor& x_rows, const Tensor& weight_t, const Tensor& bias, const Tensor& out_rows,
                  bool accumulate, bool relu);
 void matmul_summed_cuda(const Tensor& a, const Tensor& g, const Tensor& out);
+void matmul_bias_cuda(const Tensor& a, const Tensor& b, const Tensor& bias_rows, const Tensor& out, bool relu);
 #endif
 
 }  // namespace attn

@@ -2,7 +2,9 @@
 // BLAS through trans flags), batched, broadcast batches, a per-head b shared
 // over the batch (its gradient stacks the batch's rows: copied, or read in
 // place from heads split off one feature axis) and vector operands;
-// matmul_sum over row views of one per-head weight and over three terms;
+// matmul_sum over row views of one per-head weight (with and without a
+// per-head bias) and over three terms; matmul_bias with a per-head bias, a
+// bias of the columns only and a relu;
 // linear with and without bias, over 3-D inputs and a transposed weight;
 // linear_relu with and without bias;
 // linear_sum over column views of one weight and over three terms.
@@ -61,6 +63,13 @@ void register_matmul_samples(OpRegistry& r) {
                      {input({2, 3, 4, 5}, gen), input({2, 3, 4, 4}, gen), input({3, 9, 2}, gen)},
                      row_views,
                      true});
+    auto row_views_bias = [](const std::vector<Tensor>& in) {
+      return matmul_sum({in[0], in[1]}, {narrow(in[2], 1, 0, 5), narrow(in[2], 1, 5, 4)}, in[3]);
+    };
+    cases.push_back({"2x3x4x5 and 2x3x4x4, row views of a per-head 3x9x2, per-head bias 3x1x2",
+                     {input({2, 3, 4, 5}, gen), input({2, 3, 4, 4}, gen), input({3, 9, 2}, gen), input({3, 1, 2}, gen)},
+                     row_views_bias,
+                     true});
     auto three_terms = [](const std::vector<Tensor>& in) {
       return matmul_sum({in[0], in[1], in[2]}, {in[3], in[4], in[5]});
     };
@@ -72,6 +81,34 @@ void register_matmul_samples(OpRegistry& r) {
     return cases;
   };
   r.add(sum_of_products);
+
+  OpSpec with_bias;
+  with_bias.name = "matmul_bias";
+  with_bias.family = "matmul";
+  with_bias.cases = [] {
+    Generator gen(51);
+    using samples::input;
+    using samples::signed_input;
+    auto plain = [](const std::vector<Tensor>& in) { return matmul_bias(in[0], in[1], in[2]); };
+    auto relu = [](const std::vector<Tensor>& in) { return matmul_bias(in[0], in[1], in[2], true); };
+    std::vector<OpCase> cases;
+    cases.push_back({"2x3x4x5 @ per-head 3x5x2, per-head bias 3x1x2",
+                     {input({2, 3, 4, 5}, gen), input({3, 5, 2}, gen), input({3, 1, 2}, gen)},
+                     plain,
+                     true});
+    cases.push_back({"transposed 3x4 @ 2x4x2, bias 2 (columns only)",
+                     {samples::transposed_input({3, 4}, gen), input({2, 4, 2}, gen), input({2}, gen)},
+                     plain,
+                     true});
+    // Signed inputs: about half the outputs are cut off by the relu, half pass.
+    cases.push_back({"relu: 2x3x4x5 @ per-head 3x5x2, per-head bias 3x1x2",
+                     {signed_input({2, 3, 4, 5}, gen, 0.2, 1.5), signed_input({3, 5, 2}, gen, 0.2, 1.5),
+                      signed_input({3, 1, 2}, gen, 0.2, 1.5)},
+                     relu,
+                     true});
+    return cases;
+  };
+  r.add(with_bias);
 
   OpSpec lin;
   lin.name = "linear";
