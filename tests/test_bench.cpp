@@ -187,7 +187,9 @@ TEST(BenchOpProfiler, AttributesCallsToTheirOps) {
   EXPECT_GE(other_calls, 1);
   EXPECT_DOUBLE_EQ(gemm_ms(table), by_op["matmul"].ms + by_op["linear"].ms);
   EXPECT_TRUE(is_gemm_op("matmul_summed"));  // a shared weight's gradient (ops/matmul_kernels.h)
-  EXPECT_THAT(format_op_table(table, 1.0, 0), HasSubstr("GEMM (matmul, matmul_summed, linear, modulated_linear)"));
+  EXPECT_TRUE(is_gemm_op("matmul_bias"));    // MTSA's per-head layers with their bias
+  EXPECT_THAT(format_op_table(table, 1.0, 0),
+              HasSubstr("GEMM (matmul, matmul_bias, matmul_summed, linear, modulated_linear)"));
   // The observer is removed again.
   EXPECT_EQ(kernel_observer(), nullptr);
 }
@@ -363,7 +365,7 @@ TEST_F(BenchEndToEnd, ProfileReportsGemmShare) {
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(rc, 0);
   EXPECT_THAT(out, HasSubstr("linear"));
-  EXPECT_THAT(out, HasSubstr("GEMM (matmul, matmul_summed, linear, modulated_linear)"));
+  EXPECT_THAT(out, HasSubstr("GEMM (matmul, matmul_bias, matmul_summed, linear, modulated_linear)"));
 }
 
 TEST(BenchDevice, CudaWithoutTheBackendIsAClearError) {

@@ -38,6 +38,11 @@ TEST(StepFloor, GemmFlopsAreTwoMNKPerProduct) {
   EXPECT_DOUBLE_EQ(product.exps, 0.0);
   const KernelWork layer = profiled([&] { linear(x, w); });
   EXPECT_DOUBLE_EQ(layer.gemm_flops, 2.0 * 6 * 3 * 4);
+  // A product with its bias (and relu) taken in the GEMM: the product's FLOPs, no other kernel's bytes.
+  Tensor bias = rand_uniform({5}, -1, 1, g);
+  const KernelWork with_bias = profiled([&] { matmul_bias(a, b, bias, true); });
+  EXPECT_DOUBLE_EQ(with_bias.gemm_flops, 2.0 * 2 * 3 * 5 * 4);
+  EXPECT_DOUBLE_EQ(with_bias.bytes, 0.0);
 }
 
 // A weight shared over a batch axis (per-head weights, MTSA's) gets its

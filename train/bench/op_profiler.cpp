@@ -108,8 +108,8 @@ double OpProfiler::total_kernel_ms() const {
 int64_t OpProfiler::unattributed_bytes() const { return counting_.allocated() - charged_bytes_; }
 
 bool is_gemm_op(const std::string& op) {
-  return op == "matmul" || op == "matmul_summed" || op == "linear" || op == "modulated_linear" ||
-         op == "modulated_linear_backward";
+  return op == "matmul" || op == "matmul_bias" || op == "matmul_summed" || op == "linear" ||
+         op == "modulated_linear" || op == "modulated_linear_backward";
 }
 
 double gemm_ms(const std::vector<OpStats>& table) {
@@ -141,7 +141,7 @@ std::string format_op_table(const std::vector<OpStats>& table, double step_wall_
   out += line;
   const double gemm = gemm_ms(table);
   std::snprintf(line, sizeof line,
-                "GEMM (matmul, matmul_summed, linear, modulated_linear): %.2f ms = %.1f%% of kernel time; everything else %.2f ms = %.1f%%\n", gemm,
+                "GEMM (matmul, matmul_bias, matmul_summed, linear, modulated_linear): %.2f ms = %.1f%% of kernel time; everything else %.2f ms = %.1f%%\n", gemm,
                 total > 0 ? 100.0 * gemm / total : 0.0, total - gemm, total > 0 ? 100.0 * (total - gemm) / total : 0.0);
   out += line;
   std::snprintf(line, sizeof line,

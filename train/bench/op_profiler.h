@@ -107,7 +107,7 @@ class OpProfiler : public KernelObserver {
   std::vector<KernelCall> calls_;
 };
 
-// Milliseconds spent in the GEMM ops (is_gemm_op: "matmul", "matmul_summed", "linear" and the modulated linear ones).
+// Milliseconds spent in the GEMM ops (is_gemm_op: "matmul", "matmul_bias", "matmul_summed", "linear" and the modulated linear ones).
 double gemm_ms(const std::vector<OpStats>& table);
 bool is_gemm_op(const std::string& op);
 

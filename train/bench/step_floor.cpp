@@ -51,7 +51,7 @@ bool named(const char* op, const char* name) { return std::strcmp(op, name) == 0
 
 KernelWork kernel_work(const char* op, KernelTensors args) {
   KernelWork w;
-  if (named(op, "matmul") || named(op, "linear")) {
+  if (named(op, "matmul") || named(op, "linear") || named(op, "matmul_bias")) {
     // First operand [.., m, k], output (the last tensor) [.., m, n]: 2 m n k per product.
     const Tensor* a = arg(args, 0);
     const Tensor* out = nullptr;
