@@ -302,12 +302,13 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
             const __mmask16 lo = first_lanes(nc - s0), hi = first_lanes(nc - s0 - 16);
             const std::array<Kernel, kMR>& by_rows = kernels[packs_a][strip_width(nc - s0) == kNR];
             for (int64_t r0 = 0; r0 < mc; r0 += kMR) {
-              // A tile's rows, cut where a group of A's or C's rows ends.
+              // A tile's rows, cut where a group of C's rows ends, or of A's
+              // when A is read by rows (a packed A's groups are of depth rows).
               const int64_t rows = std::min(kMR, mc - r0);
               for (int64_t r = 0; r < rows;) {
                 const int64_t row = i0 + r0 + r;
                 const int64_t run = std::min({rows - r, c_rows.group - row % c_rows.group,
-                                              a_rows.group - row % a_rows.group});
+                                              packs_a ? kMR : a_rows.group - row % a_rows.group});
                 const float* a_tile = packs_a ? packed_a + r0 * kc + r : a[t] + a_rows.at(row) + p0;
                 by_rows[run - 1](kc, a_tile, a_rows.ld, b_strip, c[t] + c_rows.at(row) + j0 + s0, c_rows.ld, lo, hi,
                                  accumulate, bias_strip, relu_now);
