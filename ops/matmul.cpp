@@ -155,12 +155,19 @@ Shape product_shape(const char* op, const Tensor& a, const Tensor& b) {
 }
 
 // out = a @ b, or out += a @ b with `accumulate`; out has product_shape(a, b).
-void product_into(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
+// With bias_rows (bias_rows_view's view of a bias) out = a @ b + bias
+// instead, relu'd with `relu`.
+void product_into(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate,
+                  const Tensor& bias_rows = Tensor(), bool relu = false) {
   const int64_t rank = out.dim(), k = a.shape().back();
   Shape shape_a = out.shape(), shape_b = out.shape();
   shape_a[rank - 1] = shape_b[rank - 2] = k;
-  kMatmul(a.device(), broadcast_view(gemm_ready(a), shape_a), broadcast_view(gemm_ready(b), shape_b), out,
-          accumulate);
+  const Tensor a_read = broadcast_view(gemm_ready(a), shape_a), b_read = broadcast_view(gemm_ready(b), shape_b);
+  if (bias_rows.defined()) {
+    kMatmulBias(a.device(), a_read, b_read, bias_rows, out, relu);
+  } else {
+    kMatmul(a.device(), a_read, b_read, out, accumulate);
+  }
 }
 
 // The gradient of a (the op's input `input`) in out = a @ b: g @ b^T, summed
@@ -231,19 +238,9 @@ Tensor product_terms(const char* op, const std::vector<Tensor>& as, const std::v
   }
   const Tensor bias_rows = bias.defined() ? bias_rows_view(op, bias, shape, as[0]) : Tensor();
   Tensor out = empty(shape, as[0].dtype(), as[0].device());
-  for (size_t i = 0; i < as.size(); ++i) {
-    if (i > 0 || !bias.defined()) {
-      product_into(as[i], bs[i], out, i > 0);  // the later terms add (beta = 1)
-      continue;
-    }
-    // The first term writes the rows onto the bias (in the GEMM's stores on
-    // the engine's float32 kernel).
-    const int64_t rank = out.dim(), k = as[0].shape().back();
-    Shape shape_a = shape, shape_b = shape;
-    shape_a[rank - 1] = shape_b[rank - 2] = k;
-    kMatmulBias(out.device(), broadcast_view(gemm_ready(as[0]), shape_a), broadcast_view(gemm_ready(bs[0]), shape_b),
-                bias_rows, out, relu);
-  }
+  // The first term writes the rows (onto the bias: in the GEMM's stores on
+  // the engine's float32 kernel), the later ones add to them (beta = 1).
+  for (size_t i = 0; i < as.size(); ++i) product_into(as[i], bs[i], out, i > 0, i == 0 ? bias_rows : Tensor(), relu);
 
   std::vector<Tensor> inputs = as;
   inputs.insert(inputs.end(), bs.begin(), bs.end());
