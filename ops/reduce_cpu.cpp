@@ -101,12 +101,9 @@ void sum_columns_cpu(const Tensor& x, int64_t outer, int64_t n, int64_t inner, c
     const T* px = x.data<T>();
     T* po = out.data<T>();
     if (outer == 1) {  // one [n, inner] matrix: by blocks of rows (ops/row_block_sums.h)
-      const Tensor totals =
-          column_totals_by_blocks(n, inner, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1, double* acc) {
-            sum_column_block(px + r0 * inner + c0, r1 - r0, inner, c1 - c0, acc);
-          });
-      const double* total = totals.data<double>();
-      for (int64_t j = 0; j < inner; ++j) po[j] = static_cast<T>(total[j]);
+      column_totals_by_blocks(n, inner, po, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1, double* acc) {
+        sum_column_block(px + r0 * inner + c0, r1 - r0, inner, c1 - c0, acc);
+      });
       return;
     }
     // Threads split the outer * inner columns; a range may span outer slices.

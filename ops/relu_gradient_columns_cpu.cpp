@@ -3,9 +3,6 @@
 // column in double as it stores them; the blocks' sums are then added in
 // order, so a column's sum is the same sequence of additions whatever the
 // thread count.
-#include <algorithm>
-#include <vector>
-
 #include "attn/engine/cpu_loops.h"
 #include "attn/ops/relu_gradient_columns_kernels.h"
 #include "attn/ops/row_block_sums.h"
@@ -62,13 +59,10 @@ void relu_gradient_columns_cpu(const Tensor& grad, const Tensor& output, const T
     const T* py = output.data<T>();
     T* pd = grad_in.data<T>();
     T* ps = sums.data<T>();
-    const Tensor totals =
-        column_totals_by_blocks(rows, cols, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1, double* acc) {
-          const int64_t at = r0 * cols + c0;
-          select_and_sum_block(pg + at, py + at, r1 - r0, cols, c1 - c0, pd + at, acc);
-        });
-    const double* total = totals.data<double>();
-    for (int64_t j = 0; j < cols; ++j) ps[j] = static_cast<T>(total[j]);
+    column_totals_by_blocks(rows, cols, ps, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1, double* acc) {
+      const int64_t at = r0 * cols + c0;
+      select_and_sum_block(pg + at, py + at, r1 - r0, cols, c1 - c0, pd + at, acc);
+    });
   });
 }
 

@@ -39,12 +39,12 @@ constexpr int64_t kMaxPartialSums = int64_t{1} << 15;
 
 // Calls visit(r0, r1, c0, c1, acc) for the rows [r0, r1) and columns [c0,
 // c1) of each block, acc being c1 - c0 zeroed doubles of the block's own
-// (the blocks spread over the threads). Returns a float64 tensor whose
-// first `cols` values are the column totals: the row blocks' partials added
-// in order. The partials come from the caching allocator (a fresh vector
-// of a wide pass's partials would be mapped and faulted in every call).
-template <class Visit>
-Tensor column_totals_by_blocks(int64_t rows, int64_t cols, const Visit& visit) {
+// (the blocks spread over the threads); then totals[j] (j < cols) = the row
+// blocks' partials of column j added in order, rounded once to T. The
+// partials come from the caching allocator (a fresh vector of a wide
+// pass's partials would be mapped and faulted in every call).
+template <class T, class Visit>
+void column_totals_by_blocks(int64_t rows, int64_t cols, T* totals, const Visit& visit) {
   const int64_t blocks =
       std::max<int64_t>(1, std::min(row_blocks(rows, cols), kMaxPartialSums / std::max<int64_t>(cols, 1)));
   const int64_t per_block = (rows + blocks - 1) / blocks;
@@ -64,7 +64,7 @@ Tensor column_totals_by_blocks(int64_t rows, int64_t cols, const Visit& visit) {
   });
   for (int64_t b = 1; b < blocks; ++b)
     for (int64_t j = 0; j < cols; ++j) partial[j] += partial[b * cols + j];
-  return partials;
+  for (int64_t j = 0; j < cols; ++j) totals[j] = static_cast<T>(partial[j]);
 }
 
 }  // namespace attn
