@@ -12,16 +12,12 @@ namespace {
 // lines were a demand miss (the loads took 60% of the attention's copies).
 constexpr int64_t kRowsAhead = 8;
 
-__attribute__((target("avx512f"))) inline void prefetch_row(const float* row, int64_t d) {
-  for (int64_t l = 0; l < d; l += 16) _mm_prefetch(reinterpret_cast<const char*>(row + l), _MM_HINT_T0);
-  _mm_prefetch(reinterpret_cast<const char*>(row + d - 1), _MM_HINT_T0);
-}
-
-// The same for rows about to be written (a head's rows of a fresh output:
-// each store otherwise waited for its line).
-inline void prefetch_row_for_writing(float* row, int64_t d) {
-  for (int64_t l = 0; l < d; l += 16) __builtin_prefetch(row + l, 1, 3);
-  __builtin_prefetch(row + d - 1, 1, 3);
+// A row's d floats into L1, for reading or (kForWriting: a head's rows of a
+// fresh output, where each store otherwise waited for its line) writing.
+template <int kForWriting>
+inline void prefetch_row(const float* row, int64_t d) {
+  for (int64_t l = 0; l < d; l += 16) __builtin_prefetch(row + l, kForWriting, 3);
+  __builtin_prefetch(row + d - 1, kForWriting, 3);
 }
 
 }  // namespace
@@ -39,7 +35,7 @@ __attribute__((target("avx512f"))) void transpose_rows_avx512(const float* x, in
       __m512 block[16];
       for (int64_t i = 0; i < 16; ++i) {
         const int64_t r = r0 + i;
-        if (l0 == 0 && r + 16 < rows) prefetch_row(x + (r + 16) * row_stride, d);
+        if (l0 == 0 && r + 16 < rows) prefetch_row<0>(x + (r + 16) * row_stride, d);
         const bool load = r < rows && (keep == nullptr || keep[r]);
         block[i] = load ? _mm512_maskz_loadu_ps(features, x + r * row_stride + l0) : _mm512_setzero_ps();
       }
@@ -57,7 +53,7 @@ __attribute__((target("avx512f"))) void copy_rows_to_panel_avx512(const float* s
   for (int64_t r = 0; r < rows; ++r) {
     const float* from = src + r * src_stride;
     float* to = panel + r * ld;
-    if (r + kRowsAhead < rows) prefetch_row(from + kRowsAhead * src_stride, d);
+    if (r + kRowsAhead < rows) prefetch_row<0>(from + kRowsAhead * src_stride, d);
     const bool kept = keep == nullptr || keep[r];
     for (int64_t l = 0; l < d; l += 16)
       _mm512_store_ps(to + l, kept ? _mm512_maskz_loadu_ps(first_lanes(d - l), from + l) : _mm512_setzero_ps());
@@ -70,7 +66,7 @@ __attribute__((target("avx512f"))) void copy_rows_avx512(const float* src, int64
   for (int64_t r = 0; r < rows; ++r) {
     const float* from = src + r * src_stride;
     float* to = dst + r * dst_stride;
-    if (r + kRowsAhead < rows) prefetch_row_for_writing(to + kRowsAhead * dst_stride, d);
+    if (r + kRowsAhead < rows) prefetch_row<1>(to + kRowsAhead * dst_stride, d);
     const bool kept = keep == nullptr || keep[r];
     // Whole vectors unmasked; a masked store is only for the row's tail (a
     // masked store across two cache lines costs several plain ones).
