@@ -31,6 +31,39 @@ template <bool kSquares, class T> ATTN_SIMD_CLONES double sum_contiguous(const T
   return total;
 }
 
+// Rows longer than this are summed in chunks of this many elements, the
+// chunks' double partials then added in order: a whole-tensor sum (a loss
+// over all outputs, one row of a million elements) runs on every thread
+// instead of one. The chunks depend on n only, so every sum is the same
+// sequence of additions whatever the thread count; a row of at most one
+// chunk is summed exactly as before.
+constexpr int64_t kSumChunk = int64_t{1} << 16;
+
+// finish(m, total) for each row m < outer of the [outer, n] matrix x, total
+// being sum_chunk over its chunks added in order.
+template <class T, class SumChunk, class Finish>
+void sum_rows_by_chunks(const T* x, int64_t outer, int64_t n, const SumChunk& sum_chunk, const Finish& finish) {
+  if (n <= kSumChunk) {
+    parallel_for(outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t m = b; m < e; ++m) finish(m, sum_chunk(x + m * n, n));
+    });
+    return;
+  }
+  const int64_t chunks = (n + kSumChunk - 1) / kSumChunk;
+  std::vector<double> partial(static_cast<size_t>(outer * chunks));
+  parallel_for(outer * chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t u = b; u < e; ++u) {
+      const int64_t m = u / chunks, c0 = u % chunks * kSumChunk;
+      partial[static_cast<size_t>(u)] = sum_chunk(x + m * n + c0, std::min(kSumChunk, n - c0));
+    }
+  });
+  for (int64_t m = 0; m < outer; ++m) {
+    double total = 0;
+    for (int64_t c = 0; c < chunks; ++c) total += partial[static_cast<size_t>(m * chunks + c)];
+    finish(m, total);
+  }
+}
+
 }  // namespace
 
 void reduce_rows_cpu(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, const Tensor& out, const Tensor& argmax) {
@@ -40,28 +73,28 @@ void reduce_rows_cpu(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, con
     int64_t* pi = argmax.defined() ? argmax.data<int64_t>() : nullptr;
     if (op == ReduceOp::SumOfSquares) {
       double* po = out.data<double>();
-      parallel_for(outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
-        for (int64_t m = b; m < e; ++m) po[m] = sum_contiguous<true>(px + m * n, n);
-      });
+      sum_rows_by_chunks(px, outer, n, [](const T* x, int64_t len) { return sum_contiguous<true>(x, len); },
+                         [&](int64_t m, double total) { po[m] = total; });
       return;
     }
     T* po = out.data<T>();
+    if (op == ReduceOp::Sum) {
+      sum_rows_by_chunks(px, outer, n, [](const T* x, int64_t len) { return sum_contiguous<false>(x, len); },
+                         [&](int64_t m, double total) { po[m] = static_cast<T>(total); });
+      return;
+    }
     parallel_for(outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
       for (int64_t m = b; m < e; ++m) {
         const T* row = px + m * n;
-        if (op == ReduceOp::Sum) {
-          po[m] = static_cast<T>(sum_contiguous<false>(row, n));
-        } else {
-          T best = n > 0 ? row[0] : -std::numeric_limits<T>::infinity();
-          int64_t at = 0;
-          for (int64_t i = 1; i < n; ++i)
-            if (row[i] > best) {
-              best = row[i];
-              at = i;
-            }
-          po[m] = best;
-          if (pi) pi[m] = at;
-        }
+        T best = n > 0 ? row[0] : -std::numeric_limits<T>::infinity();
+        int64_t at = 0;
+        for (int64_t i = 1; i < n; ++i)
+          if (row[i] > best) {
+            best = row[i];
+            at = i;
+          }
+        po[m] = best;
+        if (pi) pi[m] = at;
       }
     });
   });

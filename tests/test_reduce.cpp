@@ -1,8 +1,11 @@
 // Forward values of the reductions, their layouts, and their extremes.
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "attn/engine/error.h"
 #include "attn/ops/reduce.h"
@@ -87,6 +90,37 @@ TEST(Reduce, Float32SumOfManyValuesIsAccurate) {
   Tensor big = full({64, n / 64}, 1.0, DType::F32);
   Tensor cols = sum(big, {0});
   EXPECT_EQ(cols.at({5}), 64);
+}
+
+// A whole-tensor sum of several 2^16-element chunks (summed on all threads,
+// the chunks' partials added in order): within the double sums' bound of a
+// float64 reference, and the same bits on one, two and three threads (the
+// chunks depend on the size only).
+TEST(Reduce, LongRowSumIsAccurateAndIndependentOfTheThreadCount) {
+  const int64_t n = 5 * (int64_t{1} << 16) + 123;
+  for (DType dt : {DType::F32, DType::F64}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Tensor x = empty({n}, dt);
+    double exact = 0, magnitude = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = (i % 3 ? 0.25 : -0.5) * static_cast<double>(i % 1009);  // exact in float32
+      write_element(x, i, v);
+      exact += v;
+      magnitude += std::fabs(v);
+    }
+    const double bound = 2.0 * static_cast<double>(n) * std::ldexp(1.0, -53) * magnitude;
+    const int saved = omp_get_max_threads();
+    std::vector<double> totals;
+    for (int threads : {1, 2, 3}) {
+      omp_set_num_threads(threads);
+      totals.push_back(sum(x).item());
+      totals.push_back(sum(reshape(x, {1, n}), {1}).item());  // one row of a [1, n] matrix: the same path
+    }
+    omp_set_num_threads(saved);
+    EXPECT_NEAR(totals[0], exact, dt == DType::F32 ? std::fabs(exact) * 1e-7 + bound : bound);
+    EXPECT_NE(totals[0], 0.0);
+    for (double t : totals) EXPECT_EQ(t, totals[0]);
+  }
 }
 
 // squared_norm against a float64 sum of squares: 2^16-element rows, a tail,
