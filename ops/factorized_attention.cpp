@@ -22,7 +22,7 @@ using KeyWeightsFn = void (*)(const Tensor&, const Tensor&, const Tensor&, bool,
 using OutputFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&);
 using OutputBackwardFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&);
 using PairBackwardFn = void (*)(const Tensor&, const Tensor&, bool, double);
-using KeyBackwardFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool, const Tensor&,
+using KeyBackwardFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool, const Tensor&, bool,
                                const Tensor&);
 const DeviceKernels<PairWeightsFn> kPairWeights{"factorized_pair_weights", factorized_pair_weights_cpu,
                                                 ATTN_CUDA_KERNEL(factorized_pair_weights_cuda)};
@@ -108,9 +108,15 @@ FactorizedAttention factorized_attention(const Tensor& q, const Tensor& k, const
            }
            if (needs[2] || needs[3]) {
              const Tensor y = matmul(transpose(e, -1, -2), packed_grad);  // [grad F | grad vF]
-             gv = empty(vd.shape(), vd.dtype(), dev);
+             // v's gradient goes into the one already pending for it where
+             // the engine offers that (MTSA's v feeds its gate and three
+             // projections too): no second buffer and no pass to add them.
+             const Tensor pending = needs[2] ? pending_gradient(2) : Tensor();
+             const bool accumulate = pending.defined() && pending.shape() == vd.shape() &&
+                                     pending.dtype() == vd.dtype() && pending.device() == dev;
+             gv = accumulate ? pending : empty(vd.shape(), vd.dtype(), dev);
              gs = empty(vd.shape(), vd.dtype(), dev);
-             kKeyBackward(dev, y, packed, vd, ok, sigmoid_s, gv, gs);
+             kKeyBackward(dev, y, packed, vd, ok, sigmoid_s, gv, accumulate, gs);
            }
            return std::vector<Tensor>{gq, gk, needs[2] ? gv : Tensor(), needs[3] ? gs : Tensor()};
          });

@@ -127,14 +127,14 @@ ATTN_SIMD_CLONES void pair_backward_run(T* __restrict ge, const T* __restrict e,
   }
 }
 
-template <bool Sigmoid, class T>
+template <bool Sigmoid, bool Accumulate, class T>
 ATTN_SIMD_CLONES void key_backward_row(const T* __restrict y, const T* __restrict packed, const T* __restrict v,
                                        int64_t d, T* __restrict gv, T* __restrict gs) {
   for (int64_t l = 0; l < d; ++l) {
     const T f = packed[l];
     const T g_vf = y[d + l];
     const T g_f = g_vf * v[l] + y[l];
-    gv[l] = g_vf * f;
+    gv[l] = Accumulate ? gv[l] + g_vf * f : g_vf * f;
     gs[l] = g_f * (Sigmoid ? f * (T(1) - f) : f);
   }
 }
@@ -234,7 +234,7 @@ void factorized_pair_backward_cpu(const Tensor& grad_e, const Tensor& e, bool si
 }
 
 void factorized_key_backward_cpu(const Tensor& y, const Tensor& packed, const Tensor& v, const Tensor& valid,
-                                 bool sigmoid_s, const Tensor& grad_v, const Tensor& grad_s) {
+                                 bool sigmoid_s, const Tensor& grad_v, bool accumulate_v, const Tensor& grad_s) {
   const Dims z = dims_of(v);
   const uint8_t* ok = valid.data<uint8_t>();
   dispatch_floating(v.dtype(), "factorized_attention_backward", [&](auto tag) {
@@ -249,15 +249,21 @@ void factorized_key_backward_cpu(const Tensor& y, const Tensor& packed, const Te
       for (int64_t i = 0; i < z.n; ++i) {
         const int64_t row = g * z.n + i;
         if (!ok[b * z.n + i]) {  // a padded key: no gradient, whatever v holds there
-          std::fill(gv + row * z.d, gv + (row + 1) * z.d, T(0));
+          if (!accumulate_v) std::fill(gv + row * z.d, gv + (row + 1) * z.d, T(0));
           std::fill(gs + row * z.d, gs + (row + 1) * z.d, T(0));
           continue;
         }
         const T* v_row = pv + b * vs[0] + c * vs[1] + i * vs[2];
+        const T* y_row = py + row * 2 * z.d;
+        const T* p_row = pp + row * 2 * z.d;
+        T* gv_row = gv + row * z.d;
+        T* gs_row = gs + row * z.d;
         if (sigmoid_s) {
-          key_backward_row<true>(py + row * 2 * z.d, pp + row * 2 * z.d, v_row, z.d, gv + row * z.d, gs + row * z.d);
+          (accumulate_v ? key_backward_row<true, true, T> : key_backward_row<true, false, T>)(y_row, p_row, v_row, z.d,
+                                                                                            gv_row, gs_row);
         } else {
-          key_backward_row<false>(py + row * 2 * z.d, pp + row * 2 * z.d, v_row, z.d, gv + row * z.d, gs + row * z.d);
+          (accumulate_v ? key_backward_row<false, true, T> : key_backward_row<false, false, T>)(y_row, p_row, v_row,
+                                                                                              z.d, gv_row, gs_row);
         }
       }
     });

@@ -115,18 +115,18 @@ __global__ void pair_backward_kernel(T* ge, const T* e, bool sigmoid_t, T scale,
 
 template <class T>
 __global__ void key_backward_kernel(const T* y, const T* packed, const T* v, const uint8_t* valid, bool sigmoid_s,
-                                    Dims z, T* gv, T* gs) {
+                                    Dims z, T* gv, bool accumulate_v, T* gs) {
   ATTN_CUDA_LOOP(idx, z.B * z.h * z.n * z.d) {
     const int64_t l = idx % z.d, row = idx / z.d, i = row % z.n, g = row / z.n, c = g % z.h, b = g / z.h;
     if (!valid[b * z.n + i]) {  // a padded key: no gradient, whatever v holds there
-      gv[idx] = T(0);
+      if (!accumulate_v) gv[idx] = T(0);
       gs[idx] = T(0);
       continue;
     }
     const T f = packed[row * 2 * z.d + l];
     const T g_vf = y[row * 2 * z.d + z.d + l];
     const T g_f = g_vf * v[b * z.vb + c * z.vh + i * z.vn + l] + y[row * 2 * z.d + l];
-    gv[idx] = g_vf * f;
+    gv[idx] = accumulate_v ? gv[idx] + g_vf * f : g_vf * f;
     gs[idx] = g_f * (sigmoid_s ? f * (T(1) - f) : f);
   }
 }
@@ -198,7 +198,7 @@ void factorized_pair_backward_cuda(const Tensor& grad_e, const Tensor& e, bool s
 }
 
 void factorized_key_backward_cuda(const Tensor& y, const Tensor& packed, const Tensor& v, const Tensor& valid,
-                                  bool sigmoid_s, const Tensor& grad_v, const Tensor& grad_s) {
+                                  bool sigmoid_s, const Tensor& grad_v, bool accumulate_v, const Tensor& grad_s) {
   dispatch_floating(v.dtype(), "factorized_attention_backward", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const Dims z = dims_of(grad_v, v);
@@ -206,7 +206,7 @@ void factorized_key_backward_cuda(const Tensor& y, const Tensor& packed, const T
     if (count == 0) return;
     ATTN_CUDA_LAUNCH(cuda::blocks_for(count), cuda::kThreads, 0, cuda::stream(), key_backward_kernel<T>)(
         y.data<T>(), packed.data<T>(), v.data<T>(), valid.data<uint8_t>(), sigmoid_s, z, grad_v.data<T>(),
-        grad_s.data<T>());
+        accumulate_v, grad_s.data<T>());
     ATTN_CUDA_CHECK_LAUNCH("factorized_key_backward");
   });
 }

@@ -25,9 +25,12 @@ void factorized_output_backward_cpu(const Tensor& grad, const Tensor& out, const
 // In place, grad_e -> grad of the raw scores: grad_e E'(r) scale where E > 0, else 0.
 void factorized_pair_backward_cpu(const Tensor& grad_e, const Tensor& e, bool sigmoid_t, double scale);
 // y = E^T @ packed_grad = [grad F (direct) | grad (v F)]: grad_v = grad(vF) F,
-// grad_s = (grad(vF) v + grad F) F'(s) on real keys, 0 on padded ones.
+// grad_s = (grad(vF) v + grad F) F'(s) on real keys, 0 on padded ones. With
+// accumulate_v, grad_v holds a gradient already (the engine's pending one)
+// and this one is added into it (padded keys add nothing) instead of a new
+// tensor and a pass to add the two.
 void factorized_key_backward_cpu(const Tensor& y, const Tensor& packed, const Tensor& v, const Tensor& valid,
-                                 bool sigmoid_s, const Tensor& grad_v, const Tensor& grad_s);
+                                 bool sigmoid_s, const Tensor& grad_v, bool accumulate_v, const Tensor& grad_s);
 
 #ifdef ATTN_WITH_CUDA
 void factorized_pair_weights_cuda(const Tensor& r, const Tensor& positional, const Tensor& valid, bool sigmoid_t,
@@ -39,7 +42,7 @@ void factorized_output_backward_cuda(const Tensor& grad, const Tensor& out, cons
                                      const Tensor& packed_grad);
 void factorized_pair_backward_cuda(const Tensor& grad_e, const Tensor& e, bool sigmoid_t, double scale);
 void factorized_key_backward_cuda(const Tensor& y, const Tensor& packed, const Tensor& v, const Tensor& valid,
-                                  bool sigmoid_s, const Tensor& grad_v, const Tensor& grad_s);
+                                  bool sigmoid_s, const Tensor& grad_v, bool accumulate_v, const Tensor& grad_s);
 #endif
 
 }  // namespace attn

@@ -1,8 +1,10 @@
 // Gradcheck samples of the factorized attention: both sigma_t and sigma_s
 // choices; forward / backward heads with a padded token (its rows pass no
 // gradient, the others do) and a query with no allowed key; heads split off
-// one feature axis (strided q, k, v, s).
+// one feature axis (strided q, k, v, s); v used again after the attention.
+#include "attn/ops/binary.h"
 #include "attn/ops/factorized_attention.h"
+#include "attn/ops/unary.h"
 #include "attn/ops/registry.h"
 #include "attn/ops/view.h"
 
@@ -42,6 +44,15 @@ void register_factorized_attention_samples(OpRegistry& r) {
           .out;
     };
     cases.push_back({"heads split off [2, 4, 6]: strided q, k, v, s", inputs({2, 4, 6}, 2.0), split, true});
+    // v (computed, not a leaf) also feeds an op whose backward runs first:
+    // the attention adds v's gradient into that pending one (padded keys add
+    // nothing and keep what is there).
+    auto v_used_twice = [with](const std::vector<Tensor>& in) {
+      const Tensor v = mul_scalar(in[2], 1.5);
+      return with(true, false)({in[0], in[1], v, in[3]}) + mul_scalar(v, 0.5);
+    };
+    cases.push_back({"v used again after the attention: its gradient added into the pending one",
+                     inputs({2, 2, 4, 3}, 2.0), v_used_twice});
     return cases;
   };
   r.add(spec);

@@ -185,6 +185,30 @@ Tensor first_operand_gradient(const Tensor& g, const Tensor& bs, const Shape& a_
   return sum_to(matmul(g, bt), a_shape);
 }
 
+// relu's backward and the bias gradient of out = relu(... + bias) in one
+// pass (relu_gradient_columns) where out is contiguous: out seen as
+// [rows, cols], rows spanning the leading axes the bias lacks (the batch,
+// for MTSA's per-head bias [heads, 1, n]), gives the column sums, and those
+// are summed to the bias's shape over its remaining unit axes (a pass over
+// cols values, not over out). Else two passes as composed.
+struct ReluBiasGradient {
+  Tensor grad_in, bias_grad;
+};
+ReluBiasGradient relu_and_bias_gradient(const Tensor& g, const Tensor& out, const Shape& bias_shape) {
+  const int64_t lead = out.dim() - static_cast<int64_t>(bias_shape.size());
+  if (lead < 1 || out.numel() == 0 || !g.is_contiguous() || !out.is_contiguous()) {
+    const Tensor grad_in = relu_gradient(g, out);
+    return {grad_in, sum_to(grad_in, bias_shape)};
+  }
+  const Shape& shape = out.shape();
+  const Shape tail(shape.begin() + lead, shape.end());
+  int64_t rows = 1;
+  for (int64_t i = 0; i < lead; ++i) rows *= shape[i];
+  const int64_t cols = rows > 0 ? out.numel() / rows : 0;
+  ReluGradientColumns r = relu_gradient_columns(reshape(g, {rows, cols}), reshape(out, {rows, cols}));
+  return {reshape(r.grad_in, shape), sum_to(reshape(r.column_sums, tail), bias_shape)};
+}
+
 // Both operands have rank >= 2 here.
 Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b) {
   Tensor out = empty(product_shape("matmul", a, b), a.dtype(), a.device());
@@ -256,15 +280,24 @@ Tensor product_terms(const char* op, const std::vector<Tensor>& as, const std::v
   const Tensor saved_out = relu ? out.detach() : Tensor();
   record(out, op, inputs,
          [ad, bd, has_bias, bias_shape, saved_out](const Tensor& g_out, const std::vector<bool>& needs) {
-    // relu's backward first: the gradient where the output is positive.
-    const Tensor g = saved_out.defined() ? relu_gradient(g_out, saved_out) : g_out;
     const size_t k = ad.size();
     std::vector<Tensor> grads(2 * k + (has_bias ? 1 : 0));
+    // relu's backward first: the gradient where the output is positive. With
+    // a bias, its gradient's sum over the axes the bias does not have comes
+    // from the same pass.
+    Tensor g = g_out;
+    if (saved_out.defined() && has_bias && needs[2 * k]) {
+      ReluBiasGradient r = relu_and_bias_gradient(g_out, saved_out, bias_shape);
+      g = r.grad_in;
+      grads[2 * k] = r.bias_grad;
+    } else if (saved_out.defined()) {
+      g = relu_gradient(g_out, saved_out);
+    }
     for (size_t i = 0; i < k; ++i) {
       if (needs[i]) grads[i] = first_operand_gradient(g, bd[i], ad[i].shape(), i);
       if (needs[k + i]) grads[k + i] = shared_operand_gradient(ad[i], bd[i], g);
     }
-    if (has_bias && needs[2 * k]) grads[2 * k] = sum_to(g, bias_shape);
+    if (has_bias && needs[2 * k] && !grads[2 * k].defined()) grads[2 * k] = sum_to(g, bias_shape);
     return grads;
   });
   return out;
