@@ -34,6 +34,10 @@ inline int64_t row_blocks(int64_t rows, int64_t cols) {
 // cache line per row shared by two chunks. The chunks do not change any
 // column's order of additions.
 constexpr int64_t kMinColumnChunk = 1024;
+// Columns whose double accumulators a visit keeps (16 KiB: in L1 beside the
+// rows streaming through). Measured on MTSA's per-head bias gradient, a
+// [64, 19200] pass: 9600 accumulators per thread went to L2 on every row.
+constexpr int64_t kAccumulatorColumns = 2048;
 // At most this many doubles of partial sums (blocks * cols) in all.
 constexpr int64_t kMaxPartialSums = int64_t{1} << 15;
 
@@ -59,7 +63,12 @@ void column_totals_by_blocks(int64_t rows, int64_t cols, T* totals, const Visit&
       const int64_t c0 = std::min(cols, u % chunks * chunk), c1 = std::min(cols, c0 + chunk);
       double* acc = partial + b * cols + c0;
       std::fill(acc, acc + (c1 - c0), 0.0);
-      if (r0 < r1 && c0 < c1) visit(r0, r1, c0, c1, acc);
+      // A wide chunk is visited kAccumulatorColumns at a time, so that its
+      // accumulators stay in L1 while its rows stream past (the order of each
+      // column's additions is unchanged).
+      if (r0 < r1)
+        for (int64_t t0 = c0; t0 < c1; t0 += kAccumulatorColumns)
+          visit(r0, r1, t0, std::min(c1, t0 + kAccumulatorColumns), acc + (t0 - c0));
     }
   });
   for (int64_t b = 1; b < blocks; ++b)
