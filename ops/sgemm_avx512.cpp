@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cstdlib>
 #include <memory>
 #include <utility>
 
@@ -87,12 +86,25 @@ PackBuffers& pack_buffers() {
 // stored [m, k] is not packed: the kernel reads its rows in place.)
 __attribute__((target("avx512f"))) void pack_a(const float* a, const int64_t* depth_rows, int64_t i0, int64_t mc,
                                                int64_t kc, float* dst) {
+  // The first strip's pass reads each depth row first, from memory when A
+  // is cold (a weight gradient's activations, saved in the forward): its
+  // rows are far apart, which the hardware prefetcher does not follow, so
+  // that pass fetches the whole row kAhead rows ahead; the later strips find
+  // their rows in cache. (MTSA's per-head weight gradients, [150, 4096] x
+  // [4096, 150]: 3.5% faster with the inputs out of cache, level in cache.)
+  constexpr int64_t kAhead = 8;
   for (int64_t r0 = 0; r0 < mc; r0 += kMR) {
     const int64_t rows = std::min(kMR, mc - r0);
     float* strip = dst + r0 * kc;
     const __mmask16 lanes = first_lanes(rows);
-    for (int64_t p = 0; p < kc; ++p)
+    for (int64_t p = 0; p < kc; ++p) {
+      if (r0 == 0 && p + kAhead < kc) {
+        const char* ahead = reinterpret_cast<const char*>(a + depth_rows[p + kAhead] + i0);
+        for (int64_t byte = 0; byte < mc * static_cast<int64_t>(sizeof(float)); byte += 64)
+          _mm_prefetch(ahead + byte, _MM_HINT_T0);
+      }
       _mm512_mask_storeu_ps(strip + p * kMR, lanes, _mm512_maskz_loadu_ps(lanes, a + depth_rows[p] + i0 + r0));
+    }
   }
 }
 
