@@ -96,13 +96,17 @@ ATTN_SIMD_CLONES void output_row(const T* __restrict dn, int64_t d, T* __restric
                                  uint8_t* unsafe) {
   const T* den = dn;
   const T* num = dn + d;
-  bool small = false;
+  // Written so that the loop vectorises: an int flag (a bool |= kept it
+  // scalar, with a branch around each division) and the quotient taken
+  // unconditionally by a safe denominator, then selected.
+  int small = 0;
   for (int64_t l = 0; l < d; ++l) {
     const bool positive = den[l] > T(0);
-    small |= den[l] < T(kMinDenominator);
-    out[l] = positive ? num[l] / (positive ? den[l] : T(1)) : T(0);
+    small |= den[l] < T(kMinDenominator) ? 1 : 0;
+    const T quotient = num[l] / (positive ? den[l] : T(1));
+    out[l] = positive ? quotient : T(0);
   }
-  *unsafe = has_key && small;
+  *unsafe = has_key && small != 0;
 }
 
 template <class T>
