@@ -29,30 +29,40 @@ void for_each_group(const Dims& z, const F& f) {
 }
 
 // sigma = log-sigmoid: E = sigmoid(y); identity: E = exp(y - row max). The
-// choice is a template argument so each loop body is one formula.
+// choice is a template argument so each loop body is one formula. A group's
+// rows in one call, so the SIMD constants are set up once per group rather
+// than per row of n (64 in the benchmarks), and the allowed-key flag is an
+// int (a bool |= kept that loop scalar).
 template <bool Sigmoid, class T>
-ATTN_SIMD_CLONES void pair_weights_row(T* __restrict r, const uint8_t* __restrict pos, const uint8_t* __restrict key_ok,
-                                       bool query_ok, T scale, int64_t n, uint8_t* has_key) {
-  if (!query_ok) {  // a padded query attends nothing
-    std::fill(r, r + n, T(0));
-    *has_key = 0;
-    return;
-  }
-  bool any = false;
-  T m = -std::numeric_limits<T>::infinity();
-  for (int64_t i = 0; i < n; ++i) {
-    const bool ok = (pos[i] != 0) & (key_ok[i] != 0);  // masks: nonzero = allowed
-    any |= ok;
-    const T y = r[i] * scale;
-    m = !Sigmoid && ok && y > m ? y : m;  // the identity's shift only
-  }
-  *has_key = any;
-  if (!any) m = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const bool ok = (pos[i] != 0) & (key_ok[i] != 0);  // masks: nonzero = allowed
-    const T y = r[i] * scale;
-    const T w = Sigmoid ? vector_math::sigmoid(y) : vector_math::exp(ok ? y - m : T(0));
-    r[i] = ok ? w : T(0);
+ATTN_SIMD_CLONES void pair_weights_rows(T* __restrict r, const uint8_t* __restrict pos,
+                                        const uint8_t* __restrict key_ok, T scale, int64_t n,
+                                        uint8_t* __restrict has_key) {
+  for (int64_t j = 0; j < n; ++j) {
+    T* __restrict row = r + j * n;
+    const uint8_t* __restrict pos_row = pos + j * n;
+    if (!key_ok[j]) {  // a padded query attends nothing
+      for (int64_t i = 0; i < n; ++i) row[i] = T(0);
+      has_key[j] = 0;
+      continue;
+    }
+    int any = 0;
+    T m = -std::numeric_limits<T>::infinity();
+    for (int64_t i = 0; i < n; ++i) {
+      const bool ok = (pos_row[i] != 0) & (key_ok[i] != 0);  // masks: nonzero = allowed
+      any |= ok ? 1 : 0;
+      if (!Sigmoid) {  // the identity's shift only
+        const T y = row[i] * scale;
+        m = ok && y > m ? y : m;
+      }
+    }
+    has_key[j] = any != 0;
+    if (!any) m = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const bool ok = (pos_row[i] != 0) & (key_ok[i] != 0);
+      const T y = row[i] * scale;
+      const T w = Sigmoid ? vector_math::sigmoid(y) : vector_math::exp(ok ? y - m : T(0));
+      row[i] = ok ? w : T(0);
+    }
   }
 }
 
@@ -157,15 +167,13 @@ void factorized_pair_weights_cpu(const Tensor& r, const Tensor& positional, cons
     using T = typename decltype(tag)::type;
     T* pr = r.data<T>();
     for_each_group(z, [&](int64_t b, int64_t c, int64_t g) {
-      for (int64_t j = 0; j < z.n; ++j) {
-        T* row = pr + (g * z.n + j) * z.n;
-        const uint8_t* pos_row = pos + (c * z.n + j) * z.n;
-        const bool query_ok = ok[b * z.n + j] != 0;
-        if (sigmoid_t) {
-          pair_weights_row<true>(row, pos_row, ok + b * z.n, query_ok, static_cast<T>(scale), z.n, has + g * z.n + j);
-        } else {
-          pair_weights_row<false>(row, pos_row, ok + b * z.n, query_ok, static_cast<T>(scale), z.n, has + g * z.n + j);
-        }
+      T* rows = pr + g * z.n * z.n;
+      const uint8_t* pos_rows = pos + c * z.n * z.n;
+      // A query's validity is its own key's: both are the token's.
+      if (sigmoid_t) {
+        pair_weights_rows<true>(rows, pos_rows, ok + b * z.n, static_cast<T>(scale), z.n, has + g * z.n);
+      } else {
+        pair_weights_rows<false>(rows, pos_rows, ok + b * z.n, static_cast<T>(scale), z.n, has + g * z.n);
       }
     });
   });
