@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "attn/engine/copy.h"
 #include "attn/models/masks.h"
@@ -40,23 +42,30 @@ PoolRun run_pool(bool fused, const Tensor& scores, const Tensor& values, const T
   return {out.detach(), s.grad(), v.grad()};
 }
 
+// Three examples run as 70-feature rows cut in two slices; eighteen (enough
+// for a task per example) as whole rows: both against the composed form.
 TEST(SoftmaxPool, MatchesTheComposedSoftmaxAndSumWithAnEmptyExample) {
-  const int64_t B = 3, n = 7, d = 70;  // d spans two feature blocks of the CPU kernel
-  Tensor mask = length_mask({7, 3, 0}, n);
-  Tensor scores = mul(random_input({B, n, d}, 1), full({}, 3.0, DType::F64)).detach();
-  Tensor values = random_input({B, n, d}, 2).detach(), weights = random_input({B, d}, 3).detach();
-  PoolRun fused = run_pool(true, scores, values, mask, weights);
-  PoolRun composed = run_pool(false, scores, values, mask, weights);
-  // Sums of n terms of size <= 1 in float64: a few roundings each.
-  EXPECT_LT(max_abs_diff(fused.out, composed.out), 1e-14);
-  EXPECT_LT(max_abs_diff(fused.grad_scores, composed.grad_scores), 1e-14);
-  EXPECT_LT(max_abs_diff(fused.grad_values, composed.grad_values), 1e-14);
-  EXPECT_GT(max_abs(fused.grad_scores), 1e-3);
-  EXPECT_GT(max_abs(fused.grad_values), 1e-3);
-  // The empty example: zeros out, no gradient.
-  EXPECT_EQ(max_abs(narrow(fused.out, 0, 2, 1)), 0.0);
-  EXPECT_EQ(max_abs(narrow(fused.grad_scores, 0, 2, 1)), 0.0);
-  EXPECT_EQ(max_abs(narrow(fused.grad_values, 0, 2, 1)), 0.0);
+  for (const int64_t B : {3, 18}) {
+    SCOPED_TRACE("batch " + std::to_string(B));
+    const int64_t n = 7, d = 70;
+    std::vector<int64_t> lengths;
+    for (int64_t b = 0; b < B; ++b) lengths.push_back(b % 3 == 0 ? 7 : b % 3 == 1 ? 3 : 0);
+    Tensor mask = length_mask(lengths, n);
+    Tensor scores = mul(random_input({B, n, d}, 1), full({}, 3.0, DType::F64)).detach();
+    Tensor values = random_input({B, n, d}, 2).detach(), weights = random_input({B, d}, 3).detach();
+    PoolRun fused = run_pool(true, scores, values, mask, weights);
+    PoolRun composed = run_pool(false, scores, values, mask, weights);
+    // Sums of n terms of size <= 1 in float64: a few roundings each.
+    EXPECT_LT(max_abs_diff(fused.out, composed.out), 1e-14);
+    EXPECT_LT(max_abs_diff(fused.grad_scores, composed.grad_scores), 1e-14);
+    EXPECT_LT(max_abs_diff(fused.grad_values, composed.grad_values), 1e-14);
+    EXPECT_GT(max_abs(fused.grad_scores), 1e-3);
+    EXPECT_GT(max_abs(fused.grad_values), 1e-3);
+    // The empty example: zeros out, no gradient.
+    EXPECT_EQ(max_abs(narrow(fused.out, 0, 2, 1)), 0.0);
+    EXPECT_EQ(max_abs(narrow(fused.grad_scores, 0, 2, 1)), 0.0);
+    EXPECT_EQ(max_abs(narrow(fused.grad_values, 0, 2, 1)), 0.0);
+  }
 }
 
 // Each output is a weighted mean of n values of size <= 1 and each gradient
