@@ -66,37 +66,34 @@ ATTN_SIMD_CLONES void pair_weights_rows(T* __restrict r, const uint8_t* __restri
   }
 }
 
-// A real key's row of [F | v F]; v_row may be strided by rows, unit by features.
+// One group's [F | v F] (v's rows may be strided, its features unit): the
+// identity's shift is each feature's maximum over the real keys (0 when
+// there are none). The whole group in one SIMD-clone call, as the pair
+// weights: its constants are set up once, not once per key row.
 template <bool Sigmoid, class T>
-ATTN_SIMD_CLONES void key_weights_row(const T* __restrict s, const T* __restrict v, const T* __restrict m, int64_t d,
-                                      T* __restrict f) {
-  T* vf = f + d;
-  for (int64_t l = 0; l < d; ++l) {
-    const T w = Sigmoid ? vector_math::sigmoid(s[l]) : vector_math::exp(s[l] - m[l]);
-    f[l] = w;
-    vf[l] = v[l] * w;
-  }
-}
-
-// One group's [F | v F]; the identity's shift is each feature's maximum over
-// the real keys (0 when there are none).
-template <class T>
-void key_weights_group(const T* s, const T* v, int64_t v_row_stride, const uint8_t* key_ok, bool sigmoid_s,
-                       int64_t n, int64_t d, T* packed, T* m) {
-  std::fill(m, m + d, -std::numeric_limits<T>::infinity());
-  if (!sigmoid_s)
+ATTN_SIMD_CLONES void key_weights_group(const T* __restrict s, const T* __restrict v, int64_t v_row_stride,
+                                        const uint8_t* __restrict key_ok, int64_t n, int64_t d,
+                                        T* __restrict packed, T* __restrict m) {
+  const T lowest = -std::numeric_limits<T>::infinity();
+  for (int64_t l = 0; l < d; ++l) m[l] = lowest;
+  if (!Sigmoid)
     for (int64_t i = 0; i < n; ++i)
       if (key_ok[i])
         for (int64_t l = 0; l < d; ++l) m[l] = s[i * d + l] > m[l] ? s[i * d + l] : m[l];
-  for (int64_t l = 0; l < d; ++l) m[l] = m[l] == -std::numeric_limits<T>::infinity() ? T(0) : m[l];
+  for (int64_t l = 0; l < d; ++l) m[l] = m[l] == lowest ? T(0) : m[l];
   for (int64_t i = 0; i < n; ++i) {
-    T* f = packed + i * 2 * d;
+    T* __restrict f = packed + i * 2 * d;
+    T* __restrict vf = f + d;
     if (!key_ok[i]) {  // a padded key: whatever s and v hold there, its weights are 0
-      std::fill(f, f + 2 * d, T(0));
-    } else if (sigmoid_s) {
-      key_weights_row<true>(s + i * d, v + i * v_row_stride, m, d, f);
-    } else {
-      key_weights_row<false>(s + i * d, v + i * v_row_stride, m, d, f);
+      for (int64_t l = 0; l < 2 * d; ++l) f[l] = T(0);
+      continue;
+    }
+    const T* __restrict s_row = s + i * d;
+    const T* __restrict v_row = v + i * v_row_stride;
+    for (int64_t l = 0; l < d; ++l) {
+      const T w = Sigmoid ? vector_math::sigmoid(s_row[l]) : vector_math::exp(s_row[l] - m[l]);
+      f[l] = w;
+      vf[l] = v_row[l] * w;
     }
   }
 }
@@ -191,8 +188,14 @@ void factorized_key_weights_cpu(const Tensor& s, const Tensor& v, const Tensor& 
     const int64_t* vs = v.strides().data();
     for_each_group(z, [&](int64_t b, int64_t c, int64_t g) {
       std::vector<T> shift(static_cast<size_t>(z.d));
-      key_weights_group(ps + g * z.n * z.d, pv + b * vs[0] + c * vs[1], vs[2], ok + b * z.n, sigmoid_s, z.n, z.d,
-                        pp + g * z.n * 2 * z.d, shift.data());
+      const T* s_group = ps + g * z.n * z.d;
+      const T* v_group = pv + b * vs[0] + c * vs[1];
+      T* packed_group = pp + g * z.n * 2 * z.d;
+      if (sigmoid_s) {
+        key_weights_group<true>(s_group, v_group, vs[2], ok + b * z.n, z.n, z.d, packed_group, shift.data());
+      } else {
+        key_weights_group<false>(s_group, v_group, vs[2], ok + b * z.n, z.n, z.d, packed_group, shift.data());
+      }
     });
   });
 }
