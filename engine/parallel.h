@@ -13,6 +13,12 @@ namespace attn {
 // Below this many elements an elementwise or reduction kernel stays serial.
 constexpr int64_t kParallelGrain = 1 << 15;
 
+// The grain, in rows, of a parallel_for over rows of `row_length` elements:
+// about kParallelGrain elements per chunk, at least one row.
+inline int64_t row_grain(int64_t row_length) {
+  return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(row_length, 1));
+}
+
 // How many threads a parallel_for started here would use.
 inline int64_t parallel_threads() {
 #ifdef _OPENMP

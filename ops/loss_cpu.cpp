@@ -9,12 +9,6 @@
 
 namespace attn {
 
-namespace {
-
-int64_t row_grain(int64_t c) { return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(c, 1)); }
-
-}  // namespace
-
 void cross_entropy_forward_cpu(const Tensor& logits, const Tensor& target, const Tensor& weights,
                                int64_t ignore_index, const Tensor& loss, const Tensor& row_max,
                                const Tensor& row_log_sum, const Tensor& example_weight) {

@@ -44,7 +44,7 @@ constexpr int64_t kSumChunk = int64_t{1} << 16;
 template <class T, class SumChunk, class Finish>
 void sum_rows_by_chunks(const T* x, int64_t outer, int64_t n, const SumChunk& sum_chunk, const Finish& finish) {
   if (n <= kSumChunk) {
-    parallel_for(outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+    parallel_for(outer, row_grain(n), [&](int64_t b, int64_t e) {
       for (int64_t m = b; m < e; ++m) finish(m, sum_chunk(x + m * n, n));
     });
     return;
@@ -83,7 +83,7 @@ void reduce_rows_cpu(ReduceOp op, const Tensor& x, int64_t outer, int64_t n, con
                          [&](int64_t m, double total) { po[m] = static_cast<T>(total); });
       return;
     }
-    parallel_for(outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+    parallel_for(outer, row_grain(n), [&](int64_t b, int64_t e) {
       for (int64_t m = b; m < e; ++m) {
         const T* row = px + m * n;
         T best = n > 0 ? row[0] : -std::numeric_limits<T>::infinity();

@@ -15,8 +15,6 @@ namespace attn {
 
 namespace {
 
-int64_t row_grain(int64_t n) { return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)); }
-
 // Max over valid entries; -inf when there is none. NaNs never win a comparison.
 template <class T>
 T valid_max(const T* x, const uint8_t* mk, int64_t n) {
