@@ -204,7 +204,7 @@ ReluBiasGradient relu_and_bias_gradient(const Tensor& g, const Tensor& out, cons
   const Shape tail(shape.begin() + lead, shape.end());
   int64_t rows = 1;
   for (int64_t i = 0; i < lead; ++i) rows *= shape[i];
-  const int64_t cols = rows > 0 ? out.numel() / rows : 0;
+  const int64_t cols = out.numel() / rows;  // rows > 0: an empty output took the composed path
   ReluGradientColumns r = relu_gradient_columns(reshape(g, {rows, cols}), reshape(out, {rows, cols}));
   return {reshape(r.grad_in, shape), sum_to(reshape(r.column_sums, tail), bias_shape)};
 }
