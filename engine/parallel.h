@@ -28,20 +28,31 @@ inline int64_t parallel_threads() {
 #endif
 }
 
-// Calls f(begin, end) on disjoint chunks covering [0, n).
+// At most this many chunks per thread in a parallel_for: enough that a
+// thread on a slower core (a virtual machine's vCPUs can differ by half,
+// and which one is slow changes) ends up with fewer of them, few enough
+// that each still amortises its own set-up.
+constexpr int64_t kChunksPerThread = 4;
+
+// Calls f(begin, end) on disjoint chunks covering [0, n), each at least
+// `grain` long where n allows. Threads take the next chunk as they come
+// free. The chunks' bounds depend only on n, grain and the thread count, so
+// a kernel whose chunks write disjoint outputs gets the same bits on every
+// run.
 template <class F>
 void parallel_for(int64_t n, int64_t grain, const F& f) {
   if (n <= 0) return;
 #ifdef _OPENMP
-  if (n > grain && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+  const int64_t threads = omp_get_max_threads();
+  if (n > grain && threads > 1 && !omp_in_parallel()) {
+    const int64_t chunks = std::min(n, std::clamp(n / std::max<int64_t>(grain, 1), threads, threads * kChunksPerThread));
 #pragma omp parallel
     {
-      int64_t threads = omp_get_num_threads();
-      int64_t id = omp_get_thread_num();
-      int64_t chunk = (n + threads - 1) / threads;
-      int64_t begin = std::min(n, id * chunk);
-      int64_t end = std::min(n, begin + chunk);
-      if (begin < end) f(begin, end);
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t begin = c * n / chunks, end = (c + 1) * n / chunks;
+        if (begin < end) f(begin, end);
+      }
     }
     return;
   }

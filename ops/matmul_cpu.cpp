@@ -238,6 +238,15 @@ void run_products(int64_t batch, const Product& product) {
     run_depth_slices(first, threads);
     return;
   }
+  if constexpr (std::is_same_v<decltype(first), const GemmCall<float>>) {
+    // One product on the engine's kernel: its threads share each packed
+    // block of B and take blocks of rows as they come free.
+    if (batch == 1 && runs_own_sgemm(first)) {
+      sgemm_avx512_threaded(first.trans_a, first.trans_b, m, n, k, first.a, first.lda, first.b, first.ldb, first.beta,
+                            first.c, first.ldc, first.bias, first.relu, static_cast<int>(threads));
+      return;
+    }
+  }
   int64_t blocks = 1;
   if (m * n * k >= kSmallGemmWork && batch % threads != 0) blocks = threads / std::gcd(batch, threads);
   blocks = std::max<int64_t>(1, std::min(blocks, m / kMinBlockRows));

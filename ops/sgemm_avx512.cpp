@@ -260,78 +260,164 @@ namespace {
 // when not transposed (its k depth rows) and of each C_t are where a_rows,
 // b_rows and c_rows put them: a batch of products whose A and C are evenly
 // spaced runs as one tall product, and a sum of products over a batch (a
-// shared weight's gradient) as one deep one. Every C element gets the bits a
-// call of its own, on rows gathered first, would (the same depth blocks,
-// kernels and order of sums). A transposed B's columns are ldb = b_rows.ld
-// apart. Compiled for AVX-512 as a whole (the packing loops too); called
-// only after the CPU check.
-__attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                                                      const float* const* a, const SgemmRows& a_rows, const float* b,
-                                                      const SgemmRows& b_rows, float beta, const float* bias,
-                                                      float* const* c, const SgemmRows& c_rows, int64_t count,
-                                                      bool relu) {
-  // beta other than 0 and 1 scales C once; then every depth block adds on.
-  for (int64_t t = 0; t < count; ++t) {
-    for (int64_t i = 0; i < m; ++i) {
-      float* row = c[t] + c_rows.at(i);
-      if (beta != 0.0f && beta != 1.0f)
-        for (int64_t j = 0; j < n; ++j) row[j] *= beta;
-      if (k <= 0 && beta == 0.0f) std::fill(row, row + n, 0.0f);
-      if (k <= 0 && bias)
-        for (int64_t j = 0; j < n; ++j) row[j] += bias[j];
-      if (k <= 0 && relu)
-        for (int64_t j = 0; j < n; ++j) row[j] = unary_math::Relu::f(row[j], 0.0f, 0.0f);
-    }
-  }
-  if (k <= 0) return;
+// shared weight's gradient) as one deep one. A transposed B's columns are
+// ldb = b_rows.ld apart.
+struct Product {
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  const float* const* a;
+  SgemmRows a_rows;
+  const float* b;
+  SgemmRows b_rows;
+  float beta;
+  const float* bias;
+  float* const* c;
+  SgemmRows c_rows;
+  int64_t count;
+  bool relu;
   // A stored [m, k] is read in place (each row's depths are contiguous, and
   // the kernel broadcasts one value per row and depth); A stored [k, m] is
   // packed.
-  const bool packs_a = trans_a;
-  PackBuffers& buffers = pack_buffers();
-  const int64_t kc_max = depth_block(k);
-  float* packed_b = buffers.b.get(kc_max * ((std::min(kNC, n) + kNR - 1) / kNR * kNR));
-  float* packed_a = buffers.a.get(kc_max * ((std::min(kMC, m) + kMR - 1) / kMR * kMR));
-  for (int64_t j0 = 0; j0 < n; j0 += kNC) {
-    const int64_t nc = std::min(kNC, n - j0);
-    for (int64_t p0 = 0; p0 < k; p0 += kc_max) {
-      const int64_t kc = std::min(kc_max, k - p0);
-      const bool accumulate = p0 > 0 || beta != 0.0f;
-      const bool relu_now = relu && p0 + kc >= k;  // the last depth block stores the final sums
-      // Where the block's depth rows start (read only for an operand stored [k, *]).
-      std::array<int64_t, kKC> a_depth, b_depth;
-      for (int64_t p = 0; p < kc; ++p) {
-        a_depth[p] = trans_a ? a_rows.at(p0 + p) : 0;
-        b_depth[p] = trans_b ? 0 : b_rows.at(p0 + p);
-      }
-      pack_b(trans_b, b, b_rows.ld, b_depth.data(), p0, kc, j0, nc, packed_b);
-      for (int64_t t = 0; t < count; ++t) {
-        for (int64_t i0 = 0; i0 < m; i0 += kMC) {
-          const int64_t mc = std::min(kMC, m - i0);
-          if (packs_a) pack_a(a[t], a_depth.data(), i0, mc, kc, packed_a);
-          for (int64_t s0 = 0; s0 < nc; s0 += kNR) {
-            const float* b_strip = packed_b + s0 * kc;
-            const float* bias_strip = bias && p0 == 0 ? bias + j0 + s0 : nullptr;
-            const __mmask16 lo = first_lanes(nc - s0), hi = first_lanes(nc - s0 - 16);
-            const std::array<Kernel, kMR>& by_rows = kernels[packs_a][strip_width(nc - s0) == kNR];
-            for (int64_t r0 = 0; r0 < mc; r0 += kMR) {
-              // A tile's rows, cut where a group of C's rows ends, or of A's
-              // when A is read by rows (a packed A's groups are of depth rows).
-              const int64_t rows = std::min(kMR, mc - r0);
-              for (int64_t r = 0; r < rows;) {
-                const int64_t row = i0 + r0 + r;
-                const int64_t run = std::min({rows - r, c_rows.group - row % c_rows.group,
-                                              packs_a ? kMR : a_rows.group - row % a_rows.group});
-                const float* a_tile = packs_a ? packed_a + r0 * kc + r : a[t] + a_rows.at(row) + p0;
-                by_rows[run - 1](kc, a_tile, a_rows.ld, b_strip, c[t] + c_rows.at(row) + j0 + s0, c_rows.ld, lo, hi,
-                                 accumulate, bias_strip, relu_now);
-                r += run;
-              }
-            }
-          }
-        }
+  bool packs_a() const { return trans_a; }
+  int64_t kc_max() const { return depth_block(k); }
+  int64_t row_blocks() const { return (m + kMC - 1) / kMC; }
+  int64_t strips(int64_t nc) const { return (nc + kNR - 1) / kNR; }
+  int64_t packed_b_floats() const { return kc_max() * strips(std::min(kNC, n)) * kNR; }
+  int64_t packed_a_floats() const { return kc_max() * ((std::min(kMC, m) + kMR - 1) / kMR * kMR); }
+};
+
+// beta other than 0 and 1 scales C once (every depth block then adds on);
+// an empty sum (k = 0) stores beta C, the bias and the relu.
+void scale_outputs(const Product& g) {
+  for (int64_t t = 0; t < g.count; ++t) {
+    for (int64_t i = 0; i < g.m; ++i) {
+      float* row = g.c[t] + g.c_rows.at(i);
+      if (g.beta != 0.0f && g.beta != 1.0f)
+        for (int64_t j = 0; j < g.n; ++j) row[j] *= g.beta;
+      if (g.k <= 0 && g.beta == 0.0f) std::fill(row, row + g.n, 0.0f);
+      if (g.k <= 0 && g.bias)
+        for (int64_t j = 0; j < g.n; ++j) row[j] += g.bias[j];
+      if (g.k <= 0 && g.relu)
+        for (int64_t j = 0; j < g.n; ++j) row[j] = unary_math::Relu::f(row[j], 0.0f, 0.0f);
+    }
+  }
+}
+
+// One block of the product: columns [j0, j0 + nc) of C, depths [p0, p0 + kc).
+struct Block {
+  int64_t j0, nc, p0, kc;
+  bool accumulate, relu_now;
+  // Where the block's depth rows start (read only for an operand stored [k, *]).
+  std::array<int64_t, kKC> a_depth, b_depth;
+  Block(const Product& g, int64_t j0_, int64_t p0_)
+      : j0(j0_),
+        nc(std::min(kNC, g.n - j0_)),
+        p0(p0_),
+        kc(std::min(g.kc_max(), g.k - p0_)),
+        accumulate(p0_ > 0 || g.beta != 0.0f),
+        relu_now(g.relu && p0_ + kc >= g.k) {  // the last depth block stores the final sums
+    for (int64_t p = 0; p < kc; ++p) {
+      a_depth[p] = g.trans_a ? g.a_rows.at(p0 + p) : 0;
+      b_depth[p] = g.trans_b ? 0 : g.b_rows.at(p0 + p);
+    }
+  }
+};
+
+// The block's B strips [s_first, s_last) into packed_b (strip s at s kNR kc).
+__attribute__((target("avx512f"))) void pack_b_strips(const Product& g, const Block& blk, int64_t s_first,
+                                                      int64_t s_last, float* packed_b) {
+  const int64_t c0 = s_first * kNR, c1 = std::min(blk.nc, s_last * kNR);
+  if (c0 < c1)
+    pack_b(g.trans_b, g.b, g.b_rows.ld, blk.b_depth.data(), blk.p0, blk.kc, blk.j0 + c0, c1 - c0,
+           packed_b + c0 * blk.kc);
+}
+
+// Rows [i0, i0 + kMC) of C_t times the block's packed B (packing A's rows
+// into packed_a first when A is stored [k, m]).
+__attribute__((target("avx512f"))) void multiply_rows(const Product& g, const Block& blk, int64_t t, int64_t i0,
+                                                      const float* packed_b, float* packed_a) {
+  const int64_t mc = std::min(kMC, g.m - i0), kc = blk.kc;
+  const bool packs_a = g.packs_a();
+  if (packs_a) pack_a(g.a[t], blk.a_depth.data(), i0, mc, kc, packed_a);
+  for (int64_t s0 = 0; s0 < blk.nc; s0 += kNR) {
+    const float* b_strip = packed_b + s0 * kc;
+    const float* bias_strip = g.bias && blk.p0 == 0 ? g.bias + blk.j0 + s0 : nullptr;
+    const __mmask16 lo = first_lanes(blk.nc - s0), hi = first_lanes(blk.nc - s0 - 16);
+    const std::array<Kernel, kMR>& by_rows = kernels[packs_a][strip_width(blk.nc - s0) == kNR];
+    for (int64_t r0 = 0; r0 < mc; r0 += kMR) {
+      // A tile's rows, cut where a group of C's rows ends, or of A's when A
+      // is read by rows (a packed A's groups are of depth rows).
+      const int64_t rows = std::min(kMR, mc - r0);
+      for (int64_t r = 0; r < rows;) {
+        const int64_t row = i0 + r0 + r;
+        const int64_t run = std::min({rows - r, g.c_rows.group - row % g.c_rows.group,
+                                      packs_a ? kMR : g.a_rows.group - row % g.a_rows.group});
+        const float* a_tile = packs_a ? packed_a + r0 * kc + r : g.a[t] + g.a_rows.at(row) + blk.p0;
+        by_rows[run - 1](kc, a_tile, g.a_rows.ld, b_strip, g.c[t] + g.c_rows.at(row) + blk.j0 + s0, g.c_rows.ld, lo,
+                         hi, blk.accumulate, bias_strip, blk.relu_now);
+        r += run;
       }
     }
+  }
+}
+
+// The product on this thread. Every C element gets the bits a call of its
+// own, on rows gathered first, would (the same depth blocks, kernels and
+// order of sums). Called only after the CPU check.
+void blocked_sgemm(const Product& g) {
+  scale_outputs(g);
+  if (g.k <= 0) return;
+  PackBuffers& buffers = pack_buffers();
+  float* packed_b = buffers.b.get(g.packed_b_floats());
+  float* packed_a = buffers.a.get(g.packed_a_floats());
+  for (int64_t j0 = 0; j0 < g.n; j0 += kNC) {
+    for (int64_t p0 = 0; p0 < g.k; p0 += g.kc_max()) {
+      const Block blk(g, j0, p0);
+      pack_b_strips(g, blk, 0, g.strips(blk.nc), packed_b);
+      for (int64_t t = 0; t < g.count; ++t)
+        for (int64_t i0 = 0; i0 < g.m; i0 += kMC) multiply_rows(g, blk, t, i0, packed_b, packed_a);
+    }
+  }
+}
+
+// The product on `threads` OpenMP threads. Each block of B is packed once,
+// its strips shared out among the threads, into the calling thread's
+// buffer, which all of them then read; the blocks of kMC rows of C go to
+// whichever thread is free next. A thread on a slower or busier core (a
+// virtual machine's vCPUs often differ by half) so takes fewer of them
+// instead of holding the others up at the end, as a fixed split of the rows
+// would. Each C element is computed exactly as blocked_sgemm computes it:
+// the same bits, whatever the thread count or the order the blocks run in.
+void blocked_sgemm_threaded(const Product& g, int threads) {
+  scale_outputs(g);
+  if (g.k <= 0) return;
+  float* packed_b = pack_buffers().b.get(g.packed_b_floats());
+  const int64_t row_units = g.count * g.row_blocks();
+#pragma omp parallel num_threads(threads)
+  {
+    float* packed_a = pack_buffers().a.get(g.packed_a_floats());
+    for (int64_t j0 = 0; j0 < g.n; j0 += kNC) {
+      for (int64_t p0 = 0; p0 < g.k; p0 += g.kc_max()) {
+        const Block blk(g, j0, p0);
+        // The previous block's rows are all done (the barrier ending the
+        // loop below) before its packed B is overwritten here.
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t s = 0; s < g.strips(blk.nc); s += 2) pack_b_strips(g, blk, s, s + 2, packed_b);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t u = 0; u < row_units; ++u)
+          multiply_rows(g, blk, u / g.row_blocks(), u % g.row_blocks() * kMC, packed_b, packed_a);
+      }
+    }
+  }
+}
+
+void run_product(const Product& g, int threads = 1) {
+  ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
+  if (g.m <= 0 || g.n <= 0 || g.count <= 0) return;
+  if (threads > 1) {
+    blocked_sgemm_threaded(g, threads);
+  } else {
+    blocked_sgemm(g);
   }
 }
 
@@ -339,39 +425,38 @@ __attribute__((target("avx512f"))) void blocked_sgemm(bool trans_a, bool trans_b
 
 void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias, bool relu) {
-  ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
-  if (m <= 0 || n <= 0) return;
-  blocked_sgemm(trans_a, trans_b, m, n, k, &a, SgemmRows::plain(trans_a ? k : m, lda), b,
-                SgemmRows::plain(trans_b ? n : k, ldb), beta, bias, &c, SgemmRows::plain(m, ldc), 1, relu);
+  sgemm_avx512_threaded(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, bias, relu, 1);
+}
+
+void sgemm_avx512_threaded(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                           const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias, bool relu,
+                           int threads) {
+  run_product({trans_a, trans_b, m, n, k, &a, SgemmRows::plain(trans_a ? k : m, lda), b,
+               SgemmRows::plain(trans_b ? n : k, ldb), beta, bias, &c, SgemmRows::plain(m, ldc), 1, relu},
+              threads);
 }
 
 void sgemm_avx512_shared_b(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* const* a,
                            int64_t lda, const float* b, int64_t ldb, float beta, float* const* c, int64_t ldc,
                            int64_t count, const float* bias, bool relu) {
-  ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
-  if (m <= 0 || n <= 0 || count <= 0) return;
-  blocked_sgemm(trans_a, trans_b, m, n, k, a, SgemmRows::plain(trans_a ? k : m, lda), b,
-                SgemmRows::plain(trans_b ? n : k, ldb), beta, bias, c, SgemmRows::plain(m, ldc), count, relu);
+  run_product({trans_a, trans_b, m, n, k, a, SgemmRows::plain(trans_a ? k : m, lda), b,
+               SgemmRows::plain(trans_b ? n : k, ldb), beta, bias, c, SgemmRows::plain(m, ldc), count, relu});
 }
 
 void sgemm_avx512_grouped(bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, const SgemmRows& a_rows,
                           const float* b, int64_t ldb, float beta, float* c, const SgemmRows& c_rows,
                           const float* bias, bool relu) {
-  ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
   ATTN_CHECK(a_rows.group > 0 && c_rows.group > 0, "sgemm", "row groups of ", a_rows.group, " and ", c_rows.group,
              " rows: expected at least 1");
-  if (m <= 0 || n <= 0) return;
-  blocked_sgemm(false, trans_b, m, n, k, &a, a_rows, b, SgemmRows::plain(trans_b ? n : k, ldb), beta, bias, &c,
-                c_rows, 1, relu);
+  run_product({false, trans_b, m, n, k, &a, a_rows, b, SgemmRows::plain(trans_b ? n : k, ldb), beta, bias, &c, c_rows,
+               1, relu});
 }
 
 void sgemm_avx512_depth_rows(int64_t m, int64_t n, int64_t k, const float* a, const SgemmRows& a_rows, const float* b,
                              const SgemmRows& b_rows, float beta, float* c, int64_t ldc) {
-  ATTN_CHECK(sgemm_avx512_available(), "sgemm", "this CPU has no AVX-512F");
   ATTN_CHECK(a_rows.group > 0 && b_rows.group > 0, "sgemm", "depth row groups of ", a_rows.group, " and ",
              b_rows.group, " rows: expected at least 1");
-  if (m <= 0 || n <= 0) return;
-  blocked_sgemm(true, false, m, n, k, &a, a_rows, b, b_rows, beta, nullptr, &c, SgemmRows::plain(m, ldc), 1, false);
+  run_product({true, false, m, n, k, &a, a_rows, b, b_rows, beta, nullptr, &c, SgemmRows::plain(m, ldc), 1, false});
 }
 
 }  // namespace attn

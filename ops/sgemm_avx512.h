@@ -29,6 +29,15 @@ void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias = nullptr,
                   bool relu = false);
 
+// sgemm_avx512 on `threads` OpenMP threads (called outside any parallel
+// region): each block of B is packed once for all of them, and blocks of C's
+// rows go to whichever thread is free next, so that a thread on a slower or
+// busier core takes fewer. The same bits as sgemm_avx512, whatever the
+// thread count.
+void sgemm_avx512_threaded(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                           const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias, bool relu,
+                           int threads);
+
 // count products C[t] = op(A[t]) op(B) + beta C[t] with one B (and one m, n,
 // k, lda, ldc for all): B is packed once per block instead of once per
 // product, which is most of a small product's cost. Each C[t] gets the same

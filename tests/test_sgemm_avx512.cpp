@@ -253,6 +253,38 @@ TEST_F(SgemmAvx512, ProductsSharingBGetTheBitsOfTheirOwnCalls) {
   }
 }
 
+TEST_F(SgemmAvx512, ThreadedProductGetsTheBitsOfTheSerialCallOnAnyThreadCount) {
+  // The threads share each packed block of B and take blocks of 96 rows as
+  // they come free; every element still runs the serial call's sums, so
+  // the bits match on any thread count, whichever thread ran which rows.
+  // Several row blocks, depth blocks (k > 384), column blocks (n > 1536),
+  // the packed A (A^T), beta, a fused bias and relu.
+  const Case cases[] = {
+      {false, true, 400, 300, 300, 0, 0, 0, 0.0f}, {true, false, 301, 45, 800, 1, 0, 2, 1.0f},
+      {false, false, 97, 1600, 70, 0, 3, 1, 0.5f}, {false, true, 7, 33, 20, 0, 0, 0, 0.0f},
+  };
+  std::mt19937 gen(21);
+  std::vector<float> bias(1600);
+  for (float& x : bias) x = std::uniform_real_distribution<float>(-1.0f, 1.0f)(gen);
+  for (const Case& t : cases) {
+    Product p = make_product(t, gen);
+    for (bool fused : {false, true}) {
+      SCOPED_TRACE(describe(t) + (fused ? " with bias and relu" : ""));
+      const float* b = fused ? bias.data() : nullptr;
+      std::vector<float> serial = p.c0;
+      sgemm_avx512(t.trans_a, t.trans_b, t.m, t.n, t.k, p.a.data(), p.lda, p.b.data(), p.ldb, t.beta, serial.data(),
+                   p.ldc, b, fused);
+      if (!fused) expect_product(t, p, serial);
+      for (int threads : {2, 3}) {
+        std::vector<float> threaded = p.c0;
+        sgemm_avx512_threaded(t.trans_a, t.trans_b, t.m, t.n, t.k, p.a.data(), p.lda, p.b.data(), p.ldb, t.beta,
+                              threaded.data(), p.ldc, b, fused, threads);
+        EXPECT_EQ(threaded, serial) << threads << " threads";
+      }
+    }
+  }
+}
+
 TEST_F(SgemmAvx512, GroupedRowsGetTheBitsOfTheirOwnCalls) {
   // Five products of 13 rows sharing B, their A and C rows in evenly spaced
   // groups with gaps between them, run as one product of 65 rows (tiles of
