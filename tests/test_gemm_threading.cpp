@@ -16,19 +16,10 @@
 #include "attn/ops/gemm_threads.h"
 #include "attn/ops/matmul.h"
 #include "attn/ops/view.h"
+#include "thread_count.h"
 
 namespace attn {
 namespace {
-
-// Restores the OpenMP thread count when a test ends, whatever it set.
-class ThreadCount {
- public:
-  explicit ThreadCount(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
-  ~ThreadCount() { omp_set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
 
 Tensor uniform(const Shape& shape, Generator& gen, DType dtype) { return rand_uniform(shape, -1.0, 1.0, gen, dtype); }
 

@@ -11,19 +11,10 @@
 #include <vector>
 
 #include "attn/engine/parallel.h"
+#include "thread_count.h"
 
 namespace attn {
 namespace {
-
-// Restores the OpenMP thread count when a test ends, whatever it set.
-class ThreadCount {
- public:
-  explicit ThreadCount(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
-  ~ThreadCount() { omp_set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
 
 // The chunks one parallel_for handed out, sorted by their start.
 std::vector<std::pair<int64_t, int64_t>> chunks_of(int64_t n, int64_t grain) {
