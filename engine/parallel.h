@@ -45,7 +45,8 @@ void parallel_for(int64_t n, int64_t grain, const F& f) {
 #ifdef _OPENMP
   const int64_t threads = omp_get_max_threads();
   if (n > grain && threads > 1 && !omp_in_parallel()) {
-    const int64_t chunks = std::min(n, std::clamp(n / std::max<int64_t>(grain, 1), threads, threads * kChunksPerThread));
+    const int64_t by_grain = n / std::max<int64_t>(grain, 1);
+    const int64_t chunks = std::min(n, std::clamp(by_grain, threads, threads * kChunksPerThread));
 #pragma omp parallel
     {
 #pragma omp for schedule(dynamic, 1)
