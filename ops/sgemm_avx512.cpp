@@ -423,17 +423,17 @@ void run_product(const Product& g, int threads = 1) {
 
 }  // namespace
 
-void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias, bool relu) {
-  sgemm_avx512_threaded(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, bias, relu, 1);
-}
-
 void sgemm_avx512_threaded(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias, bool relu,
                            int threads) {
   run_product({trans_a, trans_b, m, n, k, &a, SgemmRows::plain(trans_a ? k : m, lda), b,
                SgemmRows::plain(trans_b ? n : k, ldb), beta, bias, &c, SgemmRows::plain(m, ldc), 1, relu},
               threads);
+}
+
+void sgemm_avx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const float* bias, bool relu) {
+  sgemm_avx512_threaded(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc, bias, relu, 1);
 }
 
 void sgemm_avx512_shared_b(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* const* a,

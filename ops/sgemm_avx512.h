@@ -1,7 +1,9 @@
-// The engine's own single-threaded float32 GEMM for CPUs with AVX-512: the
-// default float32 GEMM there, whatever kernels OpenBLAS has for the CPU
-// (docs/engine.md, "The float32 GEMM"). Callers thread it the way they
-// thread OpenBLAS's serial calls (ops/matmul_cpu.cpp).
+// The engine's own float32 GEMM for CPUs with AVX-512: the default float32
+// GEMM there, whatever kernels OpenBLAS has for the CPU (docs/engine.md,
+// "The float32 GEMM"). Its calls are single-threaded, and callers thread
+// batches of them the way they thread OpenBLAS's serial calls; a single
+// product runs on several threads through sgemm_avx512_threaded
+// (ops/matmul_cpu.cpp).
 #pragma once
 #include <cstdint>
 #include <string>
