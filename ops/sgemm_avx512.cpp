@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "attn/engine/error.h"
@@ -235,8 +236,24 @@ std::atomic<CpuSgemm> sgemm_choice{CpuSgemm::automatic};
 
 }  // namespace
 
+namespace {
+
+// ATTN_AVX512=off makes an AVX-512 machine take the portable paths (OpenBLAS
+// and the unfused kernels), so the suite can check on one machine what a CPU
+// without AVX-512 runs. Unset or "auto" asks the CPU; anything else is an
+// error rather than a silent default.
+bool avx512_allowed_by_environment() {
+  const char* value = std::getenv("ATTN_AVX512");
+  if (value == nullptr || std::string(value) == "auto") return true;
+  if (std::string(value) == "off") return false;
+  throw Error(std::string("ATTN_AVX512 is '") + value +
+              "': expected auto (use the AVX-512 kernels where the CPU has AVX-512F) or off");
+}
+
+}  // namespace
+
 bool sgemm_avx512_available() {
-  static const bool available = __builtin_cpu_supports("avx512f");
+  static const bool available = __builtin_cpu_supports("avx512f") && avx512_allowed_by_environment();
   return available;
 }
 

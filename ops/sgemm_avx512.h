@@ -65,7 +65,8 @@ void sgemm_avx512_grouped(bool trans_b, int64_t m, int64_t n, int64_t k, const f
 void sgemm_avx512_depth_rows(int64_t m, int64_t n, int64_t k, const float* a, const SgemmRows& a_rows, const float* b,
                              const SgemmRows& b_rows, float beta, float* c, int64_t ldc);
 
-// The CPU has AVX-512F (checked once).
+// The CPU has AVX-512F and the environment does not switch it off
+// (ATTN_AVX512=off; checked once).
 bool sgemm_avx512_available();
 
 // Which float32 GEMM the CPU kernels call: the engine's own where the CPU

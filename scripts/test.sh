@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds (Release) and runs the
 # whole suite with CTest, then does the same under AddressSanitizer and
-# UndefinedBehaviorSanitizer. ATTN_SKIP_SANITIZE=1 skips the second pass.
+# UndefinedBehaviorSanitizer. ATTN_SKIP_SANITIZE=1 skips the sanitizer pass.
+# On a CPU with AVX-512 the Release suite also runs with ATTN_AVX512=off, the
+# kernels a CPU without AVX-512 takes.
 #
 # The Release build has the CUDA backend whenever nvcc is found (CMake's
 # ATTN_CUDA=AUTO); without a GPU its CUDA tests report themselves skipped.
@@ -23,6 +25,17 @@ attn_build build -DCMAKE_BUILD_TYPE=Release -DATTN_CUDA="${ATTN_CUDA:-AUTO}"
 ctest --test-dir build --output-on-failure -j"$jobs"
 release_cuda=$(grep -q '^ATTN_WITH_CUDA_BUILD:INTERNAL=ON' build/CMakeCache.txt && echo "with CUDA" || echo "CPU only")
 echo "== release build: $release_cuda"
+
+# A CPU without AVX-512 runs the portable kernels (OpenBLAS, unfused bias and
+# relu passes). On a CPU with AVX-512 the suite runs a second time with those
+# kernels switched off, so both paths are checked wherever CI runs.
+if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
+  echo "== release tests again with the AVX-512 kernels switched off (ATTN_AVX512=off)"
+  ATTN_AVX512=off ctest --test-dir build --output-on-failure -j"$jobs"
+  cpu_paths="AVX-512 and portable kernels"
+else
+  cpu_paths="portable kernels (this CPU has no AVX-512F)"
+fi
 
 # The CUDA tests: suites named Cuda* (parameterised ones after a prefix/),
 # and the no-device checks the emulated build runs without its device.
@@ -56,4 +69,4 @@ if [ "${ATTN_SKIP_SANITIZE:-0}" != "1" ]; then
   run_emulated 2 "CUDA-vs-CPU tests (shuffled schedule)" -R "$cuda_vs_cpu_tests"
   sanitizer_cuda="emulated CUDA, $ran0 CUDA tests (seed 0) + $ran (seed 2)"
 fi
-echo "== all tests passed (release build: $release_cuda; sanitizer build: $sanitizer_cuda)"
+echo "== all tests passed (release build: $release_cuda, $cpu_paths; sanitizer build: $sanitizer_cuda)"
