@@ -16,7 +16,7 @@ include(CMakePackageConfigHelpers)
 
 # Every layer library, each before the layers it links: the static link order.
 set(ATTN_LIBRARIES attn_cli attn_train_bench attn_train attn_models attn_nn attn_train_optim attn_train_data
-    attn_ops attn_engine)
+    attn_ops attn_engine attn_util)
 
 # `attn` is the program's target, so the library target is attn_library,
 # exported under the name attn (attn::attn).

@@ -123,7 +123,7 @@ namespace {
 // to several inputs (add's backward does that); accumulation makes a new one.
 Tensor accumulate(const Tensor& existing, const Tensor& incoming) {
   if (!existing.defined()) return incoming;
-  ATTN_CHECK(gradient_adder != nullptr, "backward", "no gradient adder installed (ops/binary.cpp is not linked)");
+  ATTN_CHECK(gradient_adder != nullptr, "backward", "no gradient adder installed (ops/binary/binary.cpp is not linked)");
   return gradient_adder(existing, incoming);
 }
 

@@ -78,7 +78,7 @@ Tensor pending_gradient(size_t input);
 Tensor writable_output_gradient();
 
 // Accumulating two gradients of one tensor is an elementwise add, an op of the
-// layer above (ops/binary.cpp installs it when it is linked), so that the
+// layer above (ops/binary/binary.cpp installs it when it is linked), so that the
 // engine includes nothing above itself.
 using GradientAdder = Tensor (*)(const Tensor& a, const Tensor& b);
 void set_gradient_adder(GradientAdder add);

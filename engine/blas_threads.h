@@ -2,7 +2,7 @@
 // most GEMMs are split over the engine's OpenMP threads (parallel_for) and
 // OpenBLAS runs each piece on the calling thread; the few products that
 // OpenBLAS threads better are run inside a ScopedBlasThreads
-// (ops/gemm_threads.h says which). Two pools (OpenMP's and OpenBLAS's
+// (ops/cpu/gemm_threads.h says which). Two pools (OpenMP's and OpenBLAS's
 // pthreads) busy on the same cores at once spin against each other; on 2
 // cores that once cost MTSA's training step about a third of its time
 // (docs/engine.md, "GEMM threading").

@@ -1,28 +1,9 @@
 #include "attn/engine/error.h"
 
-#include <cstring>
-
 namespace attn {
 
 NotImplemented::NotImplemented(const std::string& op, Device device)
     : Error(op + ": no kernel for device " + device_name(device) +
             (device == Device::CUDA && !built_with_cuda() ? " (this build has no CUDA backend)" : "")) {}
-
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
-}
-
-namespace detail {
-[[noreturn]] void throw_error(const char* op, const std::string& message, const char* file, int line) {
-  const char* base = std::strrchr(file, '/');
-  throw Error(std::string(op) + ": " + message + " (" + (base ? base + 1 : file) + ":" +
-              std::to_string(line) + ")");
-}
-}  // namespace detail
 
 }  // namespace attn

@@ -1,19 +1,12 @@
-// Errors are exceptions that name the op, the shapes involved and the source
-// location of the failed check. The library never aborts on user error.
+// The engine's errors: every attn::Error (util/error.h, with ATTN_CHECK) and
+// the one that needs to know about devices.
 #pragma once
-#include <sstream>
-#include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "attn/engine/device.h"
+#include "attn/util/error.h"
 
 namespace attn {
-
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // Thrown when an op has no kernel for the requested device.
 class NotImplemented : public Error {
@@ -21,27 +14,4 @@ class NotImplemented : public Error {
   NotImplemented(const std::string& op, Device device);
 };
 
-std::string shape_str(const std::vector<int64_t>& shape);
-
-namespace detail {
-inline void append(std::ostringstream&) {}
-template <class T, class... Rest>
-void append(std::ostringstream& os, const T& first, const Rest&... rest) {
-  os << first;
-  append(os, rest...);
-}
-[[noreturn]] void throw_error(const char* op, const std::string& message, const char* file, int line);
-}  // namespace detail
-
 }  // namespace attn
-
-// ATTN_CHECK(cond, "op", "message parts", ...): throws attn::Error
-// "op: message (file:line)" when cond is false.
-#define ATTN_CHECK(cond, op, ...)                                               \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      std::ostringstream attn_msg_;                                             \
-      ::attn::detail::append(attn_msg_, __VA_ARGS__);                           \
-      ::attn::detail::throw_error((op), attn_msg_.str(), __FILE__, __LINE__);   \
-    }                                                                           \
-  } while (0)

@@ -7,13 +7,13 @@
 #include <attn/engine/autograd.h>
 #include <attn/engine/random.h>
 #include <attn/engine/tensor.h>
-#include <attn/ops/binary.h>
+#include <attn/ops/binary/binary.h>
 #include <attn/ops/gradcheck.h>
-#include <attn/ops/matmul.h>
-#include <attn/ops/reduce.h>
-#include <attn/ops/softmax.h>
-#include <attn/ops/unary.h>
-#include <attn/ops/view.h>
+#include <attn/ops/matmul/matmul.h>
+#include <attn/ops/reduce/reduce.h>
+#include <attn/ops/softmax/softmax.h>
+#include <attn/ops/unary/unary.h>
+#include <attn/ops/view/view.h>
 
 #include <cmath>
 #include <cstdio>

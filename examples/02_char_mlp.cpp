@@ -7,10 +7,10 @@
 #include <attn/nn/embedding.h>
 #include <attn/nn/linear.h>
 #include <attn/nn/module.h>
-#include <attn/ops/loss.h>
-#include <attn/ops/reduce.h>
-#include <attn/ops/unary.h>
-#include <attn/ops/view.h>
+#include <attn/ops/loss/loss.h>
+#include <attn/ops/reduce/reduce.h>
+#include <attn/ops/unary/unary.h>
+#include <attn/ops/view/view.h>
 #include <attn/train/metrics.h>
 #include <attn/train/optim/adam.h>
 

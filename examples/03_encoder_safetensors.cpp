@@ -10,8 +10,8 @@
 #include <attn/nn/embedding.h>
 #include <attn/nn/linear.h>
 #include <attn/nn/safetensors.h>
-#include <attn/ops/loss.h>
-#include <attn/ops/reduce.h>
+#include <attn/ops/loss/loss.h>
+#include <attn/ops/reduce/reduce.h>
 #include <attn/train/metrics.h>
 #include <attn/train/optim/adam.h>
 

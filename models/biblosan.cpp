@@ -1,7 +1,7 @@
 #include "attn/models/biblosan.h"
 
 #include "attn/engine/error.h"
-#include "attn/ops/join.h"
+#include "attn/ops/join/join.h"
 
 namespace attn {
 

@@ -4,11 +4,11 @@
 #include "attn/engine/error.h"
 #include "attn/models/attention_trace.h"
 #include "attn/models/disa.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/join.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/join/join.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 

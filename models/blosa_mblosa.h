@@ -36,7 +36,7 @@ struct MBlosaOptions {
   Activation activation = Activation::Relu;  // sigma of the fusion gate's F
   double scale_c = 5.0;
   // true: build the [B, n, n, d] score tensor from elementwise ops (the
-  // papers' memory profile); false: the fused kernel (ops/multi_dim_attention.h).
+  // papers' memory profile); false: the fused kernel (ops/multi_dim_attention/multi_dim_attention.h).
   bool materialize_scores = false;
 };
 

@@ -1,10 +1,10 @@
 #include "attn/models/bow.h"
 
 #include "attn/models/masks.h"
-#include "attn/ops/binary.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/view.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "attn/engine/error.h"
-#include "attn/engine/util/text.h"
+#include "attn/util/text.h"
 
 namespace attn {
 

@@ -6,14 +6,14 @@
 #include "attn/engine/copy.h"
 #include "attn/engine/error.h"
 #include "attn/models/attention_trace.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/index.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/multi_dim_attention.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/softmax.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/index/index.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/multi_dim_attention/multi_dim_attention.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/softmax/softmax.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 

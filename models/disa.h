@@ -25,7 +25,7 @@ struct DisaOptions {
   Activation activation = Activation::Relu;
   double scale_c = 5.0;
   // true: build the [B, n, n, d] score tensor from elementwise ops (the
-  // papers' memory profile); false: the fused kernel (ops/multi_dim_attention.h).
+  // papers' memory profile); false: the fused kernel (ops/multi_dim_attention/multi_dim_attention.h).
   bool materialize_scores = false;
 };
 
@@ -51,7 +51,7 @@ class Disa : public Module {
 // bias may be undefined when query_term already holds it (the models pass
 // linear(h, W1, b): the bias rides on the GEMM's output instead of costing a
 // pass of its own over [B, n, d]).
-// Fused (ops/multi_dim_attention.h) by default; materialize_scores composes it
+// Fused (ops/multi_dim_attention/multi_dim_attention.h) by default; materialize_scores composes it
 // from elementwise ops and a masked softmax over the [B, n, n, d] scores (the
 // reference the fused kernel is tested against).
 Tensor multi_dim_masked_attention(const Tensor& h, const Tensor& query_term, const Tensor& key_term, const Tensor& bias,

@@ -1,6 +1,6 @@
 #include "attn/models/disan.h"
 
-#include "attn/ops/join.h"
+#include "attn/ops/join/join.h"
 
 namespace attn {
 

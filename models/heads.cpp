@@ -3,11 +3,11 @@
 #include <cmath>
 
 #include "attn/engine/error.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/join.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/softmax.h"
-#include "attn/ops/unary.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/join/join.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/softmax/softmax.h"
+#include "attn/ops/unary/unary.h"
 
 namespace attn {
 

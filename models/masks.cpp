@@ -4,8 +4,8 @@
 #include <string>
 
 #include "attn/engine/error.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 

@@ -4,11 +4,11 @@
 
 #include "attn/engine/error.h"
 #include "attn/models/masks.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/sigmoid_gate.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/sigmoid_gate/sigmoid_gate.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 

@@ -46,7 +46,7 @@ class HeadLinear : public Module {
   // activate(a, forward(x)); a relu is taken as the GEMM stores its sums.
   Tensor forward_activated(Activation a, const Tensor& x) const;
   // The layer over [x1 | x2] (concatenated features, in = in1 + in2) as
-  // x1 W[:in1] + x2 W[in1:] (ops/matmul.h matmul_sum): no concatenated copy.
+  // x1 W[:in1] + x2 W[in1:] (ops/matmul/matmul.h matmul_sum): no concatenated copy.
   Tensor forward_concat(const Tensor& x1, const Tensor& x2) const;
 
   Tensor weight;

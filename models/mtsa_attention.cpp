@@ -8,17 +8,17 @@
 #include "attn/models/attention_trace.h"
 #include "attn/models/masks.h"
 #include "attn/engine/autograd.h"
-#include "attn/ops/binary.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/dropout.h"
-#include "attn/ops/factorized_attention.h"
-#include "attn/ops/join.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/separable_attention.h"
-#include "attn/ops/softmax.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/dropout/dropout.h"
+#include "attn/ops/factorized_attention/factorized_attention.h"
+#include "attn/ops/join/join.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/separable_attention/separable_attention.h"
+#include "attn/ops/softmax/softmax.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 
@@ -115,7 +115,7 @@ Tensor tensorized_probabilities(const Tensor& r_allowed, const Tensor& s, const 
 }
 
 // Whether every query with an allowed key has den >= kMinDenominator
-// (ops/factorized_attention.h) in every feature (one host read of a flag).
+// (ops/factorized_attention/factorized_attention.h) in every feature (one host read of a flag).
 // Below it (a query whose allowed terms all lie more than ~44 below the
 // per-feature maximum of S) the two-GEMM quotient is wrong in the forward
 // pass and grad / den overflows to Inf, which the GEMMs' backward then

@@ -24,7 +24,7 @@
 // the forward quotient loses its digits and the backward's grad / den
 // overflows to Inf and meets the zeros of E_R and E_S as NaN. When any
 // denominator of a query with allowed keys falls below 2^-64, the batch is
-// computed instead by ops/separable_attention.h, the same Eqs. 10-12 with
+// computed instead by ops/separable_attention/separable_attention.h, the same Eqs. 10-12 with
 // each (query, feature) softmax shifted by its own maximum (exact for any
 // finite scores; O(n^2 d) exponentials, so only then).
 //
@@ -77,7 +77,7 @@ struct TensorizedAttentionOptions {
   double attn_keep_prob = 1.0;
   Generator* gen = nullptr;  // needed when attn_keep_prob < 1 and training
   bool training = false;
-  // The fused two-GEMM op (ops/factorized_attention.h); false runs the
+  // The fused two-GEMM op (ops/factorized_attention/factorized_attention.h); false runs the
   // composed form it is tested against. Attention dropout and an attached
   // attention trace always take the composed form (it builds the tensors
   // they need).

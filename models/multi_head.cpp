@@ -4,11 +4,11 @@
 
 #include "attn/engine/error.h"
 #include "attn/models/masks.h"
-#include "attn/ops/dot_product_attention.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/softmax.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/dot_product_attention/dot_product_attention.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/softmax/softmax.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 

@@ -4,7 +4,7 @@
 //   head_c = softmax(Q_c K_c^T / sqrt(d_h)) V_c, keys at padded positions masked
 //   MHA(H) = [head_1; ...; head_h] W^O
 // with d_h = D / h. The attention core is the fused
-// ops/dot_product_attention.h (heads read in place, merged as a view);
+// ops/dot_product_attention/dot_product_attention.h (heads read in place, merged as a view);
 // scaled_dot_product_attention below is its composed form with a general
 // mask, kept as a reference. Also the head splitting the Multi-Scale
 // Transformer shares.

@@ -8,17 +8,17 @@
 
 #include "attn/engine/error.h"
 #include "attn/models/attention_trace.h"
-#include "attn/engine/util/text.h"
+#include "attn/util/text.h"
 #include "attn/models/masks.h"
 #include "attn/models/multi_head.h"
 #include "attn/nn/init.h"
-#include "attn/ops/binary.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/join.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
-#include "attn/ops/window_attention.h"
+#include "attn/ops/join/join.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
+#include "attn/ops/window_attention/window_attention.h"
 
 namespace attn {
 

@@ -7,7 +7,7 @@
 // masked. A scale is a window SIZE w (odd; w = 1 is the token alone, the FFN
 // the paper drops), so r = (w - 1) / 2; a ratio scale N/k of the sentence
 // length N has r = floor(N / (2k)), i.e. the odd size 2r+1 in (N/k - 1, N/k + 1].
-// The window attention is one fused op (ops/window_attention.h) that reads
+// The window attention is one fused op (ops/window_attention/window_attention.h) that reads
 // each query's 2R+1 neighbours in place: O(n R d) time, O(n (R + d)) memory,
 // never n^2.
 //
@@ -62,7 +62,7 @@ std::vector<std::vector<int64_t>> scale_head_counts(int64_t layers, int64_t scal
 // keys i with |i - j| <= radii[b], 0 <= i < n and valid[b, i] (uint8 [B, n]).
 // Radii >= n - 1 cover the whole sentence (full masked attention). A query
 // with no allowed key gets zeros. O(n * (2R + 1) * d_h) time,
-// R = min(max radius, n - 1); runs ops/window_attention.h (fused) and records
+// R = min(max radius, n - 1); runs ops/window_attention/window_attention.h (fused) and records
 // its probabilities [B, h, n, 2R+1] and band mask [B, 1, n, 2R+1] as the
 // "window" and "window_mask" attention traces.
 Tensor window_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& valid,

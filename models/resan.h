@@ -58,7 +58,7 @@ struct ResaOptions {
   Activation activation = Activation::Relu;
   double scale_c = 5.0;
   // true: build the [B, n, n, d] score tensor from elementwise ops (the
-  // papers' memory profile); false: the fused kernel (ops/multi_dim_attention.h).
+  // papers' memory profile); false: the fused kernel (ops/multi_dim_attention/multi_dim_attention.h).
   bool materialize_scores = false;
   bool keep_unselected = true;  // false: unselected heads output zeros
   UnselectedHeadPool pool = UnselectedHeadPool::AllTokens;

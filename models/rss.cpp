@@ -3,14 +3,14 @@
 #include "attn/engine/autograd.h"
 #include "attn/engine/error.h"
 #include "attn/models/masks.h"
-#include "attn/ops/binary.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/dropout.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/modulated_linear.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/dropout/dropout.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/modulated_linear/modulated_linear.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 
@@ -69,7 +69,7 @@ Tensor Rss::logits(const Tensor& x, const Tensor& valid) const {
   // fc([x; xbar; x * xbar]) by the weight's column blocks, and the [B, n, 3d]
   // concatenation is never built: the xbar block runs once per sentence, and
   // the x and x * xbar blocks are one product per sentence with the matrix
-  // W_x + W_xx diag(xbar) (ops/modulated_linear.h): a third, then two
+  // W_x + W_xx diag(xbar) (ops/modulated_linear/modulated_linear.h): a third, then two
   // thirds fewer FLOPs than the concatenated form.
   const Tensor& w = fc_.weight;
   Tensor pre = modulated_linear(xz, squeeze(xbar, 1), narrow(w, 1, 0, d), narrow(w, 1, 2 * d, d)) +

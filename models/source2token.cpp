@@ -2,9 +2,9 @@
 
 #include "attn/engine/error.h"
 #include "attn/models/attention_trace.h"
-#include "attn/ops/softmax.h"
-#include "attn/ops/softmax_pool.h"
-#include "attn/ops/view.h"
+#include "attn/ops/softmax/softmax.h"
+#include "attn/ops/softmax_pool/softmax_pool.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 
@@ -42,7 +42,7 @@ Tensor Source2Token::forward(const Tensor& x, const Tensor& mask) const {
   trace_attention("source2token", [&] { return softmax_over_positions(f, mask); });
   // The softmax over positions and the weighted sum in one op, which keeps
   // the [B, n, d] probabilities only when a backward will run
-  // (ops/softmax_pool.h).
+  // (ops/softmax_pool/softmax_pool.h).
   return softmax_pool(f, x, mask);
 }
 

@@ -8,7 +8,7 @@
 
 #include "attn/models/encoder.h"
 #include "attn/models/heads.h"
-#include "attn/engine/task_kind.h"
+#include "attn/util/task_kind.h"
 #include "attn/nn/embedding.h"
 
 namespace attn {

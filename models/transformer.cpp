@@ -5,8 +5,8 @@
 #include "attn/engine/error.h"
 #include "attn/models/masks.h"
 #include "attn/models/positional.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 

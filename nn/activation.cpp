@@ -1,7 +1,7 @@
 #include "attn/nn/activation.h"
 
 #include "attn/engine/error.h"
-#include "attn/ops/unary.h"
+#include "attn/ops/unary/unary.h"
 
 namespace attn {
 

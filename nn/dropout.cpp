@@ -1,7 +1,7 @@
 #include "attn/nn/dropout.h"
 
 #include "attn/engine/error.h"
-#include "attn/ops/dropout.h"
+#include "attn/ops/dropout/dropout.h"
 
 namespace attn {
 

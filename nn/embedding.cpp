@@ -4,9 +4,9 @@
 
 #include "attn/engine/error.h"
 #include "attn/nn/glove.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/index.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/index/index.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 

@@ -1,12 +1,12 @@
 #include "attn/nn/fusion_gate.h"
 
 #include "attn/engine/error.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/join.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/sigmoid_gate.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/join/join.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/sigmoid_gate/sigmoid_gate.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 
@@ -62,12 +62,9 @@ Tensor FeatureFusionGate::forward_block_context(const Tensor& x, const Tensor& h
   // W [2d, 3d] = [W_x | W_h | W_e]: views of the one parameter, so its name
   // and layout stay those of forward(). F's and G's rows are two products,
   // so each pre-activation is a tensor of its own (as halves of one [.., 2d]
-  // product, their gradients were assembled by zero-filling, copying and
-  // adding two [.., 2d] tensors: about 6 ms of Bi-BloSAN's training step).
-  // x's and h's columns are one linear_sum: no [x; h] concatenation forward
-  // and no split of its gradient backward (Bi-BloSAN's training step: its
-  // kernels other than GEMMs 138 -> 128 ms, allocator peak 167 -> 148 MiB;
-  // docs/benchmarks.md, twelfth pass).
+  // product, their gradients would be assembled by zero-filling, copying and
+  // adding two [.., 2d] tensors). x's and h's columns are one linear_sum: no
+  // [x; h] concatenation forward and no split of its gradient backward.
   auto pre_activation = [&](int64_t first_row) {  // F's (0) or G's (d)
     const Tensor rows = narrow(proj_.weight, 0, first_row, d);
     Tensor tokens =

@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "attn/engine/error.h"
-#include "attn/engine/util/text.h"
+#include "attn/util/text.h"
 
 namespace attn {
 

@@ -1,6 +1,6 @@
 #include "attn/nn/highway.h"
 
-#include "attn/ops/sigmoid_gate.h"
+#include "attn/ops/sigmoid_gate/sigmoid_gate.h"
 
 namespace attn {
 

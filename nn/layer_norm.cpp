@@ -1,6 +1,6 @@
 #include "attn/nn/layer_norm.h"
 
-#include "attn/ops/layer_norm.h"
+#include "attn/ops/layer_norm/layer_norm.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
 #include "attn/nn/linear.h"
 
 #include "attn/nn/init.h"
-#include "attn/ops/matmul.h"
+#include "attn/ops/matmul/matmul.h"
 
 namespace attn {
 

@@ -16,7 +16,7 @@
 
 #include "attn/engine/autograd.h"
 #include "attn/engine/error.h"
-#include "attn/engine/util/json.h"
+#include "attn/util/json.h"
 #include "attn/engine/copy.h"
 
 namespace attn {

@@ -1,7 +1,7 @@
 #include "attn/ops/head_rows.h"
 
 #include "attn/engine/copy.h"
-#include "attn/ops/view.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 

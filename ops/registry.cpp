@@ -2,7 +2,7 @@
 
 #include "attn/engine/error.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/view.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-// Standalone: two versions of the engine's float32 GEMM (ops/sgemm_avx512.cpp)
+// Standalone: two versions of the engine's float32 GEMM (ops/cpu/sgemm_avx512.cpp)
 // compiled into one program, each in its own namespace (va, vb), timed in
 // alternation on the models' shapes, one thread. Interleaving them in one
 // process keeps the machine's changes of speed out of the ratio, which

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Checks the layering on every quoted #include, lowest layer first:
 
-    engine <- ops <- nn <- models <- train/optim, train/data <- train <- train/bench <- train/cli
+    util <- engine <- ops <- nn <- models <- train/optim, train/data <- train <- train/bench <- train/cli
 
 A file may include its own layer and the layers below it, never one above;
 train/optim and train/data include neither models/ nor each other, and
 nothing but train/cli/ (and the tests, which drive the program) includes
-train/cli/. Prints every offending line and exits 1 when there is one.
+train/cli/. Inside ops/, the CPU performance machinery (ops/cpu/) includes
+no op family, and each family folder ops/<family>/ holds only files named
+<family>.* or <family>_*. Prints every offending line and exits 1 when there is one.
 Usage: check_layering.py [REPO_ROOT]
 """
 import os
@@ -16,8 +18,12 @@ import sys
 # folder -> the include prefixes (regular expressions) it may not use; the
 # longest folder that matches a file decides.
 FORBIDDEN = {
+    "util/": [r"engine/", r"ops/", r"nn/", r"models/", r"train/"],
     "engine/": [r"ops/", r"nn/", r"models/", r"train/"],
     "ops/": [r"nn/", r"models/", r"train/"],
+    # The GEMM, panels, threads and vector math serve the families and know
+    # none of them (ops/host_device.h and ops/head_rows.h are shared helpers).
+    "ops/cpu/": [r"nn/", r"models/", r"train/", r"ops/(?!cpu/|host_device\.h$|head_rows\.h$)"],
     "nn/": [r"models/", r"train/"],
     "models/": [r"train/"],
     "train/optim/": [r"nn/", r"models/", r"train/(?!optim/)"],
@@ -49,7 +55,16 @@ def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     root = os.path.abspath(root)
     problems = 0
-    for top in ("engine", "ops", "nn", "models", "train", "tests"):
+    ops = os.path.join(root, "ops")
+    for family in sorted(os.listdir(ops)):
+        folder = os.path.join(ops, family)
+        if family == "cpu" or not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            if not (name.startswith(family + ".") or name.startswith(family + "_")):
+                print("layering: ops/%s/%s is not named after its family (%s.* or %s_*)" % (family, name, family, family))
+                problems += 1
+    for top in ("util", "engine", "ops", "nn", "models", "train", "tests"):
         for dirpath, _, names in os.walk(os.path.join(root, top)):
             for name in sorted(names):
                 if not name.endswith((".h", ".cpp", ".cu", ".cuh")):

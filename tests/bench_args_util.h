@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/cli_args.h"
 #include "attn/train/bench/bench_options.h"
 
 namespace attn {

@@ -10,8 +10,8 @@
 #include "attn/models/encoder.h"
 #include "attn/models/masks.h"
 #include "attn/ops/gradcheck.h"
-#include "attn/ops/join.h"
-#include "attn/ops/view.h"
+#include "attn/ops/join/join.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 namespace testing_support {

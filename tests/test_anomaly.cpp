@@ -13,9 +13,9 @@
 #include "attn/engine/anomaly.h"
 #include "attn/engine/autograd.h"
 #include "attn/nn/safetensors.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/unary.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/unary/unary.h"
 #include "test_util.h"
 #include "attn/train/cli/model_commands.h"
 

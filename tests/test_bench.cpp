@@ -15,17 +15,17 @@
 #include "attn/engine/autograd.h"
 #include "attn/engine/cpu_caching_allocator.h"
 #include "attn/engine/random.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
 #include "attn/engine/error.h"
 #include "attn/train/cli/bench_command.h"
 #include "attn/train/bench/bench_options.h"
 #include "attn/train/bench/bench_report.h"
 #include "attn/train/bench/bench_runner.h"
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/cli_args.h"
 #include "attn/train/bench/op_profiler.h"
-#include "attn/engine/util/svg_chart.h"
+#include "attn/util/svg_chart.h"
 #include "bench_args_util.h"
 #include "test_util.h"
 
@@ -186,7 +186,7 @@ TEST(BenchOpProfiler, AttributesCallsToTheirOps) {
     if (!is_gemm_op(s.op)) other_calls += s.calls;
   EXPECT_GE(other_calls, 1);
   EXPECT_DOUBLE_EQ(gemm_ms(table), by_op["matmul"].ms + by_op["linear"].ms);
-  EXPECT_TRUE(is_gemm_op("matmul_summed"));  // a shared weight's gradient (ops/matmul_kernels.h)
+  EXPECT_TRUE(is_gemm_op("matmul_summed"));  // a shared weight's gradient (ops/matmul/matmul_kernels.h)
   EXPECT_TRUE(is_gemm_op("matmul_bias"));    // MTSA's per-head layers with their bias
   EXPECT_THAT(format_op_table(table, 1.0, 0),
               HasSubstr("GEMM (matmul, matmul_bias, matmul_summed, linear, modulated_linear)"));

@@ -11,7 +11,7 @@
 
 #include "attn/engine/autograd.h"
 #include "attn/engine/error.h"
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/cli_args.h"
 #include "bench_args_util.h"
 #include "attn/models/masks.h"
 #include "attn/nn/safetensors.h"

@@ -11,13 +11,13 @@
 #include <fstream>
 #include <random>
 
-#include "attn/engine/util/json.h"
+#include "attn/util/json.h"
 #include "attn/nn/safetensors.h"
 #include "test_data_util.h"
 #include "attn/train/optim/adam.h"
-#include "attn/engine/util/atomic_file.h"
+#include "attn/util/atomic_file.h"
 #include "attn/train/checkpoint.h"
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/cli_args.h"
 #include "attn/train/cli/commands.h"
 #include "attn/train/run_folder.h"
 #include "attn/train/trainer.h"

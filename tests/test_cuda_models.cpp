@@ -14,7 +14,7 @@
 #include "attn/models/encoder.h"
 #include "attn/models/heads.h"
 #include "attn/models/masks.h"
-#include "attn/ops/loss.h"
+#include "attn/ops/loss/loss.h"
 
 namespace attn {
 namespace {

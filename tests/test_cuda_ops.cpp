@@ -16,13 +16,13 @@
 #include "attn/engine/random.h"
 #include "attn/engine/copy.h"
 #include "attn/ops/registry.h"
-#include "attn/ops/layer_norm.h"
-#include "attn/ops/loss.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/dropout.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/softmax.h"
-#include "attn/ops/view.h"
+#include "attn/ops/layer_norm/layer_norm.h"
+#include "attn/ops/loss/loss.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/dropout/dropout.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/softmax/softmax.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 namespace {
@@ -191,7 +191,7 @@ TEST_P(CudaMatchesCpu, ForwardAndInputGradients) {
 // a few rows so long that each is cut into slices of a block each (sum and
 // max: a second kernel combines the slices), column sums over more than
 // 128 rows (split into chunks whose partial sums a second kernel adds) and a
-// few products with long sums (one GEMM call each, ops/matmul_cuda.cu).
+// few products with long sums (one GEMM call each, ops/matmul/matmul_cuda.cu).
 // These cases do, forward and input gradients.
 std::vector<OpCase> launch_shape_cases() {
   Generator g(5);
@@ -206,7 +206,7 @@ std::vector<OpCase> launch_shape_cases() {
   Tensor tall = rand_uniform({300, 7}, -2, 2, g, DType::F64).set_requires_grad(true);
   Tensor tall_gamma = rand_uniform({7}, 0.5, 1.5, g, DType::F64).set_requires_grad(true);
   Tensor tall_beta = rand_uniform({7}, -1, 1, g, DType::F64).set_requires_grad(true);
-  // 40000 elements a row: 9 slices of 4445 (ops/reduce_cuda.cu, slices_per_row).
+  // 40000 elements a row: 9 slices of 4445 (ops/reduce/reduce_cuda.cu, slices_per_row).
   Tensor wide = rand_uniform({2, 40000}, -2, 2, g, DType::F64).set_requires_grad(true);
   // Two [12, 2500] x [2500, 10] products, the first operand a transposed view
   // (MTSA's weight gradients are x^T g with x head-strided). Positive

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "attn/engine/error.h"
-#include "attn/engine/util/json.h"
+#include "attn/util/json.h"
 #include "test_data_util.h"
 
 namespace attn {

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "attn/train/data/spam/email_text.h"
-#include "attn/engine/util/json.h"
+#include "attn/util/json.h"
 #include "attn/train/data/spam/spam_assassin.h"
 #include "test_data_util.h"
 

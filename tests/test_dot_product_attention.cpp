@@ -1,4 +1,4 @@
-// The fused dot-product attention (ops/dot_product_attention.h) against its
+// The fused dot-product attention (ops/dot_product_attention/dot_product_attention.h) against its
 // composed form (matmul, masked softmax, matmul): same outputs, probabilities
 // and gradients for split_heads views with padded keys and an example with no
 // valid key, in both dtypes; heads come back in [B, n, h, d] memory order so
@@ -14,10 +14,10 @@
 #include "attn/engine/copy.h"
 #include "attn/models/masks.h"
 #include "attn/models/multi_head.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/dot_product_attention.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/dot_product_attention/dot_product_attention.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/view/view.h"
 #include "model_checks.h"
 #include "test_util.h"
 

@@ -11,12 +11,12 @@
 #include "attn/engine/copy.h"
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/relu_gradient_columns.h"
-#include "attn/ops/sigmoid_gate.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/relu_gradient_columns/relu_gradient_columns.h"
+#include "attn/ops/sigmoid_gate/sigmoid_gate.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
 #include "test_util.h"
 
 namespace attn {
@@ -206,7 +206,7 @@ TEST_P(BothDtypes, WhereAndMaskedFillSelectByMask) {
   EXPECT_EQ(masked_fill(a, col, 0).to_vector(), (std::vector<double>{0, 0, 3, 4}));
 }
 
-// Each inner-run layout of where and binary (ops/binary_cpu.cpp): a condition
+// Each inner-run layout of where and binary (ops/binary/binary_cpu.cpp): a condition
 // constant over the run choosing a contiguous, a scalar or a strided operand;
 // per-element conditions with contiguous or scalar operands; a scalar first
 // operand of a binary op. Every element is compared with its definition.

@@ -14,9 +14,9 @@
 #include "attn/engine/random.h"
 #include "attn/models/encoder.h"
 #include "attn/models/masks.h"
-#include "attn/ops/binary.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/reduce.h"
+#include "attn/ops/reduce/reduce.h"
 
 namespace attn {
 namespace {

@@ -12,7 +12,7 @@
 #include "attn/engine/random.h"
 #include "attn/models/encoder.h"
 #include "attn/nn/safetensors.h"
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/cli_args.h"
 #include "attn/train/cli/model_commands.h"
 #include "test_util.h"
 

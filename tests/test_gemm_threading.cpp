@@ -1,4 +1,4 @@
-// The CPU GEMM's per-call threading choice (ops/gemm_threads.h): which calls
+// The CPU GEMM's per-call threading choice (ops/cpu/gemm_threads.h): which calls
 // go to OpenBLAS's threads and which are split over the engine's, and that
 // every branch computes the product to within rounding of the exact value,
 // for both dtypes, transposed and strided operands, the fused linear layer,
@@ -13,9 +13,9 @@
 
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
-#include "attn/ops/gemm_threads.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/view.h"
+#include "attn/ops/cpu/gemm_threads.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/view/view.h"
 #include "thread_count.h"
 
 namespace attn {

@@ -9,11 +9,11 @@
 #include "model_checks.h"
 #include "attn/models/disan.h"
 #include "attn/models/heads.h"
-#include "attn/ops/index.h"
-#include "attn/ops/loss.h"
-#include "attn/ops/softmax.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/index/index.h"
+#include "attn/ops/loss/loss.h"
+#include "attn/ops/softmax/softmax.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 namespace {

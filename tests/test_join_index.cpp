@@ -9,11 +9,11 @@
 
 #include "test_util.h"
 #include "attn/engine/error.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/index.h"
-#include "attn/ops/join.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/index/index.h"
+#include "attn/ops/join/join.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 namespace {

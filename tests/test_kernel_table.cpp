@@ -5,9 +5,9 @@
 #include <string>
 
 #include "attn/engine/kernel_table.h"
-#include "attn/ops/binary.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/ops/registry.h"
-#include "attn/ops/unary.h"
+#include "attn/ops/unary/unary.h"
 
 namespace attn {
 namespace {
@@ -52,7 +52,7 @@ TEST(KernelTables, EveryUnaryOpHasGradcheckSamples) {
   for (int i = 0; i < static_cast<int>(UnaryOp::Count); ++i) {
     const char* name = unary_op_name(static_cast<UnaryOp>(i));
     const OpSpec* spec = op_registry().find(name);
-    ASSERT_NE(spec, nullptr) << "unary op '" << name << "' has no gradcheck samples (ops/unary_samples.cpp)";
+    ASSERT_NE(spec, nullptr) << "unary op '" << name << "' has no gradcheck samples (ops/unary/unary_samples.cpp)";
     EXPECT_EQ(spec->family, "unary") << name;
   }
 }
@@ -61,7 +61,7 @@ TEST(KernelTables, EveryBinaryOpHasGradcheckSamples) {
   for (int i = 0; i < static_cast<int>(BinaryOp::Count); ++i) {
     const char* name = binary_op_name(static_cast<BinaryOp>(i));
     EXPECT_NE(op_registry().find(name), nullptr)
-        << "binary op '" << name << "' has no gradcheck samples (ops/binary_samples.cpp)";
+        << "binary op '" << name << "' has no gradcheck samples (ops/binary/binary_samples.cpp)";
   }
 }
 

@@ -10,12 +10,12 @@
 #include "attn/engine/autograd.h"
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
-#include "attn/ops/binary.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/view.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/view/view.h"
 #include "attn/train/bench/bench_matmul.h"
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/cli_args.h"
 
 namespace attn {
 namespace {

@@ -1,4 +1,4 @@
-// The gradient of a weight shared over a batch axis (ops/matmul.cpp,
+// The gradient of a weight shared over a batch axis (ops/matmul/matmul.cpp,
 // shared_operand_gradient, and the matmul_summed kernels): the engine's
 // float32 GEMM reads the depth rows where they are (sgemm_avx512_depth_rows)
 // and must give the bits of the call on gathered rows; through the op, with
@@ -15,11 +15,11 @@
 #include "attn/engine/autograd.h"
 #include "attn/engine/copy.h"
 #include "attn/engine/random.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/sgemm_avx512.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/cpu/sgemm_avx512.h"
+#include "attn/ops/view/view.h"
 #include "attn/train/bench/op_profiler.h"
 
 namespace attn {

@@ -1,4 +1,4 @@
-// The modulated linear map (ops/modulated_linear.h) against the composed
+// The modulated linear map (ops/modulated_linear/modulated_linear.h) against the composed
 // form it replaces in ReSAN's selection network, linear(x, W) +
 // linear(x * s, V): values and all four gradients in float64 at a size the
 // CPU kernel splits over threads, float32 against float64, a backward that
@@ -12,11 +12,11 @@
 #include <cmath>
 
 #include "attn/engine/copy.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/modulated_linear.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/modulated_linear/modulated_linear.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/view/view.h"
 #include "model_checks.h"
 #include "test_util.h"
 

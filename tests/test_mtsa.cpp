@@ -12,14 +12,14 @@
 #include "attn/engine/error.h"
 #include "model_checks.h"
 #include "attn/models/mtsa.h"
-#include "attn/ops/binary.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/dropout.h"
-#include "attn/ops/factorized_attention.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/dropout/dropout.h"
+#include "attn/ops/factorized_attention/factorized_attention.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 namespace {
@@ -138,7 +138,7 @@ TEST(MtsaAttention, Algorithm1EqualsTensorFormWithMasksAndPadding) {
   }
 }
 
-// The fused two-GEMM op (ops/factorized_attention.h) against the composed
+// The fused two-GEMM op (ops/factorized_attention/factorized_attention.h) against the composed
 // form it replaces, forward and every input gradient, for each sigma_t and
 // sigma_s, with NaN in the padded rows of every operand (both forms select
 // them out). float64: the two differ only by rounding (a few ulp of the

@@ -1,4 +1,4 @@
-// The fused multi-dimensional attention (ops/multi_dim_attention.h) against
+// The fused multi-dimensional attention (ops/multi_dim_attention/multi_dim_attention.h) against
 // the composed form that builds the [B, n, n, d] scores: same outputs and
 // gradients for the op alone and for every encoder that uses it (DiSAN,
 // Bi-BloSAN, ReSAN), float32 against float64, no score tensor in its peak
@@ -15,12 +15,12 @@
 #include "attn/models/disa.h"
 #include "attn/models/encoder.h"
 #include "attn/models/masks.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/multi_dim_attention.h"
-#include "attn/ops/reduce.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/multi_dim_attention/multi_dim_attention.h"
+#include "attn/ops/reduce/reduce.h"
 #include "attn/ops/registry.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
 #include "model_checks.h"
 #include "test_util.h"
 

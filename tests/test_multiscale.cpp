@@ -14,11 +14,11 @@
 #include "model_checks.h"
 #include "attn/models/multi_head.h"
 #include "attn/models/multiscale.h"
-#include "attn/ops/binary.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/view.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 namespace {

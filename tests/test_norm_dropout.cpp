@@ -15,12 +15,12 @@
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/dropout.h"
-#include "attn/ops/dropout_stream.h"
-#include "attn/ops/layer_norm.h"
-#include "attn/ops/reduce.h"
+#include "attn/ops/dropout/dropout.h"
+#include "attn/ops/dropout/dropout_stream.h"
+#include "attn/ops/layer_norm/layer_norm.h"
+#include "attn/ops/reduce/reduce.h"
 #include "attn/ops/registry.h"
-#include "attn/ops/view.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 namespace {
@@ -243,7 +243,7 @@ TEST(Dropout, DropRateScaleAndMeanOnALargeTensor) {
   EXPECT_NEAR(mean(dropout(x, p, gen)).item(), mean(x).item(), 0.02);
 }
 
-// The mask is the documented stream (ops/dropout_stream.h) at every index,
+// The mask is the documented stream (ops/dropout/dropout_stream.h) at every index,
 // across the kernel's parallel chunks, and neighbouring draws are unrelated
 // (pairs both dropped at rate p^2, not p).
 TEST(Dropout, MaskIsTheCounterStreamAtEveryIndex) {

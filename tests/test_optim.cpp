@@ -12,8 +12,8 @@
 #include "attn/nn/embedding.h"
 #include "attn/nn/layer_norm.h"
 #include "attn/nn/linear.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/reduce.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/reduce/reduce.h"
 #include "attn/train/optim/adadelta.h"
 #include "attn/train/optim/adam.h"
 #include "attn/train/optim/optimizer.h"
@@ -273,7 +273,7 @@ TEST(Optim, ClipGradNormScalesToTheMaxNormAndReturnsTheOldNorm) {
 }
 
 TEST(Optim, ClipGradNormOfALargeGradientSumsEveryRow) {
-  // 3 * 2^16 + 5 values: whole rows of squared_norm (ops/reduce.h) and a
+  // 3 * 2^16 + 5 values: whole rows of squared_norm (ops/reduce/reduce.h) and a
   // short tail, the values chosen so that a row skipped, counted twice or cut
   // short changes the sum.
   const int64_t n = 3 * (int64_t{1} << 16) + 5;

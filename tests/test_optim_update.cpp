@@ -1,4 +1,4 @@
-// The fused in-place optimiser updates (ops/optim_update.h) against the
+// The fused in-place optimiser updates (ops/optim_update/optim_update.h) against the
 // composed tensor-op form they replaced, from identical starting states, one
 // step at a time, in float64 and float32; and their input checks.
 //
@@ -26,10 +26,10 @@
 
 #include "attn/engine/autograd.h"
 #include "attn/engine/error.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/optim_update.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/optim_update/optim_update.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 namespace {

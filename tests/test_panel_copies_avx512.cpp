@@ -1,5 +1,5 @@
 // The AVX-512 copies of a head's rows into and out of a panel, straight and
-// transposed (ops/panel_copies_avx512.h), against the element-by-element
+// transposed (ops/cpu/panel_copies_avx512.h), against the element-by-element
 // definition: every entry they must write, zeros for rows selected out (NaN
 // there included), and nothing outside rows x d touched. Skips where the
 // CPU has no AVX-512F.
@@ -11,10 +11,10 @@
 #include <random>
 #include <vector>
 
-#include "attn/ops/sgemm_avx512.h"
-#include "attn/ops/head_panels.h"
-#include "attn/ops/panel_copies_avx512.h"
-#include "attn/ops/panel_product.h"
+#include "attn/ops/cpu/sgemm_avx512.h"
+#include "attn/ops/cpu/head_panels.h"
+#include "attn/ops/cpu/panel_copies_avx512.h"
+#include "attn/ops/cpu/panel_product.h"
 
 namespace attn {
 namespace {

@@ -14,11 +14,11 @@
 #include "attn/engine/copy.h"
 #include "attn/engine/kernel_table.h"
 #include "attn/engine/random.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 namespace {

@@ -10,22 +10,22 @@
 #include <fstream>
 #include <sstream>
 
-#include "attn/engine/util/atomic_file.h"
+#include "attn/util/atomic_file.h"
 #include "attn/models/attention_trace.h"
 #include "attn/models/encoder.h"
 #include "attn/models/masks.h"
 #include "attn/models/resan.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/reduce.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/reduce/reduce.h"
 #include "test_data_util.h"
 #include "test_util.h"
 #include "attn/train/cli/picture_commands.h"
 #include "attn/train/evaluate.h"
-#include "attn/train/explain.h"
-#include "attn/train/explain_svg.h"
+#include "attn/train/pictures/explain.h"
+#include "attn/train/pictures/explain_svg.h"
 #include "attn/train/run_folder.h"
 #include "attn/train/trainer.h"
-#include "attn/train/training_curves.h"
+#include "attn/train/pictures/training_curves.h"
 
 namespace attn {
 namespace {

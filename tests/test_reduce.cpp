@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "attn/engine/error.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/view.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/view/view.h"
 #include "thread_count.h"
 
 namespace attn {

@@ -11,10 +11,10 @@
 #include "test_util.h"
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/unary.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/unary/unary.h"
 #include "attn/train/optim/adam.h"
-#include "attn/train/reinforce.h"
+#include "attn/train/reinforce/reinforce.h"
 #include "attn/train/optim/sgd.h"
 
 namespace attn {

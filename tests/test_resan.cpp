@@ -16,14 +16,14 @@
 #include "attn/models/disa.h"
 #include "attn/models/resan.h"
 #include "attn/models/rss.h"
-#include "attn/ops/binary.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/view.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/view/view.h"
 #include "attn/models/masks.h"
 #include "attn/nn/activation.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/join.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/join/join.h"
 
 namespace attn {
 namespace {

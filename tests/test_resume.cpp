@@ -13,7 +13,7 @@
 #include <memory>
 
 #include "attn/nn/safetensors.h"
-#include "attn/ops/reduce.h"
+#include "attn/ops/reduce/reduce.h"
 #include "test_data_util.h"
 #include "attn/train/optim/adam.h"
 #include "attn/train/checkpoint.h"

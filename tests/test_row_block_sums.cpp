@@ -1,4 +1,4 @@
-// Column sums by blocks of rows (ops/row_block_sums.h) and the kernels that
+// Column sums by blocks of rows (ops/cpu/row_block_sums.h) and the kernels that
 // use them (sum over the rows of a matrix, relu_gradient_columns): every
 // element is visited once, the sums are within the rounding of double
 // accumulation, and the same bits come back whatever the thread count
@@ -14,9 +14,9 @@
 #endif
 
 #include "attn/engine/random.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/relu_gradient_columns.h"
-#include "attn/ops/row_block_sums.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/relu_gradient_columns/relu_gradient_columns.h"
+#include "attn/ops/cpu/row_block_sums.h"
 
 namespace attn {
 namespace {

@@ -12,7 +12,7 @@
 #include "attn/nn/safetensors.h"
 #include "test_data_util.h"
 #include "attn/train/optim/adam.h"
-#include "attn/engine/util/atomic_file.h"
+#include "attn/util/atomic_file.h"
 #include "attn/train/checkpoint.h"
 #include "attn/train/finite_check.h"
 #include "attn/train/saved_run.h"

@@ -14,7 +14,7 @@
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
 #include "attn/nn/safetensors.h"
-#include "attn/ops/view.h"
+#include "attn/ops/view/view.h"
 #include "test_util.h"
 
 namespace attn {

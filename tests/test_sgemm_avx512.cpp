@@ -1,4 +1,4 @@
-// The engine's AVX-512 float32 GEMM (ops/sgemm_avx512.h) against a float64
+// The engine's AVX-512 float32 GEMM (ops/cpu/sgemm_avx512.h) against a float64
 // product, over the layouts, edge sizes and betas it must handle, and the
 // matmul and linear ops with it on and off (set_cpu_sgemm). On a CPU without
 // AVX-512F the kernel's own tests skip and say so; the ops then run OpenBLAS
@@ -14,9 +14,9 @@
 
 #include "attn/engine/copy.h"
 #include "attn/engine/random.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/sgemm_avx512.h"
-#include "attn/ops/view.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/cpu/sgemm_avx512.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 namespace {

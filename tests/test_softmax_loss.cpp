@@ -10,12 +10,12 @@
 
 #include "test_util.h"
 #include "attn/engine/error.h"
-#include "attn/ops/binary.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/loss.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/softmax.h"
-#include "attn/ops/view.h"
+#include "attn/ops/loss/loss.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/softmax/softmax.h"
+#include "attn/ops/view/view.h"
 #include "attn/engine/random.h"
 
 namespace attn {

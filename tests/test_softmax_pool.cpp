@@ -1,4 +1,4 @@
-// The fused softmax pooling (ops/softmax_pool.h) against the composed form
+// The fused softmax pooling (ops/softmax_pool/softmax_pool.h) against the composed form
 // it replaces in source2token (a masked softmax along the tokens, then
 // sum(p * values)): values and gradients in float64, float32 against
 // float64, masked entries that hold NaN, empty examples, a NaN at a valid
@@ -13,11 +13,11 @@
 
 #include "attn/engine/copy.h"
 #include "attn/models/masks.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/softmax.h"
-#include "attn/ops/softmax_pool.h"
-#include "attn/ops/view.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/softmax/softmax.h"
+#include "attn/ops/softmax_pool/softmax_pool.h"
+#include "attn/ops/view/view.h"
 #include "model_checks.h"
 #include "test_util.h"
 

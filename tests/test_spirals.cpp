@@ -2,10 +2,10 @@
 // SGD on two interleaved spirals reaches at least 95% training accuracy,
 // deterministically from its seed. The step size keeps the training away from
 // the edge of stability, so the result does not hang on how a build rounds
-// (train/spirals.h).
+// (train/cli/spirals.h).
 #include <gtest/gtest.h>
 
-#include "attn/train/spirals.h"
+#include "attn/train/cli/spirals.h"
 
 namespace attn {
 namespace {

@@ -8,7 +8,7 @@
 #include "attn/engine/error.h"
 #include "attn/models/masks.h"
 #include "attn/models/task_model.h"
-#include "attn/ops/loss.h"
+#include "attn/ops/loss/loss.h"
 #include "attn/train/optim/sgd.h"
 
 namespace attn {

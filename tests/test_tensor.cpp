@@ -5,9 +5,9 @@
 #include "attn/engine/allocator.h"
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
-#include "attn/ops/binary.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/view.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 namespace {

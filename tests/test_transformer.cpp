@@ -14,8 +14,8 @@
 #include "attn/models/multi_head.h"
 #include "attn/models/positional.h"
 #include "attn/models/transformer.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/reduce.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/reduce/reduce.h"
 
 namespace attn {
 namespace {

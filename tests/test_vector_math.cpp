@@ -1,4 +1,4 @@
-// The branch-free float exp, log and tanh of ops/vector_math.h against the C
+// The branch-free float exp, log and tanh of ops/cpu/vector_math.h against the C
 // library in double: relative error of a few float ulp over the whole range
 // the kernels use, exact limits (0 far below, inf far above, +-1 at
 // saturation) and NaN passed through.
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <limits>
 
-#include "attn/ops/vector_math.h"
+#include "attn/ops/cpu/vector_math.h"
 
 namespace attn {
 namespace {

@@ -1,4 +1,4 @@
-// The fused window attention (ops/window_attention.h) against the composed
+// The fused window attention (ops/window_attention/window_attention.h) against the composed
 // form it replaced in models/multiscale.cpp (pad + narrow + stack + matmul +
 // masked softmax, which gathers [B, h, n, 2R+1, d_h] keys and values): same
 // output and q, k, v gradients in float64 and float32 with mixed radii and
@@ -17,14 +17,14 @@
 #include "attn/engine/copy.h"
 #include "attn/models/masks.h"
 #include "attn/models/multiscale.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/join.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/softmax.h"
-#include "attn/ops/unary.h"
-#include "attn/ops/view.h"
-#include "attn/ops/window_attention.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/join/join.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/softmax/softmax.h"
+#include "attn/ops/unary/unary.h"
+#include "attn/ops/view/view.h"
+#include "attn/ops/window_attention/window_attention.h"
 #include "model_checks.h"
 #include "test_util.h"
 

@@ -30,7 +30,7 @@ struct TrainProgress {
   double baseline = 0;                            // REINFORCE moving baseline
   double train_loss_sum = 0;                      // the running mean of the epoch's training loss:
   int64_t train_loss_count = 0;                   //   sum and steps, so it survives a resume
-  // ReSAN's warm-up judged by the dev loss (train/reinforce.h, DevLossWarmup).
+  // ReSAN's warm-up judged by the dev loss (train/reinforce/reinforce.h, DevLossWarmup).
   int64_t warmup_end_step = -1;                   // -1: not over yet
   double warmup_dev_loss = std::numeric_limits<double>::infinity();  // the last dev loss seen in it
 };

@@ -6,11 +6,11 @@
 #include "attn/engine/autograd.h"
 #include "attn/engine/error.h"
 #include "attn/models/heads.h"
-#include "attn/ops/binary.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/softmax.h"
-#include "attn/ops/view.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/softmax/softmax.h"
+#include "attn/ops/view/view.h"
 #include "attn/train/metrics.h"
 
 namespace attn {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "attn/models/task_model.h"
-#include "attn/ops/loss.h"
+#include "attn/ops/loss/loss.h"
 #include "attn/train/data/batching.h"
 
 namespace attn {

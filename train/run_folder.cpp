@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "attn/engine/error.h"
-#include "attn/engine/util/json.h"
-#include "attn/engine/util/atomic_file.h"
+#include "attn/util/json.h"
+#include "attn/util/atomic_file.h"
 
 namespace attn {
 

@@ -3,10 +3,10 @@
 #include "attn/engine/error.h"
 #include "attn/nn/safetensors.h"
 #include "attn/train/finite_check.h"
-#include "attn/engine/util/atomic_file.h"
+#include "attn/util/atomic_file.h"
 #include "attn/train/checkpoint.h"
 #include "attn/train/run_folder.h"
-#include "attn/train/selection_policy.h"
+#include "attn/train/reinforce/selection_policy.h"
 
 namespace attn {
 

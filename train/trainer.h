@@ -14,7 +14,7 @@
 
 #include "attn/models/config.h"
 #include "attn/train/evaluate.h"
-#include "attn/train/reinforce.h"
+#include "attn/train/reinforce/reinforce.h"
 #include "attn/train/data/task_data.h"
 
 namespace attn {

@@ -14,8 +14,8 @@
 #include "attn/engine/autograd.h"
 #include "attn/engine/blas_threads.h"
 #include "attn/engine/random.h"
-#include "attn/ops/matmul.h"
-#include "attn/engine/util/cli_args.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/util/cli_args.h"
 
 namespace attn {
 

@@ -7,8 +7,8 @@
 
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
-#include "attn/engine/util/cli_args.h"
-#include "attn/engine/util/text.h"
+#include "attn/util/cli_args.h"
+#include "attn/util/text.h"
 #include "attn/models/encoder.h"
 
 namespace attn {

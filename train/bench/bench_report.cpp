@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <map>
 
-#include "attn/engine/util/svg_chart.h"
+#include "attn/util/svg_chart.h"
 
 namespace attn {
 

@@ -9,8 +9,8 @@
 
 #include "attn/engine/parallel.h"
 #include "attn/engine/tensor.h"
-#include "attn/ops/matmul.h"
-#include "attn/ops/vector_math.h"
+#include "attn/ops/matmul/matmul.h"
+#include "attn/ops/cpu/vector_math.h"
 
 namespace attn {
 
@@ -59,7 +59,7 @@ KernelWork kernel_work(const char* op, KernelTensors args) {
     if (a && out) w.gemm_flops = 2.0 * numel(out) * static_cast<double>(a->size(a->dim() - 1));
     return w;
   }
-  // matmul_summed (ops/matmul_kernels.h): a [E, S, R, m], g [E, S, R, n]
+  // matmul_summed (ops/matmul/matmul_kernels.h): a [E, S, R, m], g [E, S, R, n]
   // -> out [E, m, n], each output element a sum over S R products.
   if (named(op, "matmul_summed")) {
     const Tensor* a = arg(args, 0);
@@ -67,7 +67,7 @@ KernelWork kernel_work(const char* op, KernelTensors args) {
     if (a && out) w.gemm_flops = 2.0 * numel(out) * static_cast<double>(a->size(1) * a->size(2));
     return w;
   }
-  // ops/modulated_linear_kernels.h: one product per sentence each way, x_b
+  // ops/modulated_linear/modulated_linear_kernels.h: one product per sentence each way, x_b
   // M_b^T forward; G_b = grad_b^T x_b (for the weights and the scale) and
   // grad_b M_b (for x) backward; each 2 B n h d.
   if (named(op, "modulated_linear")) {
@@ -85,10 +85,10 @@ KernelWork kernel_work(const char* op, KernelTensors args) {
     w.gemm_flops = (any_parameter_grad ? product : 0.0) + (arg(args, 5) ? product : 0.0);
     return w;
   }
-  // Signatures: ops/multi_dim_attention_kernels.h, ops/separable_attention_kernels.h,
+  // Signatures: ops/multi_dim_attention/multi_dim_attention_kernels.h, ops/separable_attention/separable_attention_kernels.h,
   // ops/window_attention_kernels.h.
   // One exp per pair and pass: e^a is a product of per-row factors
-  // (ops/multi_dim_attention_cpu.cpp), the softmax weight is the exp.
+  // (ops/multi_dim_attention/multi_dim_attention_cpu.cpp), the softmax weight is the exp.
   if (named(op, "multi_dim_attention")) {
     w.exps = pairs(args, 3, 0);
     return w;

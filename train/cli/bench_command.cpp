@@ -14,12 +14,12 @@
 #include "attn/models/config.h"
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
-#include "attn/engine/util/atomic_file.h"
+#include "attn/util/atomic_file.h"
 #include "attn/train/bench/bench_check.h"
 #include "attn/train/bench/bench_options.h"
 #include "attn/train/bench/bench_report.h"
 #include "attn/train/bench/bench_runner.h"
-#include "attn/ops/sgemm_avx512.h"
+#include "attn/ops/cpu/sgemm_avx512.h"
 #include "attn/train/bench/op_profiler.h"
 #include "attn/train/bench/step_floor.h"
 #include "attn/train/cli/blas_core.h"
@@ -53,10 +53,10 @@ BenchPoint point_for(const BenchSettings& s, const std::string& model, BenchMode
 }
 
 void print_machine_line(const BenchSettings& s) {
-  std::printf("device %s; threads %d (OpenMP, wait policy %s; GEMMs: ops/gemm_threads.h, float32 by %s, float64 by "
+  std::printf("device %s; threads %d (OpenMP, wait policy %s; GEMMs: ops/cpu/gemm_threads.h, float32 by %s, float64 by "
               "OpenBLAS core %s); batch %lld, features %lld%s, %s masks, seed %llu\n",
               device_name(s.device), omp_get_max_threads(), wait_policy_at_start().c_str(),
-              use_own_sgemm() ? "the engine's AVX-512 kernel (ops/sgemm_avx512.h)" : "OpenBLAS",
+              use_own_sgemm() ? "the engine's AVX-512 kernel (ops/cpu/sgemm_avx512.h)" : "OpenBLAS",
               blas_core_description().c_str(),
               static_cast<long long>(s.batch), static_cast<long long>(s.features),
               s.hidden ? (", hidden " + std::to_string(s.hidden)).c_str() : "",
@@ -265,7 +265,7 @@ int run_bench_command(const std::vector<std::string>& args) {
   }
   check_bench_device(settings.device);
   if (settings.threads > 0) {
-    omp_set_num_threads(static_cast<int>(settings.threads));  // GEMMs too: ops/gemm_threads.h
+    omp_set_num_threads(static_cast<int>(settings.threads));  // GEMMs too: ops/cpu/gemm_threads.h
   }
   if (!settings.save_check_path.empty()) return run_save_check(settings);
   return settings.profile ? run_profile(settings) : run_sweep(settings);

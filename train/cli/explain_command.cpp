@@ -4,11 +4,11 @@
 #include <iostream>
 
 #include "attn/engine/error.h"
-#include "attn/engine/util/atomic_file.h"
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/atomic_file.h"
+#include "attn/util/cli_args.h"
 #include "attn/train/cli/picture_commands.h"
-#include "attn/train/explain.h"
-#include "attn/train/explain_svg.h"
+#include "attn/train/pictures/explain.h"
+#include "attn/train/pictures/explain_svg.h"
 
 namespace attn {
 

@@ -12,7 +12,7 @@
 #include "attn/engine/error.h"
 #include "attn/models/masks.h"
 #include "attn/nn/safetensors.h"
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/cli_args.h"
 #include "attn/train/cli/model_commands.h"
 #include "attn/train/model_files.h"
 

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "attn/ops/gradcheck.h"
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/cli_args.h"
 #include "attn/train/cli/commands.h"
 
 namespace attn {

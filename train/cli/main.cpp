@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "attn/engine/error.h"
-#include "attn/engine/util/cli_args.h"
-#include "attn/ops/sgemm_avx512.h"
+#include "attn/util/cli_args.h"
+#include "attn/ops/cpu/sgemm_avx512.h"
 #include "attn/train/cli/blas_core.h"
 #include "attn/train/cli/commands.h"
 #include "attn/train/cli/thread_wait_policy.h"
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   const bool passive = attn::prefer_passive_wait_policy();
   const bool blas_core = attn::prefer_openblas_core_over_fallback();
   if (passive || blas_core) execv("/proc/self/exe", argv);
-  // Which float32 GEMM the CPU uses (ops/sgemm_avx512.h): ATTN_SGEMM=openblas
+  // Which float32 GEMM the CPU uses (ops/cpu/sgemm_avx512.h): ATTN_SGEMM=openblas
   // keeps OpenBLAS where the engine's AVX-512 kernel would run.
   if (const char* sgemm = std::getenv("ATTN_SGEMM")) {
     try {

@@ -5,9 +5,9 @@
 #include <iostream>
 
 #include "attn/engine/error.h"
-#include "attn/engine/util/text.h"
+#include "attn/util/text.h"
 #include "attn/models/encoder.h"
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/cli_args.h"
 #include "attn/train/cli/commands.h"
 #include "attn/train/cli/model_commands.h"
 #include "attn/train/model_files.h"

@@ -3,11 +3,11 @@
 #include <cstdio>
 #include <iostream>
 
-#include "attn/engine/util/atomic_file.h"
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/atomic_file.h"
+#include "attn/util/cli_args.h"
 #include "attn/train/cli/picture_commands.h"
 #include "attn/train/run_folder.h"
-#include "attn/train/training_curves.h"
+#include "attn/train/pictures/training_curves.h"
 
 namespace attn {
 

@@ -6,7 +6,7 @@
 
 #include "attn/engine/cuda/cuda_backend.h"
 #include "attn/engine/error.h"
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/cli_args.h"
 #include "attn/train/cli/commands.h"
 #include "attn/train/evaluate.h"
 #include "attn/train/saved_run.h"

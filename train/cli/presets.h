@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/cli_args.h"
 #include "attn/models/config.h"
 
 namespace attn {

@@ -1,12 +1,12 @@
-// `attn spirals`: trains the MLP of train/spirals.h and prints its accuracy.
+// `attn spirals`: trains the MLP of train/cli/spirals.h and prints its accuracy.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/cli_args.h"
 #include "attn/train/cli/commands.h"
-#include "attn/train/spirals.h"
+#include "attn/train/cli/spirals.h"
 
 namespace attn {
 

@@ -8,8 +8,8 @@
 
 #include "attn/engine/cuda/cuda_backend.h"
 #include "attn/engine/error.h"
-#include "attn/engine/util/atomic_file.h"
-#include "attn/engine/util/cli_args.h"
+#include "attn/util/atomic_file.h"
+#include "attn/util/cli_args.h"
 #include "attn/models/encoder.h"
 #include "attn/train/cli/commands.h"
 #include "attn/train/cli/presets.h"

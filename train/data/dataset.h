@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/engine/task_kind.h"  // TaskKind { Classify, Pair, Relatedness, Tag }
+#include "attn/util/task_kind.h"  // TaskKind { Classify, Pair, Relatedness, Tag }
 
 namespace attn {
 

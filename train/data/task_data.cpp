@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "attn/engine/error.h"
-#include "attn/engine/util/atomic_file.h"
+#include "attn/util/atomic_file.h"
 #include "attn/train/data/formats/loaders.h"
 #include "attn/train/data/spam/spam_assassin.h"
 

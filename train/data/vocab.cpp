@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "attn/engine/error.h"
-#include "attn/engine/util/atomic_file.h"
+#include "attn/util/atomic_file.h"
 
 namespace attn {
 

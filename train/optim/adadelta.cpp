@@ -1,7 +1,7 @@
 #include "attn/train/optim/adadelta.h"
 
 #include "attn/engine/error.h"
-#include "attn/ops/optim_update.h"
+#include "attn/ops/optim_update/optim_update.h"
 
 namespace attn {
 

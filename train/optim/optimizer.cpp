@@ -5,10 +5,10 @@
 
 #include "attn/engine/autograd.h"
 #include "attn/engine/error.h"
-#include "attn/ops/binary.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
-#include "attn/ops/reduce.h"
-#include "attn/ops/unary.h"
+#include "attn/ops/reduce/reduce.h"
+#include "attn/ops/unary/unary.h"
 
 namespace attn {
 

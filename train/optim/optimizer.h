@@ -55,7 +55,7 @@ class Optimizer {
 
   // Updates `param` in place from `grad` (same shape and dtype). `slots` are
   // this parameter's state tensors in slot_names order (contiguous; updated
-  // in place, one fused pass per parameter: ops/optim_update.h), `t` is the 1-based count of updates this parameter has
+  // in place, one fused pass per parameter: ops/optim_update/optim_update.h), `t` is the 1-based count of updates this parameter has
   // had including this one. Called under NoGrad.
   virtual void update(const Tensor& param, const Tensor& grad, std::vector<Tensor>& slots, int64_t t) = 0;
 

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "attn/engine/error.h"
-#include "attn/ops/binary.h"
-#include "attn/ops/optim_update.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/optim_update/optim_update.h"
 
 namespace attn {
 

@@ -1,5 +1,5 @@
 // Helpers shared by the dataset loaders (not part of the public API): the
-// checks on label sets, and the text-file helpers of engine/util/text.h under
+// checks on label sets, and the text-file helpers of util/text.h under
 // the names the loaders use.
 #pragma once
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/engine/util/text.h"
+#include "attn/util/text.h"
 
 namespace attn {
 namespace loader_util {

@@ -1,6 +1,6 @@
 // SNLI / MultiNLI jsonl.
 #include "attn/engine/error.h"
-#include "attn/engine/util/json.h"
+#include "attn/util/json.h"
 #include "attn/train/data/formats/loader_util.h"
 #include "attn/train/data/formats/loaders.h"
 #include "attn/train/data/tokenizer.h"

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "attn/engine/util/text.h"
+#include "attn/util/text.h"
 
 namespace attn {
 

@@ -12,9 +12,9 @@
 
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
-#include "attn/engine/util/atomic_file.h"
+#include "attn/util/atomic_file.h"
 #include "attn/train/data/spam/email_text.h"
-#include "attn/engine/util/json.h"
+#include "attn/util/json.h"
 #include "attn/train/data/tokenizer.h"
 
 namespace attn {

@@ -1,0 +1,85 @@
+#include "attn/train/pictures/training_curves.h"
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "attn/engine/error.h"
+#include "attn/util/atomic_file.h"
+#include "attn/util/json.h"
+#include "attn/util/svg_chart.h"
+#include "attn/train/run_folder.h"
+
+namespace attn {
+
+MetricsLog read_metrics_log(const std::string& path, const std::string& name) {
+  std::ifstream in(path);
+  ATTN_CHECK(in.good(), "plot", "cannot read '", path, "' (is it a run folder of attn train?)");
+  MetricsLog log;
+  log.name = name;
+  std::string line;
+  int64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    Json j;
+    try {
+      j = Json::parse(line);
+    } catch (const Error& err) {
+      ATTN_CHECK(false, "plot", path, " line ", line_no, " is not JSON: ", err.what());
+    }
+    ATTN_CHECK(j.is_object(), "plot", path, " line ", line_no, " is not a JSON object");
+    std::map<std::string, double> values;
+    for (const auto& [key, value] : j.as_object()) {
+      ATTN_CHECK(value.is_number() || value.is_null(), "plot", path, " line ", line_no, ": \"", key,
+                 "\" is not a number");
+      // null: a non-finite value (a diverged loss); the chart leaves the point out.
+      values[key] = value.is_null() ? std::numeric_limits<double>::quiet_NaN() : value.as_number();
+    }
+    ATTN_CHECK(values.count("step"), "plot", path, " line ", line_no, " has no \"step\"");
+    log.evaluations.push_back(std::move(values));
+  }
+  ATTN_CHECK(!log.evaluations.empty(), "plot", "'", path, "' holds no evaluations (has the run evaluated on dev yet?)");
+  return log;
+}
+
+std::string default_dev_metric(const MetricsLog& log) {
+  ATTN_CHECK(!log.evaluations.empty(), "plot", "run '", log.name, "' has no evaluations");
+  for (const char* metric : {"chunk_f1", "accuracy", "pearson", "token_accuracy"})
+    if (log.evaluations.front().count(metric)) return metric;
+  ATTN_CHECK(false, "plot", "run '", log.name, "' has none of the dev metrics chunk_f1, accuracy, pearson, token_accuracy");
+  return "";
+}
+
+std::string render_training_curves(const std::vector<MetricsLog>& runs, const std::string& metric) {
+  ATTN_CHECK(!runs.empty(), "plot", "no runs to plot");
+  std::string chosen = metric;
+  if (chosen.empty()) {
+    chosen = default_dev_metric(runs.front());
+    for (const MetricsLog& run : runs)
+      ATTN_CHECK(default_dev_metric(run) == chosen, "plot", "runs '", runs.front().name, "' and '", run.name,
+                 "' were selected on different dev metrics (", chosen, ", ", default_dev_metric(run),
+                 "); pick one with --metric");
+  }
+  ChartPanel loss{"training loss", "step", "mean training loss since the previous evaluation", {}, false};
+  ChartPanel dev{"dev " + chosen, "step", chosen, {}, false};
+  for (size_t r = 0; r < runs.size(); ++r) {
+    ChartSeries l{runs[r].name, {}, static_cast<int>(r), false}, d{runs[r].name, {}, static_cast<int>(r), false};
+    for (const auto& e : runs[r].evaluations) {
+      const double step = e.at("step");
+      if (e.count("train_loss")) l.points.emplace_back(step, e.at("train_loss"));
+      ATTN_CHECK(e.count(chosen), "plot", "run '", runs[r].name, "' has no dev metric '", chosen, "' at step ", step);
+      d.points.emplace_back(step, e.at(chosen));
+    }
+    loss.series.push_back(std::move(l));
+    dev.series.push_back(std::move(d));
+  }
+  return render_svg_chart("training curves", {loss, dev});
+}
+
+void write_run_curves(const std::string& run_dir) {
+  const RunFiles run{run_dir};
+  write_file_atomically(run.curves(), render_training_curves({read_metrics_log(run.metrics(), run_dir)}));
+}
+
+}  // namespace attn
