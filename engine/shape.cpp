@@ -6,7 +6,14 @@ namespace attn {
 
 int64_t numel_of(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  bool overflow = false;
+  for (int64_t d : shape) {
+    if (d == 0) return 0;  // empty, however large the other axes
+    overflow = overflow || __builtin_mul_overflow(n, d, &n);
+  }
+  // A shape read from a file or a config (hidden = 2^62) must not wrap round
+  // to a small count and so a buffer too small for what is written into it.
+  ATTN_CHECK(!overflow, "shape", "the shape ", shape_str(shape), " has more than 2^63 - 1 elements");
   return n;
 }
 

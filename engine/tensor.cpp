@@ -141,7 +141,11 @@ std::string Tensor::to_string() const {
 Tensor empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t d : shape) ATTN_CHECK(d >= 0, "empty", "negative dimension in shape ", shape_str(shape));
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(static_cast<size_t>(numel_of(shape)) * dtype_size(dtype), device);
+  const int64_t count = numel_of(shape);
+  const int64_t element_bytes = static_cast<int64_t>(dtype_size(dtype));
+  ATTN_CHECK(count <= INT64_MAX / element_bytes, "empty", "a tensor of shape ", shape_str(shape), " and dtype ",
+             dtype_name(dtype), " needs more than 2^63 - 1 bytes");
+  impl->storage = std::make_shared<Storage>(static_cast<size_t>(count * element_bytes), device);
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;

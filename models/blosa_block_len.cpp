@@ -1,5 +1,6 @@
 #include "attn/models/blosa_block_len.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "attn/engine/error.h"
@@ -7,10 +8,15 @@
 namespace attn {
 
 namespace {
+// The longest sentence the distribution rule accepts, in tokens.
+constexpr double kMaxExpectedLength = 1e6;
+
 // Smallest integer r >= 1 with r^3 >= target: ceil(cbrt(target)) without the
 // rounding error of std::cbrt at perfect cubes (cbrt(8) must give 2, not 3).
+// The search starts just below the floating-point cube root (never above the
+// answer, whatever cbrt's last-bit error), so it takes a step or two.
 int64_t ceil_cube_root(double target) {
-  int64_t r = 1;
+  int64_t r = std::max<int64_t>(1, static_cast<int64_t>(std::cbrt(target)) - 1);
   while (static_cast<double>(r) * static_cast<double>(r) * static_cast<double>(r) < target) ++r;
   return r;
 }
@@ -43,6 +49,10 @@ int64_t block_length_from_distribution(double mean, double std, int64_t batch) {
   ATTN_CHECK(std >= 0 && std::isfinite(std), "block_length", "length_std must be non-negative, got ", std);
   ATTN_CHECK(batch >= 1, "block_length", "batch_for_r must be positive, got ", batch);
   const double longest = std * std::sqrt(2.0 * std::log(static_cast<double>(batch))) + mean;
+  // A sentence is at most kMaxExpectedLength tokens: beyond that the rule's
+  // block length would be meaningless (and its cube root a huge count).
+  ATTN_CHECK(longest <= kMaxExpectedLength, "block_length", "length_mean ", mean, " and length_std ", std,
+             " put the longest expected sentence at ", longest, " tokens, above the limit of ", kMaxExpectedLength);
   return ceil_cube_root(2.0 * longest);
 }
 

@@ -52,6 +52,22 @@ TEST(BenchArgs, LengthListsAndRanges) {
   EXPECT_EQ(parse_length_list("16:384:16").back(), 384);
 }
 
+TEST(BenchArgs, HugeLengthsAndRangesAreBoundedNotAllocated) {
+  auto message = [](const std::string& text) {
+    try {
+      parse_length_list(text);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_THAT(message("1:9223372036854775807:1"), HasSubstr("is above the limit of 65536 tokens"));
+  EXPECT_THAT(message("1:65536:1"), HasSubstr("gives more than 1024 lengths"));
+  EXPECT_THAT(message("70000"), HasSubstr("length 70000 is above the limit"));
+  EXPECT_EQ(parse_length_list("1:65536:9223372036854775807").size(), 1u);  // a step past the limit ends the range
+  EXPECT_EQ(parse_length_list("64:65536:64").size(), 1024u);
+}
+
 TEST(BenchArgs, BadLengthsAreClearUsageErrors) {
   EXPECT_THROW(parse_length_list(""), UsageError);
   EXPECT_THROW(parse_length_list("16,abc"), UsageError);

@@ -90,6 +90,12 @@ TEST(BlockLength, DistributionUsesTheExpectedLongestSentence) {
   EXPECT_THAT(error_of([] { block_length_from_distribution(20, -1, 64); }), HasSubstr("length_std"));
   EXPECT_THAT(error_of([] { block_length_from_distribution(0, 1, 64); }), HasSubstr("length_mean"));
   EXPECT_THAT(error_of([] { block_length_from_distribution(20, 1, 0); }), HasSubstr("batch_for_r"));
+  // A huge mean is an error naming it, never an endless search: up to a
+  // million tokens the rule still answers (2 * 5e5 = 100^3 exactly).
+  EXPECT_THAT(error_of([] { block_length_from_distribution(1e300, 0, 64); }),
+              HasSubstr("length_mean 1e+300 and length_std 0 put the longest expected sentence at"));
+  EXPECT_EQ(block_length_from_distribution(5e5, 0, 1), 100);
+  EXPECT_EQ(block_length_from_distribution(5e5 + 1, 0, 1), 101);
 }
 
 TEST(BlockLength, BuilderModes) {

@@ -1,5 +1,6 @@
 #include "attn/train/bench/bench_options.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -76,23 +77,40 @@ const std::vector<std::string>& default_bench_models() {
   return models;
 }
 
+// Bounds that keep the list's own size and its loop finite: a range to
+// 2^63 - 1 would otherwise fill memory (and n += step would wrap).
+constexpr int64_t kMaxBenchLength = 65536;
+constexpr size_t kMaxBenchLengths = 1024;
+
 std::vector<int64_t> parse_length_list(const std::string& text, const std::string& flag) {
   if (trim(text).empty()) throw UsageError("attn bench: " + flag + " needs at least one length");
   std::vector<int64_t> out;
+  auto bounded = [&](int64_t n) {
+    if (n > kMaxBenchLength)
+      throw UsageError("attn bench: " + flag + " length " + std::to_string(n) + " is above the limit of " +
+                       std::to_string(kMaxBenchLength) + " tokens");
+    return n;
+  };
+  auto add = [&](int64_t n) {
+    if (out.size() == kMaxBenchLengths)
+      throw UsageError("attn bench: " + flag + " '" + text + "' gives more than " + std::to_string(kMaxBenchLengths) +
+                       " lengths");
+    out.push_back(n);
+  };
   for (const std::string& raw : split(text, ',')) {
     const std::string item = trim(raw);
     if (item.find(':') == std::string::npos) {
-      out.push_back(positive_int(item, flag, text));
+      add(bounded(positive_int(item, flag, text)));
       continue;
     }
     std::vector<std::string> r = split(item, ':');
     if (r.size() != 3)
       throw UsageError("attn bench: " + flag + " range '" + item + "' must be START:STOP:STEP, e.g. 16:384:16");
-    const int64_t start = positive_int(trim(r[0]), flag, text), stop = positive_int(trim(r[1]), flag, text),
-                  step = positive_int(trim(r[2]), flag, text);
+    const int64_t start = bounded(positive_int(trim(r[0]), flag, text)),
+                  stop = bounded(positive_int(trim(r[1]), flag, text)), step = positive_int(trim(r[2]), flag, text);
     if (stop < start)
       throw UsageError("attn bench: " + flag + " range '" + item + "' ends before it starts");
-    for (int64_t n = start; n <= stop; n += step) out.push_back(n);
+    for (int64_t n = start; n <= stop; n += std::min(step, kMaxBenchLength + 1)) add(n);
   }
   for (size_t i = 1; i < out.size(); ++i)
     if (out[i] <= out[i - 1])
@@ -165,7 +183,8 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
   std::string default_models;
   for (const std::string& name : default_bench_models()) default_models += (default_models.empty() ? "" : ",") + name;
   p.option("models", default_models, "comma list of encoders (any registered one)")
-      .option("lengths", "16:384:16", "sequence lengths: a list 16,32,64 and/or ranges START:STOP:STEP")
+      .option("lengths", "16:384:16", "sequence lengths: a list 16,32,64 and/or ranges START:STOP:STEP (each at most 65536, "
+              "at most 1024 in all)")
       .option("batch", "64", "examples per batch")
       .option("features", "300", "input features per token")
       .option("hidden", "", "override every encoder's `hidden` width (default: each encoder's own, 300)")
