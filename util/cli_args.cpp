@@ -1,11 +1,13 @@
 #include "attn/util/cli_args.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 namespace attn {
 
@@ -24,6 +26,39 @@ ArgParser& ArgParser::flag(const std::string& name, const std::string& help) {
   return *this;
 }
 
+namespace {
+
+// Levenshtein distance, for "did you mean" on a mistyped flag.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string ArgParser::closest_name(const std::string& name) const {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;  // a few typos, never a different word
+  for (const std::string& candidate : order_) {
+    const size_t d = edit_distance(name, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
 bool ArgParser::parse(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     std::string a = args[i];
@@ -38,7 +73,11 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
       inline_value = true;
     }
     auto it = entries_.find(name);
-    if (it == entries_.end()) throw UsageError("attn " + command_ + ": unknown flag '--" + name + "'");
+    if (it == entries_.end()) {
+      const std::string guess = closest_name(name);
+      throw UsageError("attn " + command_ + ": unknown flag '--" + name + "'" +
+                       (guess.empty() ? "" : " (did you mean '--" + guess + "'?)"));
+    }
     if (it->second.is_flag) {
       if (inline_value) throw UsageError("attn " + command_ + ": flag '--" + name + "' takes no value");
       values_[name] = "1";
@@ -47,7 +86,19 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
     if (!inline_value) {
       if (i + 1 >= args.size()) throw UsageError("attn " + command_ + ": option '--" + name + "' needs a value");
       value = args[++i];
+      // `--run --overwrite`: the next word is one of this command's flags,
+      // not a value (a folder named --overwrite is never what was meant).
+      if (value.rfind("--", 0) == 0) {
+        const std::string next = value.substr(2, value.find('=') == std::string::npos ? std::string::npos
+                                                                                        : value.find('=') - 2);
+        if (entries_.count(next) || next == "help")
+          throw UsageError("attn " + command_ + ": option '--" + name + "' needs a value, got the flag '" + value +
+                           "'");
+      }
     }
+    // An empty value is refused rather than read as "not given": `--data ""`
+    // would otherwise quietly train on the default data.
+    if (value.empty()) throw UsageError("attn " + command_ + ": option '--" + name + "' needs a non-empty value");
     values_[name] = value;
   }
   return true;
@@ -133,13 +184,33 @@ double ArgParser::get_double(const std::string& name, double min, double max) co
 
 bool ArgParser::is_set(const std::string& name) const { return values_.count(name) > 0; }
 
+std::pair<std::string, std::string> ArgParser::metavar_and_help(const Entry& e) {
+  // "PATH: the run folder" names the value PATH; otherwise the default says
+  // whether it is a whole number or a number.
+  const size_t colon = e.help.find(": ");
+  if (colon != std::string::npos && colon > 0 && colon <= 6 &&
+      std::all_of(e.help.begin(), e.help.begin() + static_cast<std::ptrdiff_t>(colon),
+                  [](char c) { return c >= 'A' && c <= 'Z'; }))
+    return {e.help.substr(0, colon), e.help.substr(colon + 2)};
+  const std::string& d = e.default_value;
+  char* end = nullptr;
+  if (!d.empty()) {
+    std::strtoll(d.c_str(), &end, 10);
+    if (*end == '\0') return {"INT", e.help};
+    std::strtod(d.c_str(), &end);
+    if (*end == '\0') return {"FLOAT", e.help};
+  }
+  return {"VALUE", e.help};
+}
+
 std::string ArgParser::help() const {
   std::ostringstream os;
   os << "usage: attn " << command_ << " [options]\n\n" << summary_ << "\n\noptions:\n";
   for (const std::string& name : order_) {
     const Entry& e = entries_.at(name);
-    std::string left = "  --" + name + (e.is_flag ? "" : " VALUE");
-    os << left << std::string(left.size() < 28 ? 28 - left.size() : 1, ' ') << e.help;
+    const auto [metavar, help] = metavar_and_help(e);
+    std::string left = "  --" + name + (e.is_flag ? "" : " " + metavar);
+    os << left << std::string(left.size() < 28 ? 28 - left.size() : 1, ' ') << help;
     if (!e.is_flag && !e.default_value.empty()) os << " (default: " << e.default_value << ")";
     os << "\n";
   }

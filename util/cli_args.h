@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attn {
@@ -26,8 +27,10 @@ class ArgParser {
   // --name, false unless given.
   ArgParser& flag(const std::string& name, const std::string& help);
 
-  // Throws UsageError on an unknown flag or a missing value. Returns false
-  // when --help was asked for (help() holds the text).
+  // Throws UsageError on an unknown flag (naming the closest known one), a
+  // missing or empty value, or a value that is one of the command's flags
+  // (`--run --overwrite`). Returns false when --help was asked for (help()
+  // holds the text).
   bool parse(const std::vector<std::string>& args);
 
   std::string get(const std::string& name) const;
@@ -55,6 +58,12 @@ class ArgParser {
     std::string help;
     bool is_flag = false;
   };
+  // The value's name in --help (PATH, INT, FLOAT or VALUE) and the help text:
+  // a help text may start with its own name ("PATH: ..."); otherwise the
+  // default's form decides.
+  static std::pair<std::string, std::string> metavar_and_help(const Entry& e);
+  // The declared name nearest to `name` by edit distance, or "" if none is near.
+  std::string closest_name(const std::string& name) const;
   std::string command_, summary_;
   std::vector<std::string> order_;
   std::map<std::string, Entry> entries_;

@@ -14,14 +14,14 @@ namespace attn {
 
 int run_eval_command(const std::vector<std::string>& args) {
   ArgParser p("eval", "Evaluates a trained run (its best checkpoint) on a split of a data set and prints JSON.");
-  p.option("run", "", "run folder written by attn train (required)")
-      .option("data", "", "data folder or file (default: the run's own data)")
+  p.option("run", "", "PATH: run folder written by attn train (required)")
+      .option("data", "", "PATH: data folder or file (default: the run's own data)")
       .option("format", "", "data format (default: the run's)")
       .option("split", "test", "train, dev or test")
-      .option("weights", "best.safetensors", "weights file inside the run folder (best.safetensors, or last.safetensors: the latest checkpoint)")
+      .option("weights", "best.safetensors", "FILE: weights file inside the run folder (best.safetensors, or last.safetensors: the latest checkpoint)")
       .option("device", "cpu", "cpu or cuda (the model moves there; batches follow it)")
       .option("batch", "64", "examples per batch")
-      .option("cache", "", "cache folder for downloaded data")
+      .option("cache", "", "PATH: cache folder for downloaded data")
       .flag("allow-similar-labels", "as for attn train (needed again when the run was trained with it)");
   if (!p.parse(args)) {
     std::cout << p.help();

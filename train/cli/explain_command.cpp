@@ -20,10 +20,10 @@ int run_explain_command(const std::vector<std::string>& args) {
               "DiSAN: forward and backward alignments; Bi-BloSAN: intra-block and inter-block alignments;\n"
               "Multi-Scale Transformer: each head's window; ReSAN: the selected heads and dependents over the\n"
               "soft alignments). Sentences come from --text, or one per line from stdin.");
-  p.option("run", "", "run folder written by attn train (required; a classify run)")
-      .option("weights", "best.safetensors", "weights file inside the run folder")
+  p.option("run", "", "PATH: run folder written by attn train (required; a classify run)")
+      .option("weights", "best.safetensors", "FILE: weights file inside the run folder")
       .option("text", "", "the sentence to explain (default: read one sentence per line from stdin)")
-      .option("out", "explain", "folder for the pictures: sentence_1.svg, sentence_2.svg, ...")
+      .option("out", "explain", "PATH: folder for the pictures: sentence_1.svg, sentence_2.svg, ...")
       .option("feature", "-1",
               "for multi-dimensional (per-feature) attention: the feature to show, or -1 for the mean over features")
       .option("max-tokens", "60", "longer sentences are cut to their first N tokens (noted in the picture)");

@@ -2,6 +2,7 @@
 // become one clear message and a non-zero exit, never a crash.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,11 +23,49 @@ void print_usage() {
   std::printf("usage: attn COMMAND [options]\n\nA from-scratch deep learning engine and the self-attention models of\n"
               "MTSA, Bi-BloSAN, the Multi-Scale Transformer and ReSAN.\n\ncommands:\n");
   for (const attn::Command& c : attn::all_commands()) std::printf("  %-14s %s\n", c.name, c.summary);
-  std::printf("\n'attn COMMAND --help' describes a command's options.\n");
+  std::printf("\n'attn COMMAND --help' or 'attn help COMMAND' describes a command's options;\n"
+              "'attn --version' prints the version and build.\n");
 #ifdef ATTN_CUDA_EMULATED
   std::printf("\nThis is the emulated CUDA build (ATTN_CUDA=EMULATE): a test harness that runs the CUDA kernels\n"
               "on the CPU, not a GPU backend. --device cuda is refused unless ATTN_CUDA_EMULATE=1 is set.\n");
 #endif
+}
+
+void print_version() {
+  std::printf("attn %s (%s build%s)\n", ATTN_VERSION,
+#ifdef ATTN_CUDA_EMULATED
+              "emulated CUDA",
+#elif defined(ATTN_WITH_CUDA)
+              "CUDA",
+#else
+              "CPU",
+#endif
+              attn::sgemm_avx512_available() ? ", AVX-512 GEMM on this CPU" : ", OpenBLAS GEMM on this CPU");
+}
+
+// The command whose name is nearest to a mistyped one, or null.
+const attn::Command* closest_command(const std::string& name) {
+  const attn::Command* best = nullptr;
+  size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;
+  for (const attn::Command& c : attn::all_commands()) {
+    const std::string candidate = c.name;
+    std::vector<size_t> row(candidate.size() + 1);
+    for (size_t j = 0; j <= candidate.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= name.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= candidate.size(); ++j) {
+        const size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (name[i - 1] == candidate[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    if (row[candidate.size()] < best_distance) {
+      best_distance = row[candidate.size()];
+      best = &c;
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -55,6 +94,19 @@ int main(int argc, char** argv) {
   }
   std::string name = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
+  if (name == "--version" || name == "version") {
+    print_version();
+    return 0;
+  }
+  // `attn help train` is `attn train --help`; `attn help` alone is the usage.
+  if (name == "help") {
+    if (args.empty()) {
+      print_usage();
+      return 0;
+    }
+    name = args[0];
+    args = {"--help"};
+  }
   for (const attn::Command& c : attn::all_commands()) {
     if (name != c.name) continue;
     try {
@@ -67,6 +119,11 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::fprintf(stderr, "error: unknown command '%s' (see 'attn --help')\n", name.c_str());
+  const attn::Command* guess = closest_command(name);
+  if (guess)
+    std::fprintf(stderr, "error: unknown command '%s' (did you mean '%s'? see 'attn --help')\n", name.c_str(),
+                 guess->name);
+  else
+    std::fprintf(stderr, "error: unknown command '%s' (see 'attn --help')\n", name.c_str());
   return 2;
 }

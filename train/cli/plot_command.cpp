@@ -16,7 +16,7 @@ int run_plot_command(const std::vector<std::string>& args) {
               "attn plot RUN [RUN...]: draws the training loss and the dev metric against step from each run\n"
               "folder's metrics.jsonl, the runs overlaid with a legend, as one SVG. (attn train keeps\n"
               "curves.svg in its run folder up to date the same way.)");
-  p.option("out", "curves.svg", "the SVG to write")
+  p.option("out", "curves.svg", "FILE: the SVG to write")
       .option("metric", "", "dev metric to draw (default: the one the runs were selected on, e.g. accuracy)");
   std::vector<std::string> options, runs;
   for (size_t i = 0; i < args.size(); ++i) {
