@@ -114,18 +114,20 @@ namespace {
 TEST(AnomalyDetection, ForwardCommandFlagStopsAtTheFirstNonFiniteKernel) {
   const std::string dir = testing_support::scratch_dir() + "/";
   std::ofstream(dir + "model.cfg") << "encoder = disan\nhidden = 3\n";
-  Tensor x = from_vector(std::vector<double>(2 * 4 * 3, 0.5), {2, 4, 3}, DType::F32);
-  write_element(x, 4, std::numeric_limits<double>::quiet_NaN());  // example 0, position 1: valid
+  // Finite inputs whose products overflow float32 in the first layer.
+  Tensor x = from_vector(std::vector<double>(2 * 4 * 3, 3e38), {2, 4, 3}, DType::F32);
   save_safetensors(dir + "in.safetensors", {{"x", x}, {"lengths", from_indices({4, 2}, {2})}});
   std::vector<std::string> args = {"--model", dir + "model.cfg", "--weights", dir + "w.safetensors", "--input",
                                    dir + "in.safetensors", "--output", dir + "out.safetensors", "--init-weights"};
-  ASSERT_EQ(run_forward_command(args), 0);
-  EXPECT_TRUE(std::isnan(load_safetensors(dir + "out.safetensors").at("sentence").to_vector()[0]));
+  // Without the flag: an error that says the outputs are not finite, no file.
+  EXPECT_THAT(testing_support::error_of([&] { run_forward_command(args); }),
+              HasSubstr("the encoder's outputs are not finite"));
+  EXPECT_FALSE(std::ifstream(dir + "out.safetensors").good());
   args.pop_back();
   args.push_back("--detect-anomaly");
   const std::string msg = anomaly_of([&] { run_forward_command(args); });
-  EXPECT_THAT(msg, HasSubstr("detect-anomaly: kernel '"));
-  EXPECT_THAT(msg, HasSubstr("(non-finite before the call)"));  // the input x
+  EXPECT_THAT(msg, HasSubstr("detect-anomaly: kernel '"));  // the kernel whose output overflowed
+  EXPECT_THAT(msg, Not(HasSubstr("(non-finite before the call)")));
   EXPECT_EQ(kernel_observer(), nullptr);
 }
 

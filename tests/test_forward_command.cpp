@@ -12,6 +12,7 @@
 #include "attn/engine/random.h"
 #include "attn/models/encoder.h"
 #include "attn/nn/safetensors.h"
+#include "attn/ops/unary/unary.h"
 #include "attn/util/cli_args.h"
 #include "attn/train/cli/model_commands.h"
 #include "test_util.h"
@@ -254,6 +255,32 @@ TEST_F(ForwardCommand, ParamsReportsConfigErrors) {
   EXPECT_THROW(run_params_command({"--model", path("model.cfg")}), Error);
   EXPECT_THROW(run_params_command({"--input-dim", "3"}), UsageError);
   EXPECT_THROW(run_params_command({"--model", path("missing.cfg")}), Error);
+}
+
+TEST_F(ForwardCommand, AnOutputThatIsAnInputIsRefusedAndTheInputKept) {
+  write_input();
+  ASSERT_EQ(run_forward_command(args("out.safetensors", true)), 0);
+  std::ifstream before_file(path("w.safetensors"), std::ios::binary);
+  const std::string before((std::istreambuf_iterator<char>(before_file)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(failure_of(args("w.safetensors")), HasSubstr("is the input '" + path("w.safetensors") + "'"));
+  EXPECT_THAT(failure_of(args("in.safetensors")), HasSubstr("is the input '" + path("in.safetensors") + "'"));
+  std::ifstream after_file(path("w.safetensors"), std::ios::binary);
+  const std::string after((std::istreambuf_iterator<char>(after_file)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(before, after);
+}
+
+TEST_F(ForwardCommand, InputsThatOverflowFloat32AreAnErrorNotANaNFile) {
+  Generator g(7);
+  save_safetensors(path("huge.safetensors"),
+                   {{"x", mul_scalar(rand_uniform({2, 4, 3}, 0.5, 1, g, DType::F32), 3e38)},
+                    {"lengths", from_indices({4, 2}, {2})}});
+  EXPECT_THAT(failure_of(args("out.safetensors", true, "huge.safetensors")),
+              HasSubstr("the encoder's outputs are not finite"));
+  EXPECT_FALSE(std::ifstream(path("out.safetensors")).good());
+  save_safetensors(path("nan.safetensors"), {{"x", full({2, 4, 3}, std::nan(""), DType::F32)},
+                                             {"lengths", from_indices({4, 2}, {2})}});
+  EXPECT_THAT(failure_of(args("out.safetensors", true, "nan.safetensors")),
+              HasSubstr("'x' holds a NaN or infinite value"));
 }
 
 }  // namespace

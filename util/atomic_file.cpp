@@ -12,7 +12,25 @@
 
 namespace attn {
 
+void check_output_file(const std::string& what, const std::string& path, const std::vector<std::string>& inputs) {
+  if (path.empty()) throw Error(what + ": the output path is empty");
+  struct stat out;
+  const bool exists = ::stat(path.c_str(), &out) == 0;
+  if (exists && !S_ISREG(out.st_mode))
+    throw Error(what + ": '" + path + "' exists and is not a regular file (a folder, device or pipe); give a file path");
+  if (!exists) return;
+  for (const std::string& input : inputs) {
+    struct stat in;
+    if (!input.empty() && ::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+      throw Error(what + ": the output '" + path + "' is the input '" + input +
+                  "'; writing it would destroy what is being read");
+  }
+}
+
 void write_file_atomically(const std::string& path, const std::string& contents) {
+  // Renaming over a device node or a folder would replace it (as root, even
+  // /dev/full): only a regular file, or a new name, is written.
+  check_output_file("write_file", path, {});
   std::string tmp = path + ".tmp." + std::to_string(getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   ATTN_CHECK(fd >= 0, "write_file", "cannot create '", tmp, "': ", std::strerror(errno));

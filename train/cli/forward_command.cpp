@@ -12,7 +12,10 @@
 #include "attn/engine/error.h"
 #include "attn/models/masks.h"
 #include "attn/nn/safetensors.h"
+#include "attn/train/finite_check.h"
+#include "attn/util/atomic_file.h"
 #include "attn/util/cli_args.h"
+#include "attn/util/text.h"
 #include "attn/train/cli/model_commands.h"
 #include "attn/train/model_files.h"
 
@@ -66,10 +69,10 @@ int run_forward_command(const std::vector<std::string>& args) {
               "writes its outputs.\nInput tensors: x [B, n, d] float32 or float64; lengths int64 [B] or mask uint8 "
               "[B, n] (optional: all valid).\nOutput tensors: tokens [B, n, token_dim], sentence [B, sentence_dim] "
               "in x's dtype. See docs/forward.md.");
-  p.option("model", "", "model config file (key `encoder` picks the mechanism)")
-      .option("weights", "", "weights file (safetensors) to load, or to create with --init-weights")
-      .option("input", "", "input file (safetensors) with x and lengths or mask")
-      .option("output", "", "output file (safetensors) to write tokens and sentence to")
+  p.option("model", "", "PATH: model config file (key `encoder` picks the mechanism)")
+      .option("weights", "", "FILE: weights file (safetensors) to load, or to create with --init-weights")
+      .option("input", "", "FILE: input file (safetensors) with x and lengths or mask")
+      .option("output", "", "FILE: output file (safetensors) to write tokens and sentence to")
       .flag("init-weights", "initialise the weights from --seed and save them to --weights (replacing it) first")
       .option("seed", "1", "seed of the initialisation with --init-weights")
       .option("device", "cpu", "cpu or cuda (the model and inputs move there; outputs are written from the host)")
@@ -83,6 +86,7 @@ int run_forward_command(const std::vector<std::string>& args) {
       throw UsageError(std::string("attn forward: --") + required + " is required");
   const std::string model_path = p.get("model"), weights_path = p.get("weights");
   const std::string input_path = p.get("input"), output_path = p.get("output");
+  check_output_file("attn forward --output", output_path, {input_path, p.get("weights"), p.get("model")});
   const bool init_weights = p.is_set("init-weights");
   const int64_t seed = p.get_int("seed");
   const Device device = parse_device(p.get("device"), "forward");
@@ -101,6 +105,7 @@ int run_forward_command(const std::vector<std::string>& args) {
   ATTN_CHECK(x.size(0) > 0 && x.size(1) > 0 && x.size(2) > 0, kOp, input_path,
              ": 'x' needs at least one example, position and feature, got ", shape_str(x.shape()));
   const Tensor mask = input_mask(input_path, in, x.size(0), x.size(1));
+  ATTN_CHECK(all_finite(x), kOp, input_path, ": 'x' holds a NaN or infinite value");
 
   Config config = Config::load(model_path);
   int64_t input_dim = x.size(2);
@@ -119,7 +124,7 @@ int run_forward_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "forward: wrote freshly initialised weights (seed %lld) to %s\n",
                  static_cast<long long>(seed), weights_path.c_str());
   } else {
-    ATTN_CHECK(file_exists(weights_path), kOp, "the weights file '", weights_path,
+    ATTN_CHECK(text::file_exists(weights_path), kOp, "the weights file '", weights_path,
                "' does not exist (pass --init-weights to create it)");
     load_model_state(weights_path, *encoder, encoder_name);
   }
@@ -133,6 +138,13 @@ int run_forward_command(const std::vector<std::string>& args) {
     if (p.is_set("detect-anomaly")) detector = std::make_unique<AnomalyDetector>();
     out = encoder->encode(x.to(device), mask.to(device));
   }
+  // An output nobody can use is an error, not a file: a zero-width layer, or
+  // values so large that the encoder's sums overflow the dtype.
+  ATTN_CHECK(out.tokens.numel() > 0 && out.sentence.numel() > 0, kOp, "the encoder's outputs are empty (tokens ",
+             shape_str(out.tokens.shape()), ", sentence ", shape_str(out.sentence.shape()), "): check ", model_path);
+  ATTN_CHECK(all_finite(out.tokens) && all_finite(out.sentence), kOp,
+             "the encoder's outputs are not finite: the inputs or weights are too large for ", dtype_name(x.dtype()),
+             " (the sums overflow); scale them down or use float64. Nothing was written to '", output_path, "'");
   save_safetensors(output_path, {{"tokens", out.tokens}, {"sentence", out.sentence}}, {{"encoder", encoder_name}});
   std::printf("forward: %s on x %s -> tokens %s, sentence %s (%s) written to %s\n", encoder_name.c_str(),
               shape_str(x.shape()).c_str(), shape_str(out.tokens.shape()).c_str(),
