@@ -470,10 +470,33 @@ TEST_F(FinishedRun, PredictCommandPrintsOneLabelPerInputLine) {
   ASSERT_EQ(labels.size(), 6u) << out;
   EXPECT_EQ(labels[0], "1");
   EXPECT_EQ(labels[1], "0");
-  EXPECT_TRUE(labels[2] == "0" || labels[2] == "1") << labels[2];  // empty line: still one label
+  EXPECT_EQ(labels[2], "");  // a blank line gives a blank line, not a guess
   EXPECT_EQ(labels[3], "0");
   EXPECT_EQ(labels[4], "1");
   EXPECT_EQ(labels[5], "1");
+}
+
+TEST_F(FinishedRun, PredictSplitsLinesAsTheLoadersDoAndGivesProbabilities) {
+  int code = -1;
+  // CR-only and CRLF line ends are line ends.
+  std::string out = run_command(run_predict_command, {"--run", *dir_ + "/run"}, "beta the dog\ralpha cat\r\n\r", &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(out, "0\n1\n\n");
+  out = run_command(run_predict_command, {"--run", *dir_ + "/run", "--probabilities"}, "alpha cat\n", &code);
+  ASSERT_THAT(out, ::testing::StartsWith("1\t0=")) << out;
+  const double p0 = std::stod(out.substr(out.find("0=") + 2)), p1 = std::stod(out.substr(out.find("1=") + 2));
+  EXPECT_NEAR(p0 + p1, 1.0, 2e-4);  // each printed to 4 decimals
+  EXPECT_GT(p1, p0);
+  out = run_command(run_predict_command, {"--run", *dir_ + "/run", "--json", "--probabilities"}, "alpha cat\n\n",
+                    &code);
+  std::istringstream lines(out);
+  std::string first, second;
+  std::getline(lines, first);
+  std::getline(lines, second);
+  const Json j = Json::parse(first);
+  EXPECT_EQ(j.at("label").as_string(), "1");
+  EXPECT_NEAR(j.at("probabilities").at("0").as_number() + j.at("probabilities").at("1").as_number(), 1.0, 1e-5);
+  EXPECT_EQ(second, "{}");
 }
 
 TEST_F(FinishedRun, EvalReadsTheResumableCheckpointAndRejectsForeignWeights) {

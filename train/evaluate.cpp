@@ -116,6 +116,13 @@ std::vector<Prediction> predict_with_loss(TaskModel& model, const std::vector<Ex
         // would copy the whole tensor for every element read.
         Tensor best = argmax(logits, -1).to(Device::CPU);
         for (int64_t i = 0; i < batch.size(); ++i) out[batch.indices[i]].label = static_cast<int64_t>(best.at({i}));
+        if (options.probabilities) {
+          const Tensor p = softmax(logits, -1).to(Device::CPU);
+          const std::vector<double> values = p.to_vector();
+          const int64_t classes = p.size(1);
+          for (int64_t i = 0; i < batch.size(); ++i)
+            out[batch.indices[i]].probabilities.assign(values.begin() + i * classes, values.begin() + (i + 1) * classes);
+        }
         break;
       }
       case TaskKind::Relatedness: {
@@ -209,15 +216,18 @@ EvalResult evaluate(TaskModel& model, const std::vector<Example>& examples, cons
   return r;
 }
 
+std::string json_metric_value(double v) {
+  // JSON has no NaN or infinity: a non-finite value (a diverged loss, a
+  // Pearson r of a constant prediction) is null.
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
 std::string metrics_json(const std::map<std::string, double>& metrics) {
   std::string out = "{";
-  char buf[64];
-  for (const auto& [k, v] : metrics) {
-    // JSON has no NaN or infinity: a non-finite value (a diverged loss) is null.
-    if (std::isfinite(v)) std::snprintf(buf, sizeof(buf), "%.6g", v);
-    else std::snprintf(buf, sizeof(buf), "null");
-    out += (out.size() > 1 ? ", \"" : "\"") + k + "\": " + buf;
-  }
+  for (const auto& [k, v] : metrics) out += (out.size() > 1 ? ", \"" : "\"") + k + "\": " + json_metric_value(v);
   return out + "}";
 }
 

@@ -36,6 +36,7 @@ struct EvalResult {
 struct EvalOptions {
   int64_t batch_size = 64;
   int64_t max_len = 0;
+  bool probabilities = false;  // predict(): also each class's probability (classify, pair)
 };
 
 // Runs in evaluation mode under NoGrad (restores the training flag after).
@@ -48,11 +49,14 @@ struct Prediction {
   int64_t label = -1;
   double score = 0;
   std::vector<int64_t> tags;
+  std::vector<double> probabilities;  // per class, with EvalOptions::probabilities
 };
 std::vector<Prediction> predict(TaskModel& model, const std::vector<Example>& examples, const Vocabulary& vocab,
                                 const EvalOptions& options);
 
 // {"a": 1.0, ...} with keys in order; a non-finite value is written null.
 std::string metrics_json(const std::map<std::string, double>& metrics);
+// One metric as a JSON value: %.6g, or null when not finite.
+std::string json_metric_value(double v);
 
 }  // namespace attn

@@ -44,6 +44,9 @@ class LineReader {
 
 // All lines of a text file, read with LineReader.
 std::vector<std::string> read_lines(const std::string& loader, const std::string& file);
+// `text` cut into lines as read_lines cuts a file: at LF, CRLF or a lone CR,
+// a leading UTF-8 byte-order mark dropped, no empty line after a final break.
+std::vector<std::string> split_lines(const std::string& text);
 
 bool file_exists(const std::string& path);
 std::string join_path(const std::string& dir, const std::string& name);

@@ -1,12 +1,17 @@
 // `attn predict`: reads sentences from standard input (one per line; for
 // pair and relatedness tasks the two sentences separated by a tab) and writes
 // one prediction per line.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 
 #include "attn/engine/cuda/cuda_backend.h"
 #include "attn/engine/error.h"
 #include "attn/util/cli_args.h"
+#include "attn/util/json.h"
+#include "attn/util/task_kind.h"
+#include "attn/util/text.h"
 #include "attn/train/cli/commands.h"
 #include "attn/train/evaluate.h"
 #include "attn/train/saved_run.h"
@@ -14,57 +19,119 @@
 
 namespace attn {
 
+namespace {
+
+// One output line for a prediction: plain text, or a JSON object with --json.
+std::string format_prediction(const SavedRun& run, const Prediction& pr, bool probabilities, bool json) {
+  auto label_name = [&](int64_t id) { return run.labels.at(static_cast<size_t>(id)); };
+  char number[32];
+  switch (run.task) {
+    case TaskKind::Classify:
+    case TaskKind::Pair: {
+      if (!json) {
+        std::string out = label_name(pr.label);
+        if (probabilities)
+          for (size_t c = 0; c < pr.probabilities.size(); ++c) {
+            std::snprintf(number, sizeof number, "%.4f", pr.probabilities[c]);
+            out += (c == 0 ? "\t" : " ") + run.labels.at(c) + "=" + number;
+          }
+        return out;
+      }
+      std::string out = "{\"label\": " + json_quote(label_name(pr.label));
+      if (probabilities) {
+        out += ", \"probabilities\": {";
+        for (size_t c = 0; c < pr.probabilities.size(); ++c) {
+          std::snprintf(number, sizeof number, "%.6g", pr.probabilities[c]);
+          out += (c == 0 ? "" : ", ") + json_quote(run.labels.at(c)) + ": " + number;
+        }
+        out += "}";
+      }
+      return out + "}";
+    }
+    case TaskKind::Relatedness:
+      std::snprintf(number, sizeof number, json ? "%.6g" : "%.4f", pr.score);
+      return json ? std::string("{\"score\": ") + number + "}" : std::string(number);
+    case TaskKind::Tag: {
+      std::string out;
+      for (int64_t t : pr.tags)
+        out += (out.empty() ? "" : json ? ", " : " ") + (json ? json_quote(label_name(t)) : label_name(t));
+      return json ? "{\"tags\": [" + out + "]}" : out;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 int run_predict_command(const std::vector<std::string>& args) {
   ArgParser p("predict",
               "Reads one input per line from stdin and prints one prediction per line: the label (classify, pair),\n"
-              "the score (relatedness) or the space-separated tags (tag). Pair inputs: two sentences separated by a tab.");
-  p.option("run", "", "run folder written by attn train (required)")
-      .option("weights", "best.safetensors", "weights file inside the run folder (best.safetensors, or last.safetensors: the latest checkpoint)")
-      .option("device", "cpu", "cpu or cuda (the model moves there; batches follow it)");
+              "the score (relatedness) or the space-separated tags (tag). Pair inputs: two sentences separated by a tab.\n"
+              "Lines end at LF, CRLF or a lone CR, as the data loaders read them; a blank line gives a blank output\n"
+              "line. A sentence longer than the run's --max-len is cut to it (said on stderr).\n"
+              "Example: echo \"free money, click now\" | attn predict --run runs/mtsa-spam --probabilities");
+  p.option("run", "", "PATH: run folder written by attn train (required)")
+      .option("weights", "best.safetensors", "FILE: weights file inside the run folder (best.safetensors, or last.safetensors: the latest checkpoint)")
+      .option("device", "cpu", "cpu or cuda (the model moves there; batches follow it)")
+      .flag("probabilities", "classify, pair: also print each class's probability (label<TAB>class=p ...)")
+      .flag("json", "one JSON object per line: {\"label\": ...} ({\"probabilities\": {...}} too with --probabilities), "
+                    "{\"score\": ...} or {\"tags\": [...]}; a blank input line gives {}");
   if (!p.parse(args)) {
     std::cout << p.help();
     return 0;
   }
   if (p.get("run").empty()) throw UsageError("attn predict: --run is required");
+  const bool probabilities = p.is_set("probabilities"), json = p.is_set("json");
   const Device device = parse_device(p.get("device"), "predict");  // before any work: fails fast without a GPU
   SavedRun run = load_saved_run(p.get("run"), p.get("weights"));
+  if (probabilities && run.task != TaskKind::Classify && run.task != TaskKind::Pair)
+    throw UsageError("attn predict: --probabilities is for classify and pair runs; " + p.get("run") + " is a " +
+                     task_name(run.task) + " run");
   run.model->to(device);
+  const std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  const std::vector<std::string> lines = text::split_lines(input);
   std::vector<Example> examples;
-  std::string line;
-  int64_t line_no = 0;
-  while (std::getline(std::cin, line)) {
-    ++line_no;
+  std::vector<bool> blank(lines.size(), false);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    if (text::is_blank(line)) {
+      blank[i] = true;
+      continue;
+    }
     Example e;
     if (run.task == TaskKind::Pair || run.task == TaskKind::Relatedness) {
       size_t tab = line.find('\t');
-      ATTN_CHECK(tab != std::string::npos, "predict", "stdin line ", line_no,
+      ATTN_CHECK(tab != std::string::npos, "predict", "stdin line ", i + 1,
                  ": expected two sentences separated by a tab");
       e.tokens = tokenize(line.substr(0, tab));
       e.tokens_b = tokenize(line.substr(tab + 1));
     } else {
       e.tokens = tokenize(line);
     }
+    const size_t longest = std::max(e.tokens.size(), e.tokens_b.size());
+    if (run.max_len > 0 && longest > static_cast<size_t>(run.max_len))
+      std::fprintf(stderr, "attn predict: line %zu has %zu tokens; the model reads the first %lld (the run's --max-len)%s\n",
+                   i + 1, longest, static_cast<long long>(run.max_len),
+                   run.task == TaskKind::Tag ? ", so it has that many tags" : "");
     e.label = 0;
     e.score = 1;
     e.tags.assign(e.tokens.size(), 0);
     examples.push_back(std::move(e));
   }
-  if (examples.empty()) return 0;
-  EvalOptions eo;
-  eo.max_len = run.max_len;
-  std::vector<Prediction> preds = predict(*run.model, examples, run.vocab, eo);
-  for (const Prediction& pr : preds) {
-    switch (run.task) {
-      case TaskKind::Classify:
-      case TaskKind::Pair: std::printf("%s\n", run.labels.at(static_cast<size_t>(pr.label)).c_str()); break;
-      case TaskKind::Relatedness: std::printf("%.4f\n", pr.score); break;
-      case TaskKind::Tag: {
-        std::string out;
-        for (int64_t t : pr.tags) out += (out.empty() ? "" : " ") + run.labels.at(static_cast<size_t>(t));
-        std::printf("%s\n", out.c_str());
-        break;
-      }
+  std::vector<Prediction> preds;
+  if (!examples.empty()) {
+    EvalOptions eo;
+    eo.max_len = run.max_len;
+    eo.probabilities = probabilities;
+    preds = predict(*run.model, examples, run.vocab, eo);
+  }
+  size_t next = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (blank[i]) {
+      std::printf("%s\n", json ? "{}" : "");
+      continue;
     }
+    std::printf("%s\n", format_prediction(run, preds[next++], probabilities, json).c_str());
   }
   return 0;
 }

@@ -194,9 +194,9 @@ int run_train_command(const std::vector<std::string>& args) {
   if (r.interrupted) return 130;
   char buf[512];
   std::snprintf(buf, sizeof(buf),
-                ", \"best_dev_%s\": %.6g, \"train_seconds\": %.1f, \"examples_per_second\": %.1f, \"steps\": %lld, "
+                ", \"best_dev_%s\": %s, \"train_seconds\": %.1f, \"examples_per_second\": %.1f, \"steps\": %lld, "
                 "\"model\": \"%s\", \"task\": \"%s\", \"run\": \"%s\"}",
-                r.primary.c_str(), r.best_dev, r.train_seconds, r.examples_per_second,
+                r.primary.c_str(), json_metric_value(r.best_dev).c_str(), r.train_seconds, r.examples_per_second,
                 static_cast<long long>(r.steps), model_name.c_str(), p.get("task").c_str(), o.run_dir.c_str());
   std::string line = "{\"test\": " + metrics_json(r.test.metrics) + buf;
   write_file_atomically(RunFiles{o.run_dir}.test_metrics(), line + "\n");
