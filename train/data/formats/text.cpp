@@ -1,7 +1,10 @@
 // Plain-text classification corpora: TREC and one-sentence-per-line files
 // (CR, MPQA, SUBJ, MR), and the 10-fold cross-validation they are scored by.
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
@@ -21,6 +24,9 @@ struct TrecLine {
   size_t line_no;
 };
 
+// The six coarse classes of Li & Roth's question set, as the files spell them.
+const std::vector<std::string> kTrecCoarseLabels = {"ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"};
+
 std::vector<TrecLine> read_trec(const std::string& file, bool fine) {
   const char* loader = "load_trec";
   std::vector<TrecLine> out;
@@ -28,17 +34,24 @@ std::vector<TrecLine> read_trec(const std::string& file, bool fine) {
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string& line = lines[i];
     if (loader_util::is_blank(line)) continue;
-    size_t colon = line.find(':');
-    size_t space = line.find(' ');
-    if (colon == std::string::npos || colon == 0 || (space != std::string::npos && space < colon))
+    // The label ends at the first space or TAB; the text is the rest.
+    const size_t colon = line.find(':');
+    const size_t gap = line.find_first_of(" \t");
+    if (colon == std::string::npos || colon == 0 || (gap != std::string::npos && gap < colon))
       fail_at(loader, file, i + 1, "expected \"COARSE:fine text\"");
-    if (space == std::string::npos || space == colon + 1)
+    if (gap == std::string::npos || gap == colon + 1)
       fail_at(loader, file, i + 1, "expected \"COARSE:fine text\" (missing fine label or text)");
-    std::string coarse = line.substr(0, colon);
-    for (char c : coarse)
-      if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
-        fail_at(loader, file, i + 1, "coarse label " + loader_util::quote(coarse) + " is not a word");
-    out.push_back({fine ? line.substr(0, space) : coarse, line.substr(space + 1), i + 1});
+    const std::string coarse = line.substr(0, colon);
+    if (std::find(kTrecCoarseLabels.begin(), kTrecCoarseLabels.end(), coarse) == kTrecCoarseLabels.end())
+      fail_at(loader, file, i + 1,
+              "coarse label " + loader_util::quote(coarse) + " is not one of ABBR, DESC, ENTY, HUM, LOC, NUM");
+    const std::string label = line.substr(0, gap);
+    for (size_t c = colon + 1; c < label.size(); ++c)
+      if (!std::isalnum(static_cast<unsigned char>(label[c])))
+        fail_at(loader, file, i + 1, "fine label " + loader_util::quote(label) + " is not COARSE:word");
+    const size_t text_start = line.find_first_not_of(" \t", gap);
+    if (text_start == std::string::npos) fail_at(loader, file, i + 1, "the question after the label is empty");
+    out.push_back({fine ? label : coarse, line.substr(text_start), i + 1});
   }
   return out;
 }
@@ -83,6 +96,7 @@ Dataset load_sentence_per_line(const std::string& name,
                "label '", label, "' given twice for ", name);
     d.label_names.push_back(label);
     std::vector<std::string> lines = loader_util::read_lines(loader, file);
+    size_t sentences = 0;
     for (size_t i = 0; i < lines.size(); ++i) {
       if (lines[i].find('\0') != std::string::npos) fail_at(loader, file, i + 1, "NUL byte: not a text file");
       if (loader_util::is_blank(lines[i])) continue;
@@ -90,7 +104,13 @@ Dataset load_sentence_per_line(const std::string& name,
       e.tokens = tokenize(lines[i]);
       e.label = static_cast<int64_t>(c);
       d.train.push_back(std::move(e));
+      ++sentences;
     }
+    // An empty class file would leave a label no example has: training would
+    // see one class and score perfectly.
+    if (sentences == 0)
+      throw Error(std::string(loader) + ": " + file + " (class '" + label + "' of " + name +
+                  ") has no sentences: the file is empty or blank");
   }
   return d;
 }

@@ -1,0 +1,57 @@
+// Data that used to be read into something other than what the file says:
+// a lowercase or TAB-separated TREC label, and an empty class file.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "attn/train/data/formats/loaders.h"
+#include "test_data_util.h"
+
+namespace attn {
+namespace {
+
+using ::testing::HasSubstr;
+using test_data::error_of;
+using test_data::fresh_dir;
+using test_data::write;
+
+TEST(TrecLabels, ALowercaseCoarseLabelIsAnErrorNotASeventhClass) {
+  const std::string dir = fresh_dir();
+  const std::string train = write(dir, "train.txt", "DESC:manner how ?\ndesc:manner why ?\n");
+  const std::string test = write(dir, "test.txt", "DESC:manner how ?\n");
+  const std::string err = error_of([&] { load_trec(train, test, false); });
+  EXPECT_THAT(err, HasSubstr(train + ":2: coarse label 'desc' is not one of ABBR, DESC, ENTY, HUM, LOC, NUM"));
+}
+
+TEST(TrecLabels, ATabAfterTheLabelSeparatesItFromTheQuestion) {
+  const std::string dir = fresh_dir();
+  const std::string train = write(dir, "train.txt", "DESC:manner\thow did it work ?\nNUM:date when ?\n");
+  const std::string test = write(dir, "test.txt", "NUM:date\t when ?\n");
+  for (bool fine : {false, true}) {
+    const Dataset d = load_trec(train, test, fine);
+    ASSERT_EQ(d.label_names.size(), 2u) << fine;
+    EXPECT_EQ(d.label_names[0], fine ? "DESC:manner" : "DESC");
+    ASSERT_EQ(d.test.size(), 1u);
+    EXPECT_EQ(d.test[0].tokens, (std::vector<std::string>{"when", "?"}));
+    size_t words = 0;  // the first question keeps its first word
+    for (const auto* part : {&d.train, &d.dev})
+      for (const Example& e : *part)
+        if (e.tokens.size() == 5) {
+          EXPECT_EQ(e.tokens[0], "how");
+          ++words;
+        }
+    EXPECT_EQ(words, 1u) << fine;
+  }
+}
+
+TEST(SentencePerLine, AnEmptyOrBlankClassFileIsAnErrorNamingIt) {
+  const std::string dir = fresh_dir();
+  const std::string pos = write(dir, "mpqa.pos", "good\nfine\n");
+  for (const char* text : {"", " \n\n\t\n"}) {
+    const std::string neg = write(dir, "mpqa.neg", text);
+    const std::string err = error_of([&] { load_sentence_per_line("mpqa", {{"neg", neg}, {"pos", pos}}); });
+    EXPECT_THAT(err, HasSubstr(neg + " (class 'neg' of mpqa) has no sentences"));
+  }
+}
+
+}  // namespace
+}  // namespace attn
