@@ -16,8 +16,7 @@ std::string shape_str(const std::vector<int64_t>& shape) {
 namespace detail {
 [[noreturn]] void throw_error(const char* op, const std::string& message, const char* file, int line) {
   const char* base = std::strrchr(file, '/');
-  throw Error(std::string(op) + ": " + message + " (" + (base ? base + 1 : file) + ":" +
-              std::to_string(line) + ")");
+  throw Error(std::string(op) + ": " + message, std::string(base ? base + 1 : file) + ":" + std::to_string(line));
 }
 }  // namespace detail
 

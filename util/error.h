@@ -11,7 +11,15 @@ namespace attn {
 
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& message) : std::runtime_error(message), user_message_(message) {}
+  // what() ends with " (file.cpp:line)" for developers and tests; the attn
+  // program shows users the message without it (ATTN_DEBUG=1 shows it).
+  Error(const std::string& message, const std::string& location)
+      : std::runtime_error(message + " (" + location + ")"), user_message_(message) {}
+  const std::string& user_message() const { return user_message_; }
+
+ private:
+  std::string user_message_;
 };
 
 std::string shape_str(const std::vector<int64_t>& shape);

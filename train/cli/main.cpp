@@ -114,6 +114,12 @@ int main(int argc, char** argv) {
     } catch (const attn::UsageError& e) {
       std::fprintf(stderr, "error: %s\n(see 'attn %s --help')\n", e.what(), c.name);
       return 2;
+    } catch (const attn::Error& e) {
+      // The source location of the failed check is for developers.
+      const char* debug = std::getenv("ATTN_DEBUG");
+      const bool show_location = debug != nullptr && std::strcmp(debug, "1") == 0;
+      std::fprintf(stderr, "error: %s\n", show_location ? e.what() : e.user_message().c_str());
+      return 1;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "error: %s\n", e.what());
       return 1;
