@@ -36,6 +36,7 @@ std::string format_value(double v) {
 GloveVectors load_glove(const std::string& path, const std::unordered_set<std::string>* wanted) {
   text::LineReader reader("load_glove", path);  // CR, LF and CRLF line ends; BOM dropped
   GloveVectors out;
+  int64_t header_dim = 0;  // from a word2vec "COUNT DIM" first line, if any
   std::string line;
   while (reader.next(line)) {
     const size_t line_no = reader.line_number();
@@ -61,7 +62,17 @@ GloveVectors load_glove(const std::string& path, const std::unordered_set<std::s
       values.push_back(static_cast<float>(v));
       p = end;
     }
+    // word2vec's text format starts with "COUNT DIM": taken as a header, not
+    // as a one-value vector of the word "COUNT".
+    const bool digits_only = word.find_first_not_of("0123456789") == std::string::npos;
+    if (out.dim == 0 && header_dim == 0 && digits_only && values.size() == 1 && values[0] >= 1 &&
+        values[0] == std::floor(values[0])) {
+      header_dim = static_cast<int64_t>(values[0]);
+      continue;
+    }
     if (out.dim == 0) out.dim = static_cast<int64_t>(values.size());
+    ATTN_CHECK(header_dim == 0 || out.dim == header_dim, "load_glove", path, ":", line_no, ": the word2vec header says ",
+               header_dim, " values per vector, but ", quote(word), " has ", values.size());
     ATTN_CHECK(static_cast<int64_t>(values.size()) == out.dim && out.dim > 0, "load_glove", path, ":", line_no,
                ": vector of ", quote(word), " has ", values.size(), " values, expected ", out.dim);
     if (!wanted || wanted->count(word)) out.vectors.emplace(std::move(word), std::move(values));

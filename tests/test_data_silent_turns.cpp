@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "attn/nn/glove.h"
 #include "attn/train/data/formats/loaders.h"
 #include "test_data_util.h"
 
@@ -51,6 +52,23 @@ TEST(SentencePerLine, AnEmptyOrBlankClassFileIsAnErrorNamingIt) {
     const std::string err = error_of([&] { load_sentence_per_line("mpqa", {{"neg", neg}, {"pos", pos}}); });
     EXPECT_THAT(err, HasSubstr(neg + " (class 'neg' of mpqa) has no sentences"));
   }
+}
+
+TEST(UserErrors, AFolderGivenAsAFileIsNamedAsAFolder) {
+  const std::string dir = fresh_dir();
+  EXPECT_THAT(error_of([&] { load_trec(dir, dir, false); }), HasSubstr(dir + " is a folder; give a file"));
+}
+
+TEST(UserErrors, AWord2vecHeaderIsReadAsAHeaderNotAVector) {
+  const std::string dir = fresh_dir();
+  const std::string vectors = write(dir, "w2v.txt", "2 3\ncat 0.1 0.2 0.3\ndog 0.4 0.5 0.6\n");
+  const GloveVectors g = load_glove(vectors);
+  EXPECT_EQ(g.dim, 3);
+  EXPECT_EQ(g.vectors.size(), 2u);
+  EXPECT_EQ(g.vectors.count("2"), 0u);
+  const std::string wrong = write(dir, "wrong.txt", "2 4\ncat 0.1 0.2 0.3\n");
+  EXPECT_THAT(error_of([&] { load_glove(wrong); }),
+              HasSubstr("the word2vec header says 4 values per vector, but 'cat' has 3"));
 }
 
 }  // namespace

@@ -499,6 +499,25 @@ TEST_F(FinishedRun, PredictSplitsLinesAsTheLoadersDoAndGivesProbabilities) {
   EXPECT_EQ(second, "{}");
 }
 
+TEST_F(FinishedRun, ADamagedRunFolderIsNamedNotReadWithDefaults) {
+  const std::string copy = testing_support::scratch_dir() + "/run";
+  std::filesystem::copy(*dir_ + "/run", copy, std::filesystem::copy_options::recursive);
+  int code = -1;
+  std::ofstream(copy + "/labels.txt", std::ios::trunc).flush();
+  EXPECT_THAT(test_data::error_of([&] { run_command(run_eval_command, {"--run", copy}, "", &code); }),
+              HasSubstr("labels.txt names 0 label(s); a classify run has at least 2"));
+  std::filesystem::copy_file(*dir_ + "/run/labels.txt", copy + "/labels.txt",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(copy + "/run.cfg", std::ios::trunc).flush();
+  EXPECT_THAT(test_data::error_of([&] { run_command(run_predict_command, {"--run", copy}, "a\n", &code); }),
+              HasSubstr("run.cfg has no task line"));
+  std::filesystem::copy_file(*dir_ + "/run/run.cfg", copy + "/run.cfg",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(copy + "/model.cfg", std::ios::trunc) << "encoder = bow\nembedding_dim = 3\n";
+  EXPECT_THAT(test_data::error_of([&] { run_command(run_eval_command, {"--run", copy}, "", &code); }),
+              HasSubstr("do not fit the model " + copy + "/model.cfg describes (was it edited or replaced?)"));
+}
+
 TEST_F(FinishedRun, EvalReadsTheResumableCheckpointAndRejectsForeignWeights) {
   // last.safetensors holds "model."-prefixed names plus optimiser state; eval
   // takes the model part of it.

@@ -4,6 +4,7 @@
 #include "attn/nn/safetensors.h"
 #include "attn/train/finite_check.h"
 #include "attn/util/atomic_file.h"
+#include "attn/util/task_kind.h"
 #include "attn/train/checkpoint.h"
 #include "attn/train/run_folder.h"
 #include "attn/train/reinforce/selection_policy.h"
@@ -18,10 +19,16 @@ SavedRun load_saved_run(const std::string& dir, const std::string& weights_file)
     ATTN_CHECK(file_exists(path), "run", "'", dir, "' is not a run folder: ", path, " is missing");
   r.model_config = Config::load(run.model_config());
   r.run_config = Config::load(run.run_config());
+  // An empty or damaged run.cfg is an error, never a run with default settings.
+  ATTN_CHECK(r.run_config.has("task"), "run", run.run_config(),
+             " has no task line: the file is empty or damaged (attn train writes it)");
   r.task = task_from_name(r.run_config.get("task", "classify"));
   r.max_len = r.run_config.get_int("max_len", 0);
   r.vocab = Vocabulary::load(run.vocab());
   r.labels = read_labels(run);
+  ATTN_CHECK(r.task == TaskKind::Relatedness || r.labels.size() >= 2, "run", run.labels(), " names ",
+             r.labels.size(), " label(s); a ", task_name(r.task),
+             " run has at least 2 (one per line): the file is empty or damaged");
   int64_t classes = r.task == TaskKind::Relatedness ? r.model_config.get_int("relatedness_classes", 5)
                                                     : static_cast<int64_t>(r.labels.size());
   r.init = std::make_unique<Generator>(1);
@@ -32,7 +39,12 @@ SavedRun load_saved_run(const std::string& dir, const std::string& weights_file)
   std::map<std::string, std::string> metadata;
   const std::map<std::string, Tensor> state = load_model_weights(weights, &metadata);
   require_finite(state, "'" + weights + "'");  // a NaN model would answer class 0 for everything
-  load_into_module(*r.model, state, true);
+  try {
+    load_into_module(*r.model, state, true);
+  } catch (const Error& e) {
+    throw Error("run: the weights in " + weights + " do not fit the model " + run.model_config() +
+                " describes (was it edited or replaced?): " + e.user_message());
+  }
   apply_selection_policy(r.model->encoder(), metadata, weights);
   r.model->set_training(false);
   return r;

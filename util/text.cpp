@@ -37,6 +37,9 @@ std::string quote(const std::string& text) {
 
 LineReader::LineReader(const std::string& loader, const std::string& file)
     : loader_(loader), file_(file), in_(file, std::ios::binary) {
+  struct stat st;
+  if (::stat(file.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw Error(loader + ": " + file + " is a folder; give a file");
   if (!in_) throw Error(loader + ": cannot open " + file);
 }
 
