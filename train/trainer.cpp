@@ -16,8 +16,7 @@
 #include "attn/nn/safetensors.h"
 #include "attn/ops/binary/binary.h"
 #include "attn/ops/reduce/reduce.h"
-#include "attn/train/optim/adadelta.h"
-#include "attn/train/optim/adam.h"
+#include "attn/train/optim/make_optimizer.h"
 #include "attn/util/atomic_file.h"
 #include "attn/train/checkpoint.h"
 #include "attn/train/run_folder.h"
@@ -28,28 +27,11 @@
 #include "attn/train/run_settings.h"
 #include "attn/train/reinforce/selection_policy.h"
 #include "attn/train/pictures/training_curves.h"
-#include "attn/train/optim/sgd.h"
 #include "attn/train/optim/weight_decay.h"
 
 namespace attn {
 
 namespace {
-
-std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Tensor> params, double lr) {
-  if (name == "adam") {
-    AdamOptions o;
-    if (lr > 0) o.lr = lr;
-    return std::make_unique<Adam>(std::move(params), o);
-  }
-  if (name == "adadelta") {
-    AdadeltaOptions o;
-    if (lr > 0) o.lr = lr;
-    return std::make_unique<Adadelta>(std::move(params), o);
-  }
-  if (name == "sgd") return std::make_unique<Sgd>(std::move(params), lr > 0 ? lr : 0.1, 0.9);
-  ATTN_CHECK(false, "train", "unknown optimizer '", name, "' (known: adam, adadelta, sgd)");
-  return nullptr;
-}
 
 WeightDecayOptions weight_decay_options(const TrainOptions& o) {
   WeightDecayOptions w;
