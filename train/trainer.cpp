@@ -25,7 +25,6 @@
 #include "attn/train/progress.h"
 #include "attn/train/reinforce/reinforce.h"
 #include "attn/train/run_settings.h"
-#include "attn/train/reinforce/selection_policy.h"
 #include "attn/train/pictures/training_curves.h"
 #include "attn/train/optim/weight_decay.h"
 
@@ -48,21 +47,6 @@ WeightDecayOptions weight_decay_options(const TrainOptions& o) {
 int64_t classes_for(const Dataset& data, const Config& model) {
   if (data.task == TaskKind::Relatedness) return model.get_int("relatedness_classes", 5);
   return static_cast<int64_t>(data.label_names.size());
-}
-
-// Everything a run folder pins down so `--resume`, `attn eval` and
-// `attn predict` rebuild the same model.
-// Called only once the configuration has proved valid (the model was built).
-void write_run_files(const TrainOptions& o, const Dataset& data, const Vocabulary& vocab) {
-  const RunFiles run{o.run_dir};
-  make_directories(o.run_dir);
-  if (o.overwrite)  // what the old run produced; the files below are replaced
-    for (const std::string& path : {run.metrics(), run.curves(), run.best(), run.last(), run.test_metrics()})
-      std::remove(path.c_str());
-  write_file_atomically(run.model_config(), o.model.to_text());
-  write_file_atomically(run.run_config(), run_settings(o).to_text());
-  vocab.save(run.vocab());
-  write_labels(run, data.label_names);
 }
 
 std::string indent(const std::string& lines) {
@@ -94,21 +78,7 @@ TrainResult train_model(const TrainOptions& o) {
     if (o.verbose) std::fprintf(stderr, "%s\n", line.c_str());
   };
   const RunFiles run{o.run_dir};
-  remove_stale_temporaries(o.run_dir);
-  const std::string existing = existing_run_file(run);
-  ATTN_CHECK(o.resume || o.overwrite || existing.empty(), "train", "'", o.run_dir, "' already holds a run ('",
-             existing, "'); continue it with --resume, replace it with --overwrite, or choose another --run");
-  if (o.resume) {
-    ATTN_CHECK(!existing.empty(), "train", "--resume: no checkpoint at '", run.last(),
-               "' (the folder holds no run)");
-    std::vector<std::string> diffs =
-        run_differences(Config::load(run.run_config()), Config::load(run.model_config()), o);
-    std::string listed;
-    for (const std::string& d : diffs) listed += "\n  " + d;
-    ATTN_CHECK(diffs.empty(), "train", "--resume: these settings differ from the run in '", o.run_dir,
-               "' (only --epochs, --max-steps, --eval-every, --checkpoint-every, --device, --quiet and "
-               "--detect-anomaly may change; start a new --run instead):", listed);
-  }
+  check_run_folder(o);
 
   Dataset data = load_task_data(o.data);
   log(dataset_summary(data));
@@ -135,7 +105,7 @@ TrainResult train_model(const TrainOptions& o) {
     int64_t found = model.embedding().load_glove(o.glove, vocab.words());
     log("GloVe: " + std::to_string(found) + " of " + std::to_string(vocab.size()) + " words found");
   }
-  if (!o.resume) write_run_files(o, data, vocab);  // nothing is written before the configuration is valid
+  if (!o.resume) write_run_files(o, vocab, data.label_names);  // nothing is written before the configuration is valid
   // The whole resolved configuration, as run.cfg and model.cfg record it.
   log("configuration" + (o.preset.empty() ? std::string() : " (preset " + o.preset + ")") + ":\n" +
       indent(run_settings(o).to_text()) + indent(model_config.to_text()));
@@ -216,11 +186,7 @@ TrainResult train_model(const TrainOptions& o) {
     if (better) {
       progress.best_dev = dev.primary_value();
       progress.best_step = progress.step;
-      const auto state = model.named_state();
-      require_finite(state, "train: saving '" + best_path + "'");
-      std::map<std::string, std::string> meta = selection_policy_metadata(encoder);
-      meta["step"] = std::to_string(progress.step);
-      save_model_weights(best_path, state, meta);
+      save_best_weights(best_path, model, progress.step);
     }
     // The paper's warm-up ends once the dev loss stops falling significantly.
     if (has_policy && warmup_by_dev_loss && schedule.warmup_open()) {
@@ -392,11 +358,7 @@ TrainResult train_model(const TrainOptions& o) {
 
   // Test metrics of the best dev checkpoint, evaluated as it was on dev.
   if (has_policy) encoder.set_select_all(false);
-  if (file_exists(best_path)) {
-    std::map<std::string, std::string> meta;
-    load_into_module(model, load_model_weights(best_path, &meta), true);
-    apply_selection_policy(encoder, meta, best_path);
-  }
+  if (file_exists(best_path)) load_best_weights(best_path, model);
   result.test = evaluate(model, data.test, vocab, data.label_names, eo);
   result.primary = result.test.primary;  // set even when a finished run is resumed and trains no step
   result.best_dev = progress.best_dev;
