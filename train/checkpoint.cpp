@@ -12,8 +12,10 @@
 #include "attn/engine/autograd.h"
 #include "attn/engine/error.h"
 #include "attn/engine/copy.h"
+#include "attn/models/task_model.h"
 #include "attn/nn/safetensors.h"
 #include "attn/train/finite_check.h"
+#include "attn/train/reinforce/selection_policy.h"
 
 namespace attn {
 
@@ -276,6 +278,20 @@ std::map<std::string, Tensor> load_model_weights(const std::string& path,
   for (auto& [name, t] : all)
     if (name.rfind("model.", 0) == 0) model_state.emplace(name.substr(6), t);
   return model_state;
+}
+
+void save_best_weights(const std::string& path, TaskModel& model, int64_t step) {
+  const auto state = model.named_state();
+  require_finite(state, "train: saving '" + path + "'");
+  std::map<std::string, std::string> metadata = selection_policy_metadata(model.encoder());
+  metadata["step"] = std::to_string(step);
+  save_model_weights(path, state, metadata);
+}
+
+void load_best_weights(const std::string& path, TaskModel& model) {
+  std::map<std::string, std::string> metadata;
+  load_into_module(model, load_model_weights(path, &metadata), true);
+  apply_selection_policy(model.encoder(), metadata, path);
 }
 
 }  // namespace attn

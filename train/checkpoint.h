@@ -19,6 +19,8 @@
 
 namespace attn {
 
+class TaskModel;
+
 struct TrainProgress {
   int64_t epoch = 0;           // the epoch in progress (0-based)
   int64_t batch_in_epoch = 0;  // batches of that epoch already trained
@@ -55,6 +57,13 @@ void check_progress_fits_run(const TrainProgress& p, int64_t batches_per_epoch, 
 // Writes plain model weights (best.safetensors) with a data checksum.
 void save_model_weights(const std::string& path, const NamedTensors& state,
                         std::map<std::string, std::string> metadata = {});
+
+// best.safetensors of a run: the model's state (refused when not finite,
+// naming `path`), the step it was taken at, and the mode of the encoder's
+// selection policy, which load_best_weights applies again
+// (train/reinforce/selection_policy.h).
+void save_best_weights(const std::string& path, TaskModel& model, int64_t step);
+void load_best_weights(const std::string& path, TaskModel& model);
 
 // The model weights of a file (checksum verified when it has one): a plain weights file (best.safetensors) as is,
 // or the "model." part of a training checkpoint (last.safetensors).

@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "attn/engine/error.h"
-#include "attn/util/json.h"
+#include "attn/train/data/vocab.h"
+#include "attn/train/run_settings.h"
+#include "attn/train/trainer.h"
 #include "attn/util/atomic_file.h"
+#include "attn/util/json.h"
 
 namespace attn {
 
@@ -81,6 +84,35 @@ std::vector<std::string> read_labels(const RunFiles& run) {
   std::vector<std::string> labels;
   for (std::string line; std::getline(in, line);) labels.push_back(line);
   return labels;
+}
+
+void check_run_folder(const TrainOptions& o) {
+  const RunFiles run{o.run_dir};
+  remove_stale_temporaries(o.run_dir);
+  const std::string existing = existing_run_file(run);
+  ATTN_CHECK(o.resume || o.overwrite || existing.empty(), "train", "'", o.run_dir, "' already holds a run ('",
+             existing, "'); continue it with --resume, replace it with --overwrite, or choose another --run");
+  if (!o.resume) return;
+  ATTN_CHECK(!existing.empty(), "train", "--resume: no checkpoint at '", run.last(), "' (the folder holds no run)");
+  const std::vector<std::string> diffs =
+      run_differences(Config::load(run.run_config()), Config::load(run.model_config()), o);
+  std::string listed;
+  for (const std::string& d : diffs) listed += "\n  " + d;
+  ATTN_CHECK(diffs.empty(), "train", "--resume: these settings differ from the run in '", o.run_dir,
+             "' (only --epochs, --max-steps, --eval-every, --checkpoint-every, --device, --quiet and "
+             "--detect-anomaly may change; start a new --run instead):", listed);
+}
+
+void write_run_files(const TrainOptions& o, const Vocabulary& vocab, const std::vector<std::string>& labels) {
+  const RunFiles run{o.run_dir};
+  make_directories(o.run_dir);
+  if (o.overwrite)  // what the old run produced; the files below are replaced
+    for (const std::string& path : {run.metrics(), run.curves(), run.best(), run.last(), run.test_metrics()})
+      std::remove(path.c_str());
+  write_file_atomically(run.model_config(), o.model.to_text());
+  write_file_atomically(run.run_config(), run_settings(o).to_text());
+  vocab.save(run.vocab());
+  write_labels(run, labels);
 }
 
 }  // namespace attn

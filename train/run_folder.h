@@ -9,6 +9,9 @@
 
 namespace attn {
 
+struct TrainOptions;
+class Vocabulary;
+
 // The paths of a run folder's files (README, "A run folder holds").
 struct RunFiles {
   std::string dir;
@@ -39,5 +42,17 @@ void remove_stale_temporaries(const std::string& dir);
 // "step" is at most `step`, in order; a torn or unparsable line (a write cut
 // off by SIGKILL) is dropped too. A missing file is fine.
 void keep_metrics_up_to(const std::string& path, int64_t step);
+
+// Before a run starts in `o.run_dir`: removes stale temporaries, refuses a
+// folder that already holds a run unless `o.resume` or `o.overwrite`, and on
+// `o.resume` refuses settings (run.cfg, model.cfg) that differ from the
+// run's, listing each difference.
+void check_run_folder(const TrainOptions& o);
+
+// Everything a run folder pins down so `--resume`, `attn eval` and
+// `attn predict` rebuild the same model: model.cfg, run.cfg, vocab.txt,
+// labels.txt. With `o.overwrite`, first removes what the old run produced.
+// Called only once the configuration has proved valid (the model was built).
+void write_run_files(const TrainOptions& o, const Vocabulary& vocab, const std::vector<std::string>& labels);
 
 }  // namespace attn

@@ -1,55 +1,28 @@
 #include "attn/train/trainer.h"
 
 #include <chrono>
-#include <cmath>
-#include <algorithm>
 #include <cstdio>
 #include <limits>
-#include <fstream>
 #include <memory>
-#include <set>
-#include <sstream>
 
 #include "attn/engine/anomaly.h"
-#include "attn/engine/autograd.h"
 #include "attn/engine/error.h"
-#include "attn/nn/safetensors.h"
-#include "attn/ops/binary/binary.h"
-#include "attn/ops/reduce/reduce.h"
-#include "attn/train/optim/adadelta.h"
-#include "attn/train/optim/adam.h"
-#include "attn/util/atomic_file.h"
 #include "attn/train/checkpoint.h"
-#include "attn/train/run_folder.h"
-#include "attn/train/finite_check.h"
 #include "attn/train/interrupt.h"
-#include "attn/train/progress.h"
-#include "attn/train/reinforce/reinforce.h"
-#include "attn/train/run_settings.h"
-#include "attn/train/reinforce/selection_policy.h"
-#include "attn/train/pictures/training_curves.h"
-#include "attn/train/optim/sgd.h"
+#include "attn/train/optim/gradient_sync.h"
+#include "attn/train/optim/make_optimizer.h"
 #include "attn/train/optim/weight_decay.h"
+#include "attn/train/pictures/training_curves.h"
+#include "attn/train/progress.h"
+#include "attn/train/reinforce/reinforce_extension.h"
+#include "attn/train/run_folder.h"
+#include "attn/train/run_settings.h"
+#include "attn/train/training_step.h"
+#include "attn/util/atomic_file.h"
 
 namespace attn {
 
 namespace {
-
-std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Tensor> params, double lr) {
-  if (name == "adam") {
-    AdamOptions o;
-    if (lr > 0) o.lr = lr;
-    return std::make_unique<Adam>(std::move(params), o);
-  }
-  if (name == "adadelta") {
-    AdadeltaOptions o;
-    if (lr > 0) o.lr = lr;
-    return std::make_unique<Adadelta>(std::move(params), o);
-  }
-  if (name == "sgd") return std::make_unique<Sgd>(std::move(params), lr > 0 ? lr : 0.1, 0.9);
-  ATTN_CHECK(false, "train", "unknown optimizer '", name, "' (known: adam, adadelta, sgd)");
-  return nullptr;
-}
 
 WeightDecayOptions weight_decay_options(const TrainOptions& o) {
   WeightDecayOptions w;
@@ -66,21 +39,6 @@ WeightDecayOptions weight_decay_options(const TrainOptions& o) {
 int64_t classes_for(const Dataset& data, const Config& model) {
   if (data.task == TaskKind::Relatedness) return model.get_int("relatedness_classes", 5);
   return static_cast<int64_t>(data.label_names.size());
-}
-
-// Everything a run folder pins down so `--resume`, `attn eval` and
-// `attn predict` rebuild the same model.
-// Called only once the configuration has proved valid (the model was built).
-void write_run_files(const TrainOptions& o, const Dataset& data, const Vocabulary& vocab) {
-  const RunFiles run{o.run_dir};
-  make_directories(o.run_dir);
-  if (o.overwrite)  // what the old run produced; the files below are replaced
-    for (const std::string& path : {run.metrics(), run.curves(), run.best(), run.last(), run.test_metrics()})
-      std::remove(path.c_str());
-  write_file_atomically(run.model_config(), o.model.to_text());
-  write_file_atomically(run.run_config(), run_settings(o).to_text());
-  vocab.save(run.vocab());
-  write_labels(run, data.label_names);
 }
 
 std::string indent(const std::string& lines) {
@@ -103,322 +61,279 @@ class Clock {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-}  // namespace
+// One run, from its folder to its test metrics. The constructor sets it up
+// (data, vocabulary, model, optimisers, the position a resumed run continues
+// from); train() runs the epochs and tests the best checkpoint.
+class Trainer {
+ public:
+  explicit Trainer(const TrainOptions& o);
+  TrainResult train();
 
-TrainResult train_model(const TrainOptions& o) {
+ private:
+  void log(const std::string& line) const;
+  void read_or_build_vocabulary();
+  void build_model();
+  void build_optimisers();
+  void restore_position();
+  TrainingStep make_step(ProgressBar& bar);
+  bool train_epochs(TrainingStep& step, ProgressBar& bar);
+  void stop_on_interrupt(ProgressBar& bar);
+  double mean_train_loss() const;
+  void evaluate_dev(double train_loss);
+  void save_checkpoint();
+
+  const TrainOptions& o_;
+  const RunFiles run_;
+  Dataset data_;
+  Vocabulary vocab_;
+  Config model_config_;  // from the run folder when resuming
+  Generator init_, noise_, shuffle_;
+  std::unique_ptr<TaskModel> model_;
+  // What the model's training adds to the plain loop: ReSAN's REINFORCE when
+  // the encoder has a selection policy, nothing otherwise.
+  std::unique_ptr<TrainingExtension> extension_;
+  std::unique_ptr<Optimizer> model_optimizer_;
+  std::vector<Optimizer*> optimizers_;  // as checkpoints save them: the model's, then the extension's
+  std::unique_ptr<WeightDecay> decay_;
+  SingleProcessSync gradient_sync_;
+  TrainProgress progress_;
+  BatchOptions batch_options_;
+  EvalOptions eval_options_;
+  int64_t total_steps_ = 0;
+  int64_t examples_ = 0;
+  TrainResult result_;
+};
+
+Trainer::Trainer(const TrainOptions& o)
+    : o_(o), run_{o.run_dir}, model_config_(o.model), init_(o.seed), noise_(o.seed + 1), shuffle_(o.seed + 2) {
   ATTN_CHECK(!o.run_dir.empty(), "train", "no run folder given");
   ATTN_CHECK(o.epochs > 0 && o.batch_size > 0, "train", "--epochs and --batch must be positive");
-  auto log = [&](const std::string& line) {
-    if (o.verbose) std::fprintf(stderr, "%s\n", line.c_str());
-  };
-  const RunFiles run{o.run_dir};
-  remove_stale_temporaries(o.run_dir);
-  const std::string existing = existing_run_file(run);
-  ATTN_CHECK(o.resume || o.overwrite || existing.empty(), "train", "'", o.run_dir, "' already holds a run ('",
-             existing, "'); continue it with --resume, replace it with --overwrite, or choose another --run");
-  if (o.resume) {
-    ATTN_CHECK(!existing.empty(), "train", "--resume: no checkpoint at '", run.last(),
-               "' (the folder holds no run)");
-    std::vector<std::string> diffs =
-        run_differences(Config::load(run.run_config()), Config::load(run.model_config()), o);
-    std::string listed;
-    for (const std::string& d : diffs) listed += "\n  " + d;
-    ATTN_CHECK(diffs.empty(), "train", "--resume: these settings differ from the run in '", o.run_dir,
-               "' (only --epochs, --max-steps, --eval-every, --checkpoint-every, --device, --quiet and "
-               "--detect-anomaly may change; start a new --run instead):", listed);
-  }
+  check_run_folder(o_);
+  data_ = load_task_data(o_.data);
+  log(dataset_summary(data_));
+  ATTN_CHECK(!data_.dev.empty() && !data_.test.empty(), "train", "the data needs dev and test splits");
+  read_or_build_vocabulary();
+  build_model();
+  build_optimisers();
+  restore_position();
+}
 
-  Dataset data = load_task_data(o.data);
-  log(dataset_summary(data));
-  ATTN_CHECK(!data.dev.empty() && !data.test.empty(), "train", "the data needs dev and test splits");
+void Trainer::log(const std::string& line) const {
+  if (o_.verbose) std::fprintf(stderr, "%s\n", line.c_str());
+}
 
-  // The vocabulary and model config come from the run folder when resuming.
-  Config model_config = o.model;
-  Vocabulary vocab;
-  const std::string last_path = run.last(), best_path = run.best();
-  if (o.resume) {
-    ATTN_CHECK(file_exists(last_path), "train", "--resume: no checkpoint at '", last_path, "'");
-    vocab = Vocabulary::load(run.vocab());
-    ATTN_CHECK(read_labels(run) == data.label_names, "train", "--resume: the labels in '", run.labels(),
+// The vocabulary comes from the run folder when resuming.
+void Trainer::read_or_build_vocabulary() {
+  if (o_.resume) {
+    ATTN_CHECK(file_exists(run_.last()), "train", "--resume: no checkpoint at '", run_.last(), "'");
+    vocab_ = Vocabulary::load(run_.vocab());
+    ATTN_CHECK(read_labels(run_) == data_.label_names, "train", "--resume: the labels in '", run_.labels(),
                "' differ from the data's");
   } else {
-    vocab = Vocabulary::build(data.train, o.min_count, o.max_vocab);
+    vocab_ = Vocabulary::build(data_.train, o_.min_count, o_.max_vocab);
   }
-  log("vocabulary: " + std::to_string(vocab.size()) + " words; run folder: " + o.run_dir);
+  log("vocabulary: " + std::to_string(vocab_.size()) + " words; run folder: " + o_.run_dir);
+}
 
-  Generator init(o.seed), noise(o.seed + 1), shuffle(o.seed + 2);
-  TaskModel model(model_config, data.task, vocab.size(), classes_for(data, model_config), DType::F32, init, noise);
-  model_config.check_all_used("the model config");
-  if (!o.glove.empty() && !o.resume) {
-    int64_t found = model.embedding().load_glove(o.glove, vocab.words());
-    log("GloVe: " + std::to_string(found) + " of " + std::to_string(vocab.size()) + " words found");
+void Trainer::build_model() {
+  model_ = std::make_unique<TaskModel>(model_config_, data_.task, vocab_.size(), classes_for(data_, model_config_),
+                                       DType::F32, init_, noise_);
+  model_config_.check_all_used("the model config");
+  if (!o_.glove.empty() && !o_.resume) {
+    int64_t found = model_->embedding().load_glove(o_.glove, vocab_.words());
+    log("GloVe: " + std::to_string(found) + " of " + std::to_string(vocab_.size()) + " words found");
   }
-  if (!o.resume) write_run_files(o, data, vocab);  // nothing is written before the configuration is valid
+  if (!o_.resume) write_run_files(o_, vocab_, data_.label_names);  // nothing is written before the model is valid
   // The whole resolved configuration, as run.cfg and model.cfg record it.
-  log("configuration" + (o.preset.empty() ? std::string() : " (preset " + o.preset + ")") + ":\n" +
-      indent(run_settings(o).to_text()) + indent(model_config.to_text()));
-  log("model: " + model_config.get("encoder", "mtsa") + ", " + std::to_string(model.parameter_count()) +
+  log("configuration" + (o_.preset.empty() ? std::string() : " (preset " + o_.preset + ")") + ":\n" +
+      indent(run_settings(o_).to_text()) + indent(model_config_.to_text()));
+  log("model: " + model_config_.get("encoder", "mtsa") + ", " + std::to_string(model_->parameter_count()) +
       " parameters");
-  model.to(o.device);  // before the optimisers, whose state follows each parameter's device
+  model_->to(o_.device);  // before the optimisers, whose state follows each parameter's device
+}
 
-  // An encoder's selection policy (ReSAN's RSS modules) learns by REINFORCE
-  // on its own optimiser.
-  Encoder& encoder = model.encoder();
-  const bool has_policy = encoder.has_selection_policy();
-  std::set<std::string> policy_names;
-  for (const auto& [name, p] : model.named_parameters())
-    if (encoder.is_policy_parameter(p)) policy_names.insert(name);
-  ParameterSplit split = split_parameters(model.named_parameters(), [&](const std::string& name) {
-    return policy_names.count(name) > 0;
-  });
-  std::unique_ptr<Optimizer> main_opt = make_optimizer(o.optimizer, tensors_of(split.rest), o.lr);
-  std::unique_ptr<Optimizer> rss_opt;
-  std::vector<Optimizer*> optimizers{main_opt.get()};
-  if (has_policy) {
-    rss_opt = make_optimizer(o.optimizer, tensors_of(split.selected), o.rl_lr > 0 ? o.rl_lr : o.lr);
-    optimizers.push_back(rss_opt.get());
-    check_disjoint({main_opt.get(), rss_opt.get()});
+// The model's optimiser and weight decay cover every parameter the
+// extension does not train itself.
+void Trainer::build_optimisers() {
+  extension_ = make_training_extension(*model_, data_.task, o_);
+  const ParameterSplit split = split_parameters(
+      model_->named_parameters(), [&](const std::string& name) { return extension_->trains(name); });
+  model_optimizer_ = make_optimizer(o_.optimizer, tensors_of(split.rest), o_.lr);
+  optimizers_ = {model_optimizer_.get()};
+  if (Optimizer* own = extension_->optimizer()) {
+    optimizers_.push_back(own);
+    check_disjoint({model_optimizer_.get(), own});
   }
-  std::unique_ptr<WeightDecay> decay;
-  if (o.weight_decay > 0) decay = std::make_unique<WeightDecay>(split.rest, o.weight_decay, weight_decay_options(o));
+  if (o_.weight_decay > 0)
+    decay_ = std::make_unique<WeightDecay>(split.rest, o_.weight_decay, weight_decay_options(o_));
+}
 
-  TrainProgress progress;
-  if (o.resume) {
-    progress = load_training_checkpoint(last_path, model, optimizers);
-    noise.set_state(progress.noise_state);
-    shuffle.set_state(progress.epoch_shuffle_state);  // the order of the epoch it stopped in
-    log("resumed at epoch " + std::to_string(progress.epoch + 1) + ", step " + std::to_string(progress.step));
+// Where the loop starts: step 0, or the checkpoint a resumed run continues.
+void Trainer::restore_position() {
+  if (o_.resume) {
+    progress_ = load_training_checkpoint(run_.last(), *model_, optimizers_);
+    noise_.set_state(progress_.noise_state);
+    shuffle_.set_state(progress_.epoch_shuffle_state);  // the order of the epoch it stopped in
+    log("resumed at epoch " + std::to_string(progress_.epoch + 1) + ", step " + std::to_string(progress_.step));
   }
-
-  BatchOptions bo;
-  bo.batch_size = o.batch_size;
-  bo.max_len = o.max_len;
-  EvalOptions eo;
-  eo.batch_size = o.batch_size;
-  eo.max_len = o.max_len;
-  const int64_t per_epoch = (static_cast<int64_t>(data.train.size()) + o.batch_size - 1) / o.batch_size;
-  ATTN_CHECK(o.epochs <= std::numeric_limits<int64_t>::max() / std::max<int64_t>(per_epoch, 1), "train", "--epochs ",
-             o.epochs, " times ", per_epoch, " batches per epoch overflows the step counter");
-  if (o.resume) {
-    check_progress_fits_run(progress, per_epoch, o.epochs, last_path);
-    keep_metrics_up_to(run.metrics(), progress.step);  // lines a killed run wrote after its checkpoint
+  batch_options_.batch_size = o_.batch_size;
+  batch_options_.max_len = o_.max_len;
+  eval_options_.batch_size = o_.batch_size;
+  eval_options_.max_len = o_.max_len;
+  const int64_t per_epoch = (static_cast<int64_t>(data_.train.size()) + o_.batch_size - 1) / o_.batch_size;
+  ATTN_CHECK(o_.epochs <= std::numeric_limits<int64_t>::max() / std::max<int64_t>(per_epoch, 1), "train",
+             "--epochs ", o_.epochs, " times ", per_epoch, " batches per epoch overflows the step counter");
+  if (o_.resume) {
+    check_progress_fits_run(progress_, per_epoch, o_.epochs, run_.last());
+    keep_metrics_up_to(run_.metrics(), progress_.step);  // lines a killed run wrote after its checkpoint
   }
-  int64_t total_steps = per_epoch * o.epochs;
-  if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
-  const bool warmup_by_dev_loss = o.rl_warmup_steps == TrainOptions::kWarmupByDevLoss;
-  ReinforceSchedule schedule(warmup_by_dev_loss ? ReinforceSchedule::kOpenEnded
-                                                : (o.rl_warmup_steps >= 0 ? o.rl_warmup_steps : per_epoch),
-                             o.rl_only_steps);
-  if (warmup_by_dev_loss && progress.warmup_end_step >= 0) schedule.end_warmup_at(progress.warmup_end_step);
-  DevLossWarmup warmup(o.rl_warmup_min_decrease);
-  warmup.set_previous(progress.warmup_dev_loss);
-  MovingBaseline baseline(0.9, progress.baseline);
+  total_steps_ = per_epoch * o_.epochs;
+  if (o_.max_steps > 0) total_steps_ = std::min(total_steps_, o_.max_steps);
+  extension_->begin(progress_, per_epoch);
+}
 
-  auto save_last = [&] {
-    progress.noise_state = noise.state();
-    progress.baseline = baseline.value();
-    save_training_checkpoint(last_path, model, {optimizers.begin(), optimizers.end()}, progress);
-  };
-  TrainResult result;
-  auto evaluate_dev = [&](double train_loss) {
-    EvalResult dev = evaluate(model, data.dev, vocab, data.label_names, eo);
-    result.primary = dev.primary;
-    std::map<std::string, double> line = dev.metrics;
-    line["step"] = static_cast<double>(progress.step);
-    line["epoch"] = static_cast<double>(progress.epoch + 1);
-    line["train_loss"] = train_loss;
-    if (has_policy) line["select_all"] = encoder.select_all() ? 1 : 0;
-    append_line(run.metrics(), metrics_json(line));
-    write_run_curves(run.dir);
-    bool better = dev.primary_value() > progress.best_dev;
-    if (better) {
-      progress.best_dev = dev.primary_value();
-      progress.best_step = progress.step;
-      const auto state = model.named_state();
-      require_finite(state, "train: saving '" + best_path + "'");
-      std::map<std::string, std::string> meta = selection_policy_metadata(encoder);
-      meta["step"] = std::to_string(progress.step);
-      save_model_weights(best_path, state, meta);
-    }
-    // The paper's warm-up ends once the dev loss stops falling significantly.
-    if (has_policy && warmup_by_dev_loss && schedule.warmup_open()) {
-      const double before = warmup.previous();
-      if (warmup.observe(dev.metrics.at("loss"))) {
-        schedule.end_warmup_at(progress.step);
-        progress.warmup_end_step = progress.step;
-        log("warm-up over after step " + std::to_string(progress.step) + ": the dev loss went from " +
-            std::to_string(before) + " to " + std::to_string(dev.metrics.at("loss")) + " (less than " +
-            std::to_string(100 * o.rl_warmup_min_decrease) + "% lower); REINFORCE starts");
-      }
-      progress.warmup_dev_loss = warmup.previous();
-    }
-    if (o.verbose) std::fprintf(stderr, "dev %s %.4f%s\n", dev.primary.c_str(), dev.primary_value(), better ? " (best)" : "");
-  };
-
-  // One step's forward and backward passes; returns the loss. The gradients
-  // are left on the parameters for clipping and the optimiser steps.
-  auto compute_gradients = [&](const Batch& batch, const ReinforceStepPlan& plan, bool backward_when_nonfinite) {
-    for (Optimizer* opt : optimizers) opt->zero_grad();
-    Tensor logits = model.logits(inputs_of(batch));
-    Tensor loss = training_loss(data.task, logits, batch);
-    if (decay) loss = loss + decay->penalty();
-    const double loss_value = loss.item();
-    if (!std::isfinite(loss_value) && !backward_when_nonfinite) return loss_value;
-    if (plan.rl_update) {
-      // The policy gradient reaches the RSS parameters only: take their
-      // gradients from the surrogate, then the supervised ones for the rest.
-      const PolicySelection sel = encoder.policy_selection();
-      std::vector<double> losses = task_loss(data.task, logits, batch, Reduction::None).detach().to_vector();
-      std::vector<double> fraction = sel.fraction.to_vector();
-      Tensor surrogate = reinforce_surrogate(sel.log_pi, losses, fraction, o.rl_lambda,
-                                             o.rl_baseline ? &baseline : nullptr, o.rl_reward);
-      surrogate.backward(Tensor(), /*retain_graph=*/plan.supervised_update);
-      std::vector<Tensor> rss_grads;
-      for (const Tensor& p : rss_opt->params()) rss_grads.push_back(p.grad());
-      main_opt->zero_grad();
-      if (plan.supervised_update) loss.backward();
-      for (size_t i = 0; i < rss_grads.size(); ++i) rss_opt->params()[i].set_grad(rss_grads[i]);
-    } else if (plan.supervised_update) {
-      loss.backward();
-    }
-    return loss_value;
-  };
-
-  // A non-finite loss or gradient norm: the step is not applied (no weight
-  // changes) and the run stops naming the first kernel that wrote a
-  // non-finite value, found by re-running the step under anomaly detection
-  // with the same dropout noise.
-  auto stop_on_nonfinite = [&](const Batch& batch, const ReinforceStepPlan& plan, const std::string& what,
-                               const std::array<uint64_t, 4>& noise_before) {
-    std::string cause;
-    {
-      noise.set_state(noise_before);
-      AnomalyDetector detector;
-      try {
-        compute_gradients(batch, plan, /*backward_when_nonfinite=*/true);
-        cause = "re-running the step with anomaly detection found no kernel writing a non-finite value";
-      } catch (const AnomalyError& e) {
-        cause = std::string("the first non-finite value: ") + e.what();
-      }
-    }
-    for (Optimizer* opt : optimizers) opt->zero_grad();
-    const auto params = model.named_parameters();
-    const std::string bad = first_nonfinite(params);
-    std::ostringstream weights;
-    if (!bad.empty()) {
-      weights << "the weight '" << bad << "' was already non-finite before this step";
-    } else {
-      const auto [largest, where] = largest_magnitude(params);
-      weights << "every weight is finite (largest |w| = " << largest << " in '" << where << "')";
-      if (largest > 1e4) weights << "; weights this large suggest the learning rate is too high";
-    }
-    throw Error("train: step " + std::to_string(progress.step) + " (epoch " + std::to_string(progress.epoch + 1) +
-                ", batch " + std::to_string(progress.batch_in_epoch + 1) + "): " + what +
-                "; the step was not applied and the run stopped (best.safetensors and last.safetensors keep "
-                "their earlier, finite weights).\n  " + cause + "\n  " + weights.str());
-  };
-  const double clip_limit = o.clip_norm > 0 ? o.clip_norm : std::numeric_limits<double>::infinity();
-
+TrainResult Trainer::train() {
   install_interrupt_handler();
-  Clock clock;
-  int64_t examples = 0;
-  // The epoch's running mean of the training loss lives in the checkpoint.
-  double& loss_sum = progress.train_loss_sum;
-  int64_t& loss_count = progress.train_loss_count;
-  ProgressBar bar("train", total_steps);
-  model.set_training(true);
-  bool done = progress.step >= total_steps;
+  const Clock clock;
+  ProgressBar bar("train", total_steps_);
+  model_->set_training(true);
+  TrainingStep step = make_step(bar);
   std::unique_ptr<AnomalyDetector> detector;
-  if (o.detect_anomaly) detector = std::make_unique<AnomalyDetector>();
+  if (o_.detect_anomaly) detector = std::make_unique<AnomalyDetector>();
   try {
-  while (progress.epoch < o.epochs && !done) {
-    // The state before this epoch's permutation is drawn: a checkpoint taken
-    // anywhere in the epoch restores it and redraws the same order.
-    progress.epoch_shuffle_state = shuffle.state();
-    BatchIterator it(data.train, vocab, data.task, bo, &shuffle);
-    Batch batch;
-    for (int64_t skip = 0; skip < progress.batch_in_epoch; ++skip) it.next(batch);
-    while (!done && it.next(batch)) {
-      ReinforceStepPlan plan;
-      plan.supervised_update = true;
-      if (has_policy) {
-        plan = schedule.plan(progress.step);
-        encoder.set_select_all(plan.select_all);
-      }
-      move_batch(batch, o.device);
-      const std::array<uint64_t, 4> noise_before = noise.state();
-      const double loss_value = compute_gradients(batch, plan, /*backward_when_nonfinite=*/false);
-      double rss_norm = 0, main_norm = 0;
-      if (std::isfinite(loss_value)) {
-        if (plan.rl_update) rss_norm = clip_grad_norm(rss_opt->params(), clip_limit);
-        if (plan.supervised_update) main_norm = clip_grad_norm(main_opt->params(), clip_limit);
-      }
-      if (!std::isfinite(loss_value) || !std::isfinite(rss_norm) || !std::isfinite(main_norm)) {
-        std::ostringstream what;
-        if (!std::isfinite(loss_value)) what << "the loss is " << loss_value;
-        else what << "the gradient norm is " << (std::isfinite(main_norm) ? rss_norm : main_norm) << " (loss " << loss_value << ")";
-        if (o.verbose) bar.finish();
-        stop_on_nonfinite(batch, plan, what.str(), noise_before);
-      }
-      if (plan.rl_update) rss_opt->step();
-      if (plan.supervised_update) main_opt->step();
-      loss_sum += loss_value;
-      ++loss_count;
-      examples += batch.size();
-      ++progress.step;
-      ++progress.batch_in_epoch;
-      if (o.verbose) bar.update(progress.step, loss_sum / static_cast<double>(loss_count), examples);
-      done = progress.step >= total_steps;
-      if (o.eval_every > 0 && progress.step % o.eval_every == 0) {
-        if (o.verbose) bar.finish();
-        evaluate_dev(loss_sum / static_cast<double>(loss_count));
-      }
-      if (interrupt_requested()) {
-        save_last();
-        if (o.verbose) bar.finish();
-        // Said even with --quiet: it answers the user's Ctrl-C.
-        std::fprintf(stderr, "interrupted: saved a resumable checkpoint to %s (continue with --resume)\n",
-                     last_path.c_str());
-        result.interrupted = true;
-        result.steps = progress.step;
-        return result;
-      }
-      if (o.checkpoint_every > 0 && progress.step % o.checkpoint_every == 0) save_last();
-    }
-    if (o.verbose) bar.finish();
-    if (o.eval_every == 0) evaluate_dev(loss_count ? loss_sum / static_cast<double>(loss_count) : 0.0);
-    if (progress.batch_in_epoch < it.batches_per_epoch()) break;  // stopped mid-epoch by --max-steps
-    ++progress.epoch;
-    progress.batch_in_epoch = 0;
-    progress.epoch_shuffle_state = shuffle.state();
-    loss_sum = 0;
-    loss_count = 0;
-    save_last();
-  }
-  if (progress.best_step < 0) evaluate_dev(loss_count ? loss_sum / static_cast<double>(loss_count) : 0.0);
-  save_last();
+    if (!train_epochs(step, bar)) return result_;
   } catch (const AnomalyError& e) {
-    if (o.verbose) bar.finish();
-    throw AnomalyError("train --detect-anomaly: stopped at step " + std::to_string(progress.step) + " (epoch " +
-                       std::to_string(progress.epoch + 1) + ", batch " + std::to_string(progress.batch_in_epoch + 1) +
-                       "): " + e.what());
+    if (o_.verbose) bar.finish();
+    throw AnomalyError("train --detect-anomaly: stopped at step " + std::to_string(progress_.step) + " (epoch " +
+                       std::to_string(progress_.epoch + 1) + ", batch " +
+                       std::to_string(progress_.batch_in_epoch + 1) + "): " + e.what());
   }
   detector.reset();
-  result.train_seconds = clock.seconds();
-  result.examples_per_second = result.train_seconds > 0 ? examples / result.train_seconds : 0;
-  result.steps = progress.step;
+  result_.train_seconds = clock.seconds();
+  result_.examples_per_second = result_.train_seconds > 0 ? examples_ / result_.train_seconds : 0;
+  result_.steps = progress_.step;
 
   // Test metrics of the best dev checkpoint, evaluated as it was on dev.
-  if (has_policy) encoder.set_select_all(false);
-  if (file_exists(best_path)) {
-    std::map<std::string, std::string> meta;
-    load_into_module(model, load_model_weights(best_path, &meta), true);
-    apply_selection_policy(encoder, meta, best_path);
-  }
-  result.test = evaluate(model, data.test, vocab, data.label_names, eo);
-  result.primary = result.test.primary;  // set even when a finished run is resumed and trains no step
-  result.best_dev = progress.best_dev;
-  return result;
+  extension_->end_training();
+  if (file_exists(run_.best())) load_best_weights(run_.best(), *model_);
+  result_.test = evaluate(*model_, data_.test, vocab_, data_.label_names, eval_options_);
+  result_.primary = result_.test.primary;  // set even when a finished run is resumed and trains no step
+  result_.best_dev = progress_.best_dev;
+  return result_;
 }
+
+TrainingStep Trainer::make_step(ProgressBar& bar) {
+  StepParts parts;
+  parts.model = model_.get();
+  parts.task = data_.task;
+  parts.model_optimizer = model_optimizer_.get();
+  parts.decay = decay_.get();
+  parts.extension = extension_.get();
+  parts.gradient_sync = &gradient_sync_;
+  parts.noise = &noise_;
+  parts.clip_norm = o_.clip_norm;
+  parts.device = o_.device;
+  parts.before_stopping = [this, &bar] {
+    if (o_.verbose) bar.finish();
+  };
+  return TrainingStep(std::move(parts));
+}
+
+// Epochs of mini-batches from the current position, with dev evaluations and
+// resumable checkpoints. False when Ctrl-C stopped it (after a checkpoint).
+bool Trainer::train_epochs(TrainingStep& step, ProgressBar& bar) {
+  // The epoch's running mean of the training loss lives in the checkpoint.
+  double& loss_sum = progress_.train_loss_sum;
+  int64_t& loss_count = progress_.train_loss_count;
+  bool done = progress_.step >= total_steps_;
+  while (progress_.epoch < o_.epochs && !done) {
+    // The state before this epoch's permutation is drawn: a checkpoint taken
+    // anywhere in the epoch restores it and redraws the same order.
+    progress_.epoch_shuffle_state = shuffle_.state();
+    BatchIterator it(data_.train, vocab_, data_.task, batch_options_, &shuffle_);
+    Batch batch;
+    for (int64_t skip = 0; skip < progress_.batch_in_epoch; ++skip) it.next(batch);
+    while (!done && it.next(batch)) {
+      const double loss = step.run(batch, progress_);
+      loss_sum += loss;
+      ++loss_count;
+      examples_ += batch.size();
+      ++progress_.step;
+      ++progress_.batch_in_epoch;
+      if (o_.verbose) bar.update(progress_.step, mean_train_loss(), examples_);
+      done = progress_.step >= total_steps_;
+      if (o_.eval_every > 0 && progress_.step % o_.eval_every == 0) {
+        if (o_.verbose) bar.finish();
+        evaluate_dev(mean_train_loss());
+      }
+      if (interrupt_requested()) {
+        stop_on_interrupt(bar);
+        return false;
+      }
+      if (o_.checkpoint_every > 0 && progress_.step % o_.checkpoint_every == 0) save_checkpoint();
+    }
+    if (o_.verbose) bar.finish();
+    if (o_.eval_every == 0) evaluate_dev(mean_train_loss());
+    if (progress_.batch_in_epoch < it.batches_per_epoch()) break;  // stopped mid-epoch by --max-steps
+    ++progress_.epoch;
+    progress_.batch_in_epoch = 0;
+    progress_.epoch_shuffle_state = shuffle_.state();
+    loss_sum = 0;
+    loss_count = 0;
+    save_checkpoint();
+  }
+  if (progress_.best_step < 0) evaluate_dev(mean_train_loss());
+  save_checkpoint();
+  return true;
+}
+
+void Trainer::stop_on_interrupt(ProgressBar& bar) {
+  save_checkpoint();
+  if (o_.verbose) bar.finish();
+  // Said even with --quiet: it answers the user's Ctrl-C.
+  std::fprintf(stderr, "interrupted: saved a resumable checkpoint to %s (continue with --resume)\n",
+               run_.last().c_str());
+  result_.interrupted = true;
+  result_.steps = progress_.step;
+}
+
+double Trainer::mean_train_loss() const {
+  const int64_t count = progress_.train_loss_count;
+  return count ? progress_.train_loss_sum / static_cast<double>(count) : 0.0;
+}
+
+// Logs a dev evaluation to metrics.jsonl (and curves.svg), and keeps the
+// model as best.safetensors when its score is the best so far.
+void Trainer::evaluate_dev(double train_loss) {
+  const EvalResult dev = evaluate(*model_, data_.dev, vocab_, data_.label_names, eval_options_);
+  result_.primary = dev.primary;
+  std::map<std::string, double> line = dev.metrics;
+  line["step"] = static_cast<double>(progress_.step);
+  line["epoch"] = static_cast<double>(progress_.epoch + 1);
+  line["train_loss"] = train_loss;
+  extension_->add_dev_metrics(line);
+  append_line(run_.metrics(), metrics_json(line));
+  write_run_curves(run_.dir);
+  const bool better = dev.primary_value() > progress_.best_dev;
+  if (better) {
+    progress_.best_dev = dev.primary_value();
+    progress_.best_step = progress_.step;
+    save_best_weights(run_.best(), *model_, progress_.step);
+  }
+  extension_->after_dev_evaluation(dev, progress_.step);
+  if (o_.verbose)
+    std::fprintf(stderr, "dev %s %.4f%s\n", dev.primary.c_str(), dev.primary_value(), better ? " (best)" : "");
+}
+
+// last.safetensors: the model, every optimiser and the loop position.
+void Trainer::save_checkpoint() {
+  progress_.noise_state = noise_.state();
+  extension_->save_state(progress_);
+  save_training_checkpoint(run_.last(), *model_, {optimizers_.begin(), optimizers_.end()}, progress_);
+}
+
+}  // namespace
+
+TrainResult train_model(const TrainOptions& options) { return Trainer(options).train(); }
 
 }  // namespace attn

@@ -1,13 +1,18 @@
 // The training loop behind `attn train`: data -> vocabulary -> model ->
 // optimiser(s) -> epochs of mini-batches with dev evaluation, the best
 // checkpoint kept, a resumable checkpoint saved periodically (and on Ctrl-C),
-// a JSON-lines metrics log, and final test metrics. ReSAN trains its RSS
-// modules with REINFORCE on a second optimiser (seed 004, Sec. 4).
+// a JSON-lines metrics log, and final test metrics.
+//
+// Where the parts are: one optimisation step is TrainingStep::run
+// (train/training_step.h); the epochs, dev evaluations and checkpoints are
+// train/trainer.cpp; what a model adds to plain training is a
+// TrainingExtension (train/training_extension.h), such as ReSAN's REINFORCE
+// on a second optimiser (seed 004, Sec. 4; train/reinforce/reinforce_extension.h).
 //
 // The run folder holds: model.cfg (model config), run.cfg (task and data),
 // vocab.txt, labels.txt, best.safetensors (model state of the best dev
 // score), last.safetensors (resumable: model + optimiser state + position),
-// metrics.jsonl, test_metrics.json.
+// metrics.jsonl, test_metrics.json (train/run_folder.h).
 #pragma once
 #include <functional>
 #include <string>
