@@ -46,8 +46,8 @@ EncoderOutput BiBlosan::encode_tokens(const Tensor& x, const Tensor& mask) {
   ATTN_CHECK(mask.dim() == 2 && mask.size(0) == x.size(0) && mask.size(1) == x.size(1), "BiBlosan", "mask of shape ",
              shape_str(mask.shape()), " does not match x of shape ", shape_str(x.shape()));
   const int64_t r = block_length(x.size(1));
-  Tensor u_fw = fw_.forward(fw_fc_.forward_activated(act_, x), mask, r);
-  Tensor u_bw = bw_.forward(bw_fc_.forward_activated(act_, x), mask, r);
+  Tensor u_fw = fw_.forward(fw_fc_.forward(x, act_), mask, r);
+  Tensor u_bw = bw_.forward(bw_fc_.forward(x, act_), mask, r);
   Tensor tokens = concat({u_fw, u_bw}, -1);
   return {tokens, s2t_.forward(tokens, mask)};
 }

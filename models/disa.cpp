@@ -108,7 +108,7 @@ Tensor Disa::forward(const Tensor& x, const Tensor& valid, const Tensor& extra_m
                " does not match ", shape_str(mask.shape()));
     mask = where(mask, extra_mask, zeros({}, DType::U8, mask.device()));
   }
-  Tensor h = fc_.forward_activated(options_.activation, x);
+  Tensor h = fc_.forward(x, options_.activation);
   Tensor s = multi_dim_masked_attention(h, linear(h, w1_.weight, bias_), w2_(h), Tensor(), mask, options_.scale_c,
                                         options_.materialize_scores);
   return zero_padded(fusion_.forward(s, h), valid);

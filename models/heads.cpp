@@ -19,7 +19,7 @@ Mlp::Mlp(int64_t in, int64_t hidden, int64_t out, Activation act, double keep_pr
   register_module("dropout", dropout_);
 }
 
-Tensor Mlp::forward(const Tensor& x) const { return out_(dropout_(fc_.forward_activated(act_, x))); }
+Tensor Mlp::forward(const Tensor& x) const { return out_(dropout_(fc_.forward(x, act_))); }
 
 ClassificationHead::ClassificationHead(int64_t sentence_dim, int64_t classes, const HeadOptions& o, Generator& init,
                                        Generator& noise, DType dtype)

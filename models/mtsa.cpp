@@ -27,26 +27,27 @@ void HeadLinear::check_input(const Tensor& x) const {
              "expects x of shape [B, ", weight.size(0), ", n, ", weight.size(1), "], got ", shape_str(x.shape()));
 }
 
-Tensor HeadLinear::forward(const Tensor& x) const {
+Tensor HeadLinear::forward(const Tensor& x, Activation act) const {
   check_input(x);
-  // [B, h, n, in] @ [h, in, out], batch axes broadcast; the bias is added as the GEMM stores its sums.
-  return bias.defined() ? matmul_bias(x, weight, bias) : matmul(x, weight);
+  // [B, h, n, in] @ [h, in, out], batch axes broadcast.
+  return matmul(x, weight, bias, act);
 }
 
-Tensor HeadLinear::forward_activated(Activation a, const Tensor& x) const {
-  if (a != Activation::Relu || !bias.defined()) return activate(a, forward(x));
-  check_input(x);
-  return matmul_bias(x, weight, bias, /*relu=*/true);
-}
-
-Tensor HeadLinear::forward_concat(const Tensor& x1, const Tensor& x2) const {
-  const int64_t in1 = x1.dim() == 4 ? x1.size(3) : 0;
-  ATTN_CHECK(x1.dim() == 4 && x2.dim() == 4 && in1 + x2.size(3) == weight.size(1) &&
-                 x1.size(1) == weight.size(0) && x2.size(1) == weight.size(0),
-             "HeadLinear", "expects x1, x2 of shapes [B, ", weight.size(0), ", n, in1], [B, ", weight.size(0),
-             ", n, in2] with in1 + in2 = ", weight.size(1), ", got ", shape_str(x1.shape()), " and ",
-             shape_str(x2.shape()));
-  return matmul_sum({x1, x2}, {narrow(weight, 1, 0, in1), narrow(weight, 1, in1, weight.size(1) - in1)}, bias);
+Tensor HeadLinear::forward(const Concat& x) const {
+  int64_t in = 0;
+  bool fits = !x.parts.empty();
+  for (const Tensor& p : x.parts) {
+    fits = fits && p.dim() == 4 && p.size(1) == weight.size(0);
+    in += p.dim() == 4 ? p.size(3) : 0;
+  }
+  auto shapes = [&] {
+    std::string s;
+    for (const Tensor& p : x.parts) s += (s.empty() ? "" : ", ") + shape_str(p.shape());
+    return s;
+  };
+  ATTN_CHECK(fits && in == weight.size(1), "HeadLinear", "expects parts of shapes [B, ", weight.size(0),
+             ", n, in_i] with sum in_i = ", weight.size(1), ", got ", shapes());
+  return matmul(x, weight, bias);
 }
 
 MtsaVariant mtsa_variant_from_name(const std::string& name) {
@@ -130,15 +131,15 @@ MtsaLayer::Heads MtsaLayer::attend(const Tensor& x, const Tensor& valid) const {
              dtype_name(valid.dtype()), " ", shape_str(valid.shape()));
   Heads hd;
   if (options_.variant == MtsaVariant::Original) {
-    hd.v = split_heads(v_full_->forward_activated(options_.activation, x));
+    hd.v = split_heads(v_full_->forward(x, options_.activation));
     hd.q = (*q_head_)(hd.v);
     hd.k = (*k_head_)(hd.v);
-    hd.s = (*s2_)(s1_->forward_activated(options_.activation, hd.v));  // S from v, as the released code does
+    hd.s = (*s2_)(s1_->forward(hd.v, options_.activation));  // S from v, as the released code does
   } else {
     hd.q = split_heads((*q_full_)(x));
     hd.k = split_heads((*k_full_)(x));
     hd.v = split_heads((*v_full_)(x));
-    hd.s = (*s2_)(s1_->forward_activated(options_.activation, hd.k));  // Eq. 9: f_s(k_i)
+    hd.s = (*s2_)(s1_->forward(hd.k, options_.activation));  // Eq. 9: f_s(k_i)
   }
   TensorizedAttentionOptions ta;
   ta.sigma_t = options_.sigma_t;
@@ -155,7 +156,7 @@ Tensor MtsaLayer::forward(const Tensor& x, const Tensor& valid) const {
   Heads hd = attend(x, valid);
   Tensor out;
   if (options_.variant == MtsaVariant::Original) {
-    out = merge_heads(sigmoid_gate(gate_->forward_concat(hd.v, hd.h), hd.v, hd.h));  // W_g [v; h] + b_g per head
+    out = merge_heads(sigmoid_gate(gate_->forward(Concat({hd.v, hd.h})), hd.v, hd.h));  // W_g [v; h] + b_g per head
   } else {
     out = (*out_)(merge_heads(hd.h));
   }

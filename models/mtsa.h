@@ -31,6 +31,7 @@
 #include "attn/models/source2token.h"
 #include "attn/nn/activation.h"
 #include "attn/nn/linear.h"
+#include "attn/ops/matmul/matmul.h"
 
 namespace attn {
 
@@ -41,13 +42,13 @@ class HeadLinear : public Module {
  public:
   HeadLinear(int64_t heads, int64_t in_features, int64_t out_features, Generator& gen, bool bias = true,
              DType dtype = DType::F32);
-  Tensor forward(const Tensor& x) const;
+  // act(x W + b) per head, one call of ops/matmul/matmul.h matmul, which
+  // picks the kernel.
+  Tensor forward(const Tensor& x, Activation act = Activation::None) const;
   Tensor operator()(const Tensor& x) const { return forward(x); }
-  // activate(a, forward(x)); a relu is taken as the GEMM stores its sums.
-  Tensor forward_activated(Activation a, const Tensor& x) const;
-  // The layer over [x1 | x2] (concatenated features, in = in1 + in2) as
-  // x1 W[:in1] + x2 W[in1:] (ops/matmul/matmul.h matmul_sum): no concatenated copy.
-  Tensor forward_concat(const Tensor& x1, const Tensor& x2) const;
+  // The layer over [x1 | x2 | ...] (features concatenated, [B, h, n, in_i]
+  // with sum in_i = in), never built.
+  Tensor forward(const Concat& x) const;
 
   Tensor weight;
   Tensor bias;  // undefined without bias

@@ -107,7 +107,7 @@ Tensor Resa::forward(const Tensor& x, const Tensor& valid, const Tensor& z_head,
   AttentionTraceScope trace_scope(direction_name(options_.direction));
   Tensor mask = resa_attention_mask(valid, options_.direction, z_head, z_dep);
   // Zeroing padded h keeps every product with a masked weight finite.
-  Tensor h = zero_padded(fc_.forward_activated(options_.activation, x), valid);
+  Tensor h = zero_padded(fc_.forward(x, options_.activation), valid);
   Tensor hd = dropout_(h);
   // Only selected heads' and dependents' rows of the two products take part
   // in a pair (score_terms skips the others).

@@ -30,7 +30,7 @@ Tensor Source2Token::scores(const Tensor& x, const Tensor& mask) const {
   ATTN_CHECK(x.dim() == 3, "source2token", "expects x of shape [B, n, d], got ", shape_str(x.shape()));
   ATTN_CHECK(mask.dim() == 2 && mask.size(0) == x.size(0) && mask.size(1) == x.size(1), "source2token",
              "mask of shape ", shape_str(mask.shape()), " does not match x of shape ", shape_str(x.shape()));
-  return two_layer_ ? (*w2_)(w1_->forward_activated(act_, x)) : (*w1_)(x);
+  return two_layer_ ? (*w2_)(w1_->forward(x, act_)) : (*w1_)(x);
 }
 
 Tensor Source2Token::probabilities(const Tensor& x, const Tensor& mask) const {

@@ -41,7 +41,7 @@ TransformerLayer::TransformerLayer(int64_t hidden, int64_t heads, int64_t ffn_di
 
 Tensor TransformerLayer::forward(const Tensor& h, const Tensor& mask) const {
   Tensor z = ln1_(h + drop_(attn_.forward(h, mask)));
-  Tensor out = ln2_(z + drop_(ffn2_(ffn1_.forward_activated(Activation::Relu, z))));
+  Tensor out = ln2_(z + drop_(ffn2_(ffn1_.forward(z, Activation::Relu))));
   return zero_padded(out, mask);
 }
 

@@ -1,7 +1,6 @@
 #include "attn/nn/activation.h"
 
 #include "attn/engine/error.h"
-#include "attn/ops/unary/unary.h"
 
 namespace attn {
 
@@ -10,9 +9,9 @@ Activation activation_from_name(const std::string& name) {
   if (name == "elu") return Activation::Elu;
   if (name == "tanh") return Activation::Tanh;
   if (name == "sigmoid") return Activation::Sigmoid;
-  if (name == "identity" || name == "linear" || name == "none") return Activation::Identity;
+  if (name == "identity" || name == "linear" || name == "none") return Activation::None;
   ATTN_CHECK(false, "activation", "unknown activation '", name, "' (known: relu, elu, tanh, sigmoid, identity)");
-  return Activation::Identity;
+  return Activation::None;
 }
 
 const char* activation_name(Activation a) {
@@ -21,20 +20,9 @@ const char* activation_name(Activation a) {
     case Activation::Elu: return "elu";
     case Activation::Tanh: return "tanh";
     case Activation::Sigmoid: return "sigmoid";
-    case Activation::Identity: return "identity";
+    case Activation::None: return "identity";
   }
   return "?";
-}
-
-Tensor activate(Activation a, const Tensor& x) {
-  switch (a) {
-    case Activation::Relu: return relu(x);
-    case Activation::Elu: return elu(x);
-    case Activation::Tanh: return tanh(x);
-    case Activation::Sigmoid: return sigmoid(x);
-    case Activation::Identity: return x;
-  }
-  return x;
 }
 
 }  // namespace attn

@@ -1,16 +1,15 @@
-// Activations chosen by name in configs: relu, elu, tanh, sigmoid, identity.
+// Activations chosen by name in configs: relu, elu, tanh, sigmoid, identity
+// (the enum and activate() are ops/unary/unary_activation.h; "identity" is
+// Activation::None).
 #pragma once
 #include <string>
 
-#include "attn/engine/tensor.h"
+#include "attn/ops/unary/unary_activation.h"
 
 namespace attn {
-
-enum class Activation { Relu, Elu, Tanh, Sigmoid, Identity };
 
 // Throws attn::Error listing the known names for an unknown one.
 Activation activation_from_name(const std::string& name);
 const char* activation_name(Activation a);
-Tensor activate(Activation a, const Tensor& x);
 
 }  // namespace attn

@@ -18,9 +18,9 @@ GatedFusion::GatedFusion(int64_t features, Generator& gen, DType dtype)
 }
 
 Tensor GatedFusion::forward(const Tensor& s, const Tensor& h) const {
-  // W1 s + W2 h + b as one linear_sum: the second product accumulates onto
-  // the first's output, which starts as the bias (no pass to add them).
-  return sigmoid_gate(linear_sum({s, h}, {w1_.weight, w2_.weight}, bias_), h, s);
+  // W1 s + W2 h + b as one layer over [s | h] with weight [W1 | W2]: no
+  // concatenation and no pass to add the two products.
+  return sigmoid_gate(linear(Concat({s, h}), Concat({w1_.weight, w2_.weight}), bias_), h, s);
 }
 
 ConcatGate::ConcatGate(int64_t features, Generator& gen, DType dtype)
@@ -29,13 +29,13 @@ ConcatGate::ConcatGate(int64_t features, Generator& gen, DType dtype)
 }
 
 Tensor ConcatGate::forward(const Tensor& x, const Tensor& s) const {
-  // W [x; s] as W_x x + W_s s on column views of the one parameter (one
-  // linear_sum): no [.., 2d] concatenation forward, and x's and s's
-  // gradients come out as tensors of their own rather than strided halves of one.
+  // W [x; s] over the two inputs as given: no [.., 2d] concatenation
+  // forward, and x's and s's gradients come out as tensors of their own
+  // rather than strided halves of one.
   const int64_t d = x.size(-1);
   ATTN_CHECK(2 * d == proj_.weight.size(1) && s.shape() == x.shape(), "ConcatGate", "expects x and s of shape [.., ",
              proj_.weight.size(1) / 2, "], got ", shape_str(x.shape()), " and ", shape_str(s.shape()));
-  Tensor pre = linear_sum({x, s}, {narrow(proj_.weight, 1, 0, d), narrow(proj_.weight, 1, d, d)}, proj_.bias);
+  Tensor pre = linear(Concat({x, s}), proj_.weight, proj_.bias);
   return sigmoid_gate(pre, x, s);
 }
 
@@ -63,12 +63,12 @@ Tensor FeatureFusionGate::forward_block_context(const Tensor& x, const Tensor& h
   // and layout stay those of forward(). F's and G's rows are two products,
   // so each pre-activation is a tensor of its own (as halves of one [.., 2d]
   // product, their gradients would be assembled by zero-filling, copying and
-  // adding two [.., 2d] tensors). x's and h's columns are one linear_sum: no
-  // [x; h] concatenation forward and no split of its gradient backward.
+  // adding two [.., 2d] tensors). x's and h's columns are one layer over
+  // [x | h]: no concatenation forward and no split of its gradient backward.
   auto pre_activation = [&](int64_t first_row) {  // F's (0) or G's (d)
     const Tensor rows = narrow(proj_.weight, 0, first_row, d);
-    Tensor tokens =
-        linear_sum({x, h}, {narrow(rows, 1, 0, d), narrow(rows, 1, d, d)}, narrow(proj_.bias, 0, first_row, d));
+    Tensor tokens = linear(Concat({x, h}), Concat({narrow(rows, 1, 0, d), narrow(rows, 1, d, d)}),
+                           narrow(proj_.bias, 0, first_row, d));
     Tensor blocks = linear(e_blocks, narrow(rows, 1, 2 * d, d));
     return reshape(reshape(tokens, {b, m, block_len, d}) + unsqueeze(blocks, 2), {b, m * block_len, d});
   };

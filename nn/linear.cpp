@@ -10,10 +10,6 @@ Linear::Linear(int64_t in_features, int64_t out_features, Generator& gen, bool w
   if (with_bias) bias = register_parameter("bias", zeros({out_features}, dtype));
 }
 
-Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }
-
-Tensor Linear::forward_activated(Activation a, const Tensor& x) const {
-  return a == Activation::Relu ? linear_relu(x, weight, bias) : activate(a, forward(x));
-}
+Tensor Linear::forward(const Tensor& x, Activation act) const { return linear(x, weight, bias, act); }
 
 }  // namespace attn

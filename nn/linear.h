@@ -1,4 +1,4 @@
-// y = x W^T + b with Glorot-uniform W [out, in] and zero b [out].
+// y = act(x W^T + b) with Glorot-uniform W [out, in] and zero b [out].
 // Parameters: "weight", "bias".
 #pragma once
 #include "attn/engine/random.h"
@@ -10,11 +10,10 @@ namespace attn {
 class Linear : public Module {
  public:
   Linear(int64_t in_features, int64_t out_features, Generator& gen, bool bias = true, DType dtype = DType::F32);
-  Tensor forward(const Tensor& x) const;
+  // The product and its activation are one call of ops/matmul/matmul.h
+  // linear, which picks the kernel (a relu taken as the GEMM stores its sums).
+  Tensor forward(const Tensor& x, Activation act = Activation::None) const;
   Tensor operator()(const Tensor& x) const { return forward(x); }
-  // activate(a, forward(x)); a relu is fused into the product (linear_relu):
-  // one pass over the output instead of two.
-  Tensor forward_activated(Activation a, const Tensor& x) const;
 
   Tensor weight;
   Tensor bias;  // undefined when built without bias

@@ -8,7 +8,10 @@ train/optim and train/data include neither models/ nor each other, and
 nothing but train/cli/ (and the tests, which drive the program) includes
 train/cli/. Inside ops/, the CPU performance machinery (ops/cpu/) includes
 no op family, and each family folder ops/<family>/ holds only files named
-<family>.* or <family>_*. Prints every offending line and exits 1 when there is one.
+<family>.* or <family>_*. nn/ and models/ call the plain products of
+ops/matmul/matmul.h, never the fused entry points (ops/matmul/matmul_fused.h):
+which kernel serves a product is decided in ops/. Prints every offending
+line and exits 1 when there is one.
 Usage: check_layering.py [REPO_ROOT]
 """
 import os
@@ -24,8 +27,9 @@ FORBIDDEN = {
     # The GEMM, panels, threads and vector math serve the families and know
     # none of them (ops/host_device.h and ops/head_rows.h are shared helpers).
     "ops/cpu/": [r"nn/", r"models/", r"train/", r"ops/(?!cpu/|host_device\.h$|head_rows\.h$)"],
-    "nn/": [r"models/", r"train/"],
-    "models/": [r"train/"],
+    # Layers and models say what they compute; ops/ picks the fused kernel.
+    "nn/": [r"models/", r"train/", r"ops/matmul/matmul_fused\.h$"],
+    "models/": [r"train/", r"ops/matmul/matmul_fused\.h$"],
     "train/optim/": [r"nn/", r"models/", r"train/(?!optim/)"],
     "train/data/": [r"nn/", r"models/", r"train/(?!data/)"],
     "train/": [r"train/bench/", r"train/cli/"],

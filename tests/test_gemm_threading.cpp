@@ -15,6 +15,7 @@
 #include "attn/engine/random.h"
 #include "attn/ops/cpu/gemm_threads.h"
 #include "attn/ops/matmul/matmul.h"
+#include "attn/ops/matmul/matmul_fused.h"
 #include "attn/ops/view/view.h"
 #include "thread_count.h"
 

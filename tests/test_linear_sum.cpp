@@ -1,4 +1,4 @@
-// linear_sum (ops/matmul/matmul.h): the sum of linear maps of several inputs, one
+// linear_sum (ops/matmul/matmul_fused.h): the sum of linear maps of several inputs, one
 // GEMM per term accumulating into one output. Checked against the layer over
 // the concatenated input (the function it replaces in the fusion gates),
 // forward and backward, at a size the CPU GEMMs thread; float32 against
@@ -15,6 +15,7 @@
 #include "attn/ops/binary/binary.h"
 #include "attn/ops/join/join.h"
 #include "attn/ops/matmul/matmul.h"
+#include "attn/ops/matmul/matmul_fused.h"
 #include "attn/ops/view/view.h"
 #include "test_util.h"
 

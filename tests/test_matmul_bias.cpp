@@ -1,4 +1,4 @@
-// matmul_bias (ops/matmul/matmul.h): a product plus a bias per output column (per
+// matmul_bias (ops/matmul/matmul_fused.h): a product plus a bias per output column (per
 // batch entry where it varies: MTSA's per-head bias), relu'd on request, the
 // bias and relu taken in the engine's float32 GEMM as it stores its sums.
 // Checked against the composed ops (matmul, +, relu) forward and backward at
@@ -13,6 +13,7 @@
 #include "attn/engine/random.h"
 #include "attn/ops/binary/binary.h"
 #include "attn/ops/matmul/matmul.h"
+#include "attn/ops/matmul/matmul_fused.h"
 #include "attn/ops/cpu/sgemm_avx512.h"
 #include "attn/ops/unary/unary.h"
 #include "attn/ops/view/view.h"

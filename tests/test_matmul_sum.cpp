@@ -1,4 +1,4 @@
-// matmul_sum (ops/matmul/matmul.h): products of one result shape accumulating into
+// matmul_sum (ops/matmul/matmul_fused.h): products of one result shape accumulating into
 // one output. Checked against matmul over the concatenation it replaces in
 // MTSA's gate ([v | h] @ W per head), forward and backward, at a size the
 // CPU GEMMs thread; float32 against float64; and its errors.
@@ -11,6 +11,7 @@
 #include "attn/engine/random.h"
 #include "attn/ops/join/join.h"
 #include "attn/ops/matmul/matmul.h"
+#include "attn/ops/matmul/matmul_fused.h"
 #include "attn/ops/view/view.h"
 #include "test_util.h"
 

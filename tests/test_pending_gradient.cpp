@@ -16,6 +16,7 @@
 #include "attn/engine/random.h"
 #include "attn/ops/binary/binary.h"
 #include "attn/ops/matmul/matmul.h"
+#include "attn/ops/matmul/matmul_fused.h"
 #include "attn/ops/reduce/reduce.h"
 #include "attn/ops/unary/unary.h"
 #include "attn/ops/view/view.h"

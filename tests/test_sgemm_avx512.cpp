@@ -15,6 +15,7 @@
 #include "attn/engine/copy.h"
 #include "attn/engine/random.h"
 #include "attn/ops/matmul/matmul.h"
+#include "attn/ops/matmul/matmul_fused.h"
 #include "attn/ops/cpu/sgemm_avx512.h"
 #include "attn/ops/view/view.h"
 

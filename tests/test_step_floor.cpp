@@ -11,6 +11,7 @@
 #include "attn/engine/random.h"
 #include "attn/ops/binary/binary.h"
 #include "attn/ops/matmul/matmul.h"
+#include "attn/ops/matmul/matmul_fused.h"
 #include "attn/ops/modulated_linear/modulated_linear.h"
 #include "attn/ops/multi_dim_attention/multi_dim_attention.h"
 #include "attn/ops/reduce/reduce.h"

@@ -7,6 +7,7 @@
 #include "attn/engine/autograd.h"
 #include "attn/engine/copy.h"
 #include "attn/engine/kernel_table.h"
+#include "attn/ops/matmul/matmul_fused.h"
 #include "attn/ops/matmul/matmul_kernels.h"
 #include "attn/ops/reduce/reduce.h"
 #include "attn/ops/relu_gradient_columns/relu_gradient_columns.h"
@@ -453,7 +454,7 @@ Tensor linear_terms(const char* op, const std::vector<Tensor>& xs, const std::ve
 
 }  // namespace
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+Tensor linear_unactivated(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   return linear_terms("linear", {x}, {weight}, bias, false);
 }
 

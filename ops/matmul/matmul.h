@@ -1,53 +1,62 @@
 // Matrix products through BLAS: batched matmul with NumPy batch broadcasting,
-// and the fused linear layer. Transposed operands reach BLAS as trans flags,
-// so a transpose view costs no copy.
+// and the linear layer. Transposed operands reach BLAS as trans flags, so a
+// transpose view costs no copy.
+//
+// Callers say what they compute: a product or a linear layer, with an
+// optional per-column bias and an activation, over one input or over the
+// concatenation of several (Concat). Which kernel serves the call is decided
+// here (ops/matmul/matmul_fusion.cpp): a bias added and a relu taken as the
+// GEMM stores its sums, a concatenation as one accumulating GEMM per part,
+// or an unfused pass after the product where no kernel fuses the step. The
+// fused entry points themselves are ops/matmul/matmul_fused.h.
 #pragma once
+#include <utility>
 #include <vector>
 
 #include "attn/engine/tensor.h"
+#include "attn/ops/unary/unary_activation.h"
 
 namespace attn {
+
+// Several tensors read as their concatenation along the last axis, which is
+// never built: a product over [x_1 | x_2] is x_1 W_1 + x_2 W_2, and the
+// parts' gradients come out as tensors of their own rather than strided
+// views of one.
+struct Concat {
+  explicit Concat(std::vector<Tensor> parts) : parts(std::move(parts)) {}
+  std::vector<Tensor> parts;
+};
 
 // a [..., m, k] @ b [..., k, n] -> [..., m, n], batch axes broadcast. A 1-D b
 // [k] gives [..., m]; a 1-D a [k] gives [..., n]. The result is contiguous.
 Tensor matmul(const Tensor& a, const Tensor& b);
 
-// sum_i as[i] @ bs[i], every term of rank >= 2 with the same result shape
-// (batch axes broadcast as in matmul). One GEMM per term into the same
-// output, the later ones accumulating (beta = 1): a product over a
-// concatenation [a_1 | a_2] (last axis) with [b_1; b_2] (rows of one
-// parameter) needs no concatenated copy forward and no split of its
-// gradient backward.
-// With a bias (as matmul_bias takes it) the first term writes onto it.
-Tensor matmul_sum(const std::vector<Tensor>& as, const std::vector<Tensor>& bs, const Tensor& bias = Tensor());
+// act(a [..., m, k] @ b [..., k, n] + bias), operands of rank >= 2. bias,
+// when defined, is [n] or [..., 1, n]: one value per output column for each
+// batch entry, broadcasting over the batch axes (MTSA's per-head bias
+// [heads, 1, n]). Undefined, it is matmul(a, b) then act.
+Tensor matmul(const Tensor& a, const Tensor& b, const Tensor& bias, Activation act = Activation::None);
 
-// a [..., m, k] @ b [..., k, n] + bias, relu'd with `relu`: bias is [n] or
-// [..., 1, n], one value per output column for each batch entry
-// (broadcasting over the batch axes; MTSA's per-head bias [heads, 1, n]).
-// Where the float32 GEMM is the engine's own, the bias is added and the relu
-// taken as the sums are stored (no pass over the output for either); its
-// backward selects the gradient where the output is positive, then is
-// matmul's, and the bias's gradient is that summed to its shape. Operands
-// of rank >= 2.
-Tensor matmul_bias(const Tensor& a, const Tensor& b, const Tensor& bias, bool relu = false);
+// act([a_1 | a_2 | ...] @ b + bias): the parts [..., m, k_i] share their
+// other axes, b [..., sum k_i, n] is split by rows among them (MTSA's gate:
+// [v_c | H_c] W_g,c on row views of one per-head weight); bias as above.
+Tensor matmul(const Concat& a, const Tensor& b, const Tensor& bias = Tensor(),
+              Activation act = Activation::None);
 
-// x [..., in] times weight [out, in] transposed, plus bias [out] when defined:
-// one GEMM over all leading axes of x, with the bias folded into it.
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+// act(x [..., in] times weight [out, in] transposed + bias [out]), the bias
+// when defined: one GEMM over all leading axes of x.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+              Activation act = Activation::None);
 
-// relu(linear(x, weight, bias)) as one op: where the float32 GEMM is the
-// engine's own the relu is taken as the sums are stored (no second pass
-// over the output), elsewhere it is a pass in place. Its backward selects
-// the gradient where the output is positive (as relu's does), then is
-// linear's.
-Tensor linear_relu(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+// The layer over [x_1 | x_2 | ...] (parts [..., in_i] sharing their leading
+// axes) with weight [out, sum in_i], split by columns among them.
+Tensor linear(const Concat& x, const Tensor& weight, const Tensor& bias = Tensor(),
+              Activation act = Activation::None);
 
-// sum_i xs[i] [..., in_i] times weights[i] [out, in_i] transposed, plus bias
-// [out] when defined. All xs share their leading axes. One GEMM per term
-// into the same output (the later ones accumulate, beta = 1), so a layer
-// over a concatenation [x_1; x_2] with weight [W_1 | W_2] (column views of
-// one parameter) needs no concatenated input forward and no split of its
-// gradient backward, and a sum of two layers no pass to add them.
-Tensor linear_sum(const std::vector<Tensor>& xs, const std::vector<Tensor>& weights, const Tensor& bias = Tensor());
+// The same with the weight given as its column blocks [W_1 | W_2 | ...]
+// (weights [out, in_i], one per part): two layers' weights kept as
+// parameters of their own (W1 s + W2 h + b), or column views of one.
+Tensor linear(const Concat& x, const Concat& weight, const Tensor& bias = Tensor(),
+              Activation act = Activation::None);
 
 }  // namespace attn

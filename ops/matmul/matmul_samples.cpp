@@ -7,8 +7,11 @@
 // bias of the columns only and a relu;
 // linear with and without bias, over 3-D inputs and a transposed weight;
 // linear_relu with and without bias;
-// linear_sum over column views of one weight and over three terms.
+// linear_sum over column views of one weight and over three terms;
+// the plain call forms that end in an unfused activation or take
+// concatenated inputs (ops/matmul/matmul.h).
 #include "attn/ops/matmul/matmul.h"
+#include "attn/ops/matmul/matmul_fused.h"
 #include "attn/ops/registry.h"
 #include "attn/ops/view/view.h"
 
@@ -178,6 +181,59 @@ void register_matmul_samples(OpRegistry& r) {
     return cases;
   };
   r.add(sum_of);
+
+  // The plain call forms of ops/matmul/matmul.h beyond the ones above: an
+  // activation after the fused product, concatenated inputs (the weight
+  // split by the op, or given as blocks) and a product with a bias and an
+  // activation.
+  OpSpec plain;
+  plain.name = "plain_products";
+  plain.family = "matmul";
+  plain.cases = [] {
+    Generator gen(53);
+    using samples::input;
+    using samples::signed_input;
+    std::vector<OpCase> cases;
+    auto elu_after = [](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2], Activation::Elu); };
+    cases.push_back({"linear, elu: 2x3x4, W 5x4, b 5", {input({2, 3, 4}, gen), input({5, 4}, gen), input({5}, gen)},
+                     elu_after,
+                     true});
+    // Signed inputs: about half the outputs are cut off by the relu, half pass.
+    auto concat_relu = [](const std::vector<Tensor>& in) {
+      return linear(Concat({in[0], in[1]}), in[2], in[3], Activation::Relu);
+    };
+    cases.push_back({"linear over [2x3x4 | 2x3x3], W 5x7 split by the op, b 5, relu",
+                     {signed_input({2, 3, 4}, gen, 0.2, 1.5), signed_input({2, 3, 3}, gen, 0.2, 1.5),
+                      signed_input({5, 7}, gen, 0.2, 1.5), signed_input({5}, gen, 0.2, 1.5)},
+                     concat_relu,
+                     true});
+    auto blocks_tanh = [](const std::vector<Tensor>& in) {
+      return linear(Concat({in[0], in[1]}), Concat({in[2], in[3]}), in[4], Activation::Tanh);
+    };
+    cases.push_back({"linear over [3x4 | 3x2], weight blocks 5x4 and 5x2, b 5, tanh",
+                     {input({3, 4}, gen), input({3, 2}, gen), input({5, 4}, gen), input({5, 2}, gen), input({5}, gen)},
+                     blocks_tanh});
+    auto bias_tanh = [](const std::vector<Tensor>& in) { return matmul(in[0], in[1], in[2], Activation::Tanh); };
+    cases.push_back({"2x3x4x5 @ per-head 3x5x2, per-head bias 3x1x2, tanh",
+                     {input({2, 3, 4, 5}, gen), input({3, 5, 2}, gen), input({3, 1, 2}, gen)},
+                     bias_tanh,
+                     true});
+    auto no_bias_relu = [](const std::vector<Tensor>& in) {
+      return matmul(in[0], in[1], Tensor(), Activation::Relu);
+    };
+    cases.push_back({"3x4 @ 4x5, no bias, relu",
+                     {signed_input({3, 4}, gen, 0.2, 1.5), signed_input({4, 5}, gen, 0.2, 1.5)},
+                     no_bias_relu});
+    auto rows_sigmoid = [](const std::vector<Tensor>& in) {
+      return matmul(Concat({in[0], in[1]}), in[2], in[3], Activation::Sigmoid);
+    };
+    cases.push_back({"[2x3x4x5 | 2x3x4x4] @ per-head 3x9x2 split by rows, per-head bias 3x1x2, sigmoid",
+                     {input({2, 3, 4, 5}, gen), input({2, 3, 4, 4}, gen), input({3, 9, 2}, gen), input({3, 1, 2}, gen)},
+                     rows_sigmoid,
+                     true});
+    return cases;
+  };
+  r.add(plain);
 }
 
 }  // namespace attn

@@ -1,4 +1,4 @@
-// The backward of linear_relu's relu (ops/matmul/matmul.h) with its bias gradient
+// The backward of linear_relu's relu (ops/matmul/matmul_fused.h) with its bias gradient
 // in the same pass: the incoming gradient selected where the output is
 // positive (exactly 0 elsewhere, as relu's own backward) and the column sums
 // of that selection. Two passes over the layer's output gradient (select,
