@@ -20,25 +20,9 @@ const OpSpec* OpRegistry::find(const std::string& name) const {
 const OpRegistry& op_registry() {
   static const OpRegistry registry = [] {
     OpRegistry r;
-    register_unary_samples(r);
-    register_binary_samples(r);
-    register_reduce_samples(r);
-    register_view_samples(r);
-    register_softmax_samples(r);
-    register_softmax_pool_samples(r);
-    register_modulated_linear_samples(r);
-    register_matmul_samples(r);
-    register_join_samples(r);
-    register_index_samples(r);
-    register_layer_norm_samples(r);
-    register_dropout_samples(r);
-    register_loss_samples(r);
-    register_multi_dim_attention_samples(r);
-    register_separable_attention_samples(r);
-    register_factorized_attention_samples(r);
-    register_sigmoid_gate_samples(r);
-    register_window_attention_samples(r);
-    register_dot_product_attention_samples(r);
+#define ATTN_REGISTER_OP_SAMPLES(family) register_##family##_samples(r);
+    ATTN_OP_FAMILIES(ATTN_REGISTER_OP_SAMPLES)
+#undef ATTN_REGISTER_OP_SAMPLES
     return r;
   }();
   return registry;

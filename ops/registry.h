@@ -63,25 +63,32 @@ Tensor like(const Tensor& t, const Tensor& ref);
 Tensor u8_mask(const std::vector<int64_t>& values, const Shape& shape);
 }  // namespace samples
 
-// Per-family registration functions (defined in ops/<family>_samples.cpp).
-void register_unary_samples(OpRegistry& r);
-void register_binary_samples(OpRegistry& r);
-void register_reduce_samples(OpRegistry& r);
-void register_view_samples(OpRegistry& r);
-void register_softmax_samples(OpRegistry& r);
-void register_softmax_pool_samples(OpRegistry& r);
-void register_modulated_linear_samples(OpRegistry& r);
-void register_matmul_samples(OpRegistry& r);
-void register_join_samples(OpRegistry& r);
-void register_index_samples(OpRegistry& r);
-void register_layer_norm_samples(OpRegistry& r);
-void register_dropout_samples(OpRegistry& r);
-void register_loss_samples(OpRegistry& r);
-void register_multi_dim_attention_samples(OpRegistry& r);
-void register_separable_attention_samples(OpRegistry& r);
-void register_factorized_attention_samples(OpRegistry& r);
-void register_sigmoid_gate_samples(OpRegistry& r);
-void register_window_attention_samples(OpRegistry& r);
-void register_dot_product_attention_samples(OpRegistry& r);
+// Every op family with gradcheck samples, one line each: a new family is one
+// more X(name) here and a register_<name>_samples(OpRegistry&) in its own
+// ops/<name>/<name>_samples.cpp. op_registry() registers them in this order.
+#define ATTN_OP_FAMILIES(X)                                                                                      \
+  X(unary)                                                                                                     \
+  X(binary)                                                                                                    \
+  X(reduce)                                                                                                    \
+  X(view)                                                                                                      \
+  X(softmax)                                                                                                   \
+  X(softmax_pool)                                                                                              \
+  X(modulated_linear)                                                                                          \
+  X(matmul)                                                                                                    \
+  X(join)                                                                                                      \
+  X(index)                                                                                                     \
+  X(layer_norm)                                                                                                \
+  X(dropout)                                                                                                   \
+  X(loss)                                                                                                      \
+  X(multi_dim_attention)                                                                                       \
+  X(separable_attention)                                                                                       \
+  X(factorized_attention)                                                                                      \
+  X(sigmoid_gate)                                                                                              \
+  X(window_attention)                                                                                          \
+  X(dot_product_attention)
+
+#define ATTN_DECLARE_OP_SAMPLES(family) void register_##family##_samples(OpRegistry& r);
+ATTN_OP_FAMILIES(ATTN_DECLARE_OP_SAMPLES)
+#undef ATTN_DECLARE_OP_SAMPLES
 
 }  // namespace attn
