@@ -107,7 +107,6 @@ class Trainer {
   BatchOptions batch_options_;
   EvalOptions eval_options_;
   int64_t total_steps_ = 0;
-  int64_t per_epoch_ = 0;
   // The step of the last dev evaluation. A checkpoint is only ever saved once
   // every evaluation due at its position is done, so a resumed run starts
   // with its position evaluated.
@@ -200,7 +199,6 @@ void Trainer::restore_position() {
     keep_metrics_up_to(run_.metrics(), progress_.step);  // lines a killed run wrote after its checkpoint
     evaluated_step_ = progress_.step;
   }
-  per_epoch_ = per_epoch;
   total_steps_ = per_epoch * o_.epochs;
   if (o_.max_steps > 0) total_steps_ = std::min(total_steps_, o_.max_steps);
   extension_->begin(progress_, per_epoch);
@@ -270,6 +268,7 @@ bool Trainer::train_epochs(TrainingStep& step, ProgressBar& bar) {
     progress_.epoch_shuffle_state = shuffle_.state();
     BatchIterator it(data_.train, vocab_, data_.task, batch_options_, &shuffle_);
     Batch batch;
+    const int64_t batches = it.batches_per_epoch();
     for (int64_t skip = 0; skip < progress_.batch_in_epoch; ++skip) it.next(batch);
     while (!done && it.next(batch)) {
       const double loss = step.run(batch, progress_);
@@ -281,14 +280,14 @@ bool Trainer::train_epochs(TrainingStep& step, ProgressBar& bar) {
       if (o_.verbose) bar.update(progress_.step, mean_train_loss(), examples_);
       done = progress_.step >= total_steps_;
       if (o_.eval_every > 0 && progress_.step % o_.eval_every == 0) evaluate_dev_once(bar);
-      if (done || progress_.batch_in_epoch == per_epoch_) break;
+      if (done || progress_.batch_in_epoch == batches) break;
       if (interrupt_requested()) {
         stop_on_interrupt(bar);
         return false;
       }
       if (o_.checkpoint_every > 0 && progress_.step % o_.checkpoint_every == 0) save_checkpoint();
     }
-    if (progress_.batch_in_epoch < per_epoch_) break;  // stopped mid-epoch by --max-steps
+    if (progress_.batch_in_epoch < batches) break;  // stopped mid-epoch by --max-steps
     if (!end_epoch(bar)) return false;
   }
   return end_run(bar);
