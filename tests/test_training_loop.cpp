@@ -276,15 +276,15 @@ TEST(TrainingLoop, ResanDevLossWarmupEndsWhenTheDevLossStopsFalling) {
   const std::string dir = fresh_dir();
   TrainOptions o = tiny_options(write_marker_data(dir, 200), dir + "/run", "resan");
   o.model.set("rss_hidden", "8");
-  o.eval_every = 3;  // 7 steps per epoch: evaluations after steps 3, 6, 9 and 12
+  o.eval_every = 3;  // 7 steps per epoch: evaluations after steps 3, 6, 7 (the epoch's end), 9, 12 and 14
   o.rl_warmup_steps = TrainOptions::kWarmupByDevLoss;
   o.rl_warmup_min_decrease = 0.99;  // no dev loss falls by 99% in 3 steps: over at the second evaluation
   train_model(o);
   const std::vector<Json> lines = metrics_lines(o.run_dir);
-  ASSERT_EQ(lines.size(), 4u);
+  ASSERT_EQ(lines.size(), 6u);
   EXPECT_EQ(lines[0].at("select_all").as_number(), 1);  // after step 3: warm-up
   EXPECT_EQ(lines[1].at("select_all").as_number(), 1);  // after step 6: still the warm-up's steps; it ends here
-  EXPECT_EQ(lines[2].at("select_all").as_number(), 0);  // after step 9: joint
+  EXPECT_EQ(lines[2].at("select_all").as_number(), 0);  // after step 7: joint
   std::map<std::string, std::string> meta;
   load_safetensors(o.run_dir + "/last.safetensors", &meta);
   EXPECT_EQ(meta.at("warmup_end_step"), "6");

@@ -1,12 +1,14 @@
 #include "attn/train/trainer.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <memory>
 
 #include "attn/engine/anomaly.h"
 #include "attn/engine/error.h"
+#include "attn/nn/safetensors.h"
 #include "attn/train/checkpoint.h"
 #include "attn/train/interrupt.h"
 #include "attn/train/optim/gradient_sync.h"
@@ -77,9 +79,14 @@ class Trainer {
   void restore_position();
   TrainingStep make_step(ProgressBar& bar);
   bool train_epochs(TrainingStep& step, ProgressBar& bar);
+  bool end_epoch(ProgressBar& bar);
+  bool end_run(ProgressBar& bar);
   void stop_on_interrupt(ProgressBar& bar);
   double mean_train_loss() const;
+  void evaluate_dev_once(ProgressBar& bar);
   void evaluate_dev(double train_loss);
+  bool keep_as_best(double score);
+  void report_best_without_a_finite_score() const;
   void save_checkpoint();
 
   const TrainOptions& o_;
@@ -100,6 +107,10 @@ class Trainer {
   BatchOptions batch_options_;
   EvalOptions eval_options_;
   int64_t total_steps_ = 0;
+  // The step of the last dev evaluation. A checkpoint is only ever saved once
+  // every evaluation due at its position is done, so a resumed run starts
+  // with its position evaluated.
+  int64_t evaluated_step_ = -1;
   int64_t examples_ = 0;
   TrainResult result_;
 };
@@ -186,6 +197,7 @@ void Trainer::restore_position() {
   if (o_.resume) {
     check_progress_fits_run(progress_, per_epoch, o_.epochs, run_.last());
     keep_metrics_up_to(run_.metrics(), progress_.step);  // lines a killed run wrote after its checkpoint
+    evaluated_step_ = progress_.step;
   }
   total_steps_ = per_epoch * o_.epochs;
   if (o_.max_steps > 0) total_steps_ = std::min(total_steps_, o_.max_steps);
@@ -215,6 +227,7 @@ TrainResult Trainer::train() {
 
   // Test metrics of the best dev checkpoint, evaluated as it was on dev.
   extension_->end_training();
+  if (progress_.best_step < 0) report_best_without_a_finite_score();
   if (file_exists(run_.best())) load_best_weights(run_.best(), *model_);
   result_.test = evaluate(*model_, data_.test, vocab_, data_.label_names, eval_options_);
   result_.primary = result_.test.primary;  // set even when a finished run is resumed and trains no step
@@ -241,6 +254,9 @@ TrainingStep Trainer::make_step(ProgressBar& bar) {
 
 // Epochs of mini-batches from the current position, with dev evaluations and
 // resumable checkpoints. False when Ctrl-C stopped it (after a checkpoint).
+// A step that ends the epoch or the run leaves its evaluation, checkpoint and
+// Ctrl-C to end_epoch / end_run, so no checkpoint is ever taken at an epoch's
+// end before the epoch's evaluation or between the epochs.
 bool Trainer::train_epochs(TrainingStep& step, ProgressBar& bar) {
   // The epoch's running mean of the training loss lives in the checkpoint.
   double& loss_sum = progress_.train_loss_sum;
@@ -252,6 +268,7 @@ bool Trainer::train_epochs(TrainingStep& step, ProgressBar& bar) {
     progress_.epoch_shuffle_state = shuffle_.state();
     BatchIterator it(data_.train, vocab_, data_.task, batch_options_, &shuffle_);
     Batch batch;
+    const int64_t batches = it.batches_per_epoch();
     for (int64_t skip = 0; skip < progress_.batch_in_epoch; ++skip) it.next(batch);
     while (!done && it.next(batch)) {
       const double loss = step.run(batch, progress_);
@@ -262,27 +279,47 @@ bool Trainer::train_epochs(TrainingStep& step, ProgressBar& bar) {
       ++progress_.batch_in_epoch;
       if (o_.verbose) bar.update(progress_.step, mean_train_loss(), examples_);
       done = progress_.step >= total_steps_;
-      if (o_.eval_every > 0 && progress_.step % o_.eval_every == 0) {
-        if (o_.verbose) bar.finish();
-        evaluate_dev(mean_train_loss());
-      }
+      if (o_.eval_every > 0 && progress_.step % o_.eval_every == 0) evaluate_dev_once(bar);
+      if (done || progress_.batch_in_epoch == batches) break;
       if (interrupt_requested()) {
         stop_on_interrupt(bar);
         return false;
       }
       if (o_.checkpoint_every > 0 && progress_.step % o_.checkpoint_every == 0) save_checkpoint();
     }
-    if (o_.verbose) bar.finish();
-    if (o_.eval_every == 0) evaluate_dev(mean_train_loss());
-    if (progress_.batch_in_epoch < it.batches_per_epoch()) break;  // stopped mid-epoch by --max-steps
-    ++progress_.epoch;
-    progress_.batch_in_epoch = 0;
-    progress_.epoch_shuffle_state = shuffle_.state();
-    loss_sum = 0;
-    loss_count = 0;
-    save_checkpoint();
+    if (progress_.batch_in_epoch < batches) break;  // stopped mid-epoch by --max-steps
+    if (!end_epoch(bar)) return false;
   }
-  if (progress_.best_step < 0) evaluate_dev(mean_train_loss());
+  return end_run(bar);
+}
+
+// The epoch's evaluation, then the position of the next epoch's first batch,
+// saved. False when Ctrl-C stopped the run.
+bool Trainer::end_epoch(ProgressBar& bar) {
+  if (o_.verbose) bar.finish();
+  evaluate_dev_once(bar);
+  ++progress_.epoch;
+  progress_.batch_in_epoch = 0;
+  progress_.epoch_shuffle_state = shuffle_.state();
+  progress_.train_loss_sum = 0;
+  progress_.train_loss_count = 0;
+  if (interrupt_requested()) {
+    stop_on_interrupt(bar);
+    return false;
+  }
+  save_checkpoint();
+  return true;
+}
+
+// The run's last steps are evaluated (they may end mid-epoch, or between two
+// --eval-every evaluations) and the final position saved. False when Ctrl-C
+// stopped it: the checkpoint is then final, and --resume only tests it.
+bool Trainer::end_run(ProgressBar& bar) {
+  evaluate_dev_once(bar);
+  if (interrupt_requested()) {
+    stop_on_interrupt(bar);
+    return false;
+  }
   save_checkpoint();
   return true;
 }
@@ -302,9 +339,17 @@ double Trainer::mean_train_loss() const {
   return count ? progress_.train_loss_sum / static_cast<double>(count) : 0.0;
 }
 
+// The dev evaluation of the current step, unless it has had one.
+void Trainer::evaluate_dev_once(ProgressBar& bar) {
+  if (evaluated_step_ == progress_.step) return;
+  if (o_.verbose) bar.finish();
+  evaluate_dev(mean_train_loss());
+}
+
 // Logs a dev evaluation to metrics.jsonl (and curves.svg), and keeps the
 // model as best.safetensors when its score is the best so far.
 void Trainer::evaluate_dev(double train_loss) {
+  evaluated_step_ = progress_.step;
   const EvalResult dev = evaluate(*model_, data_.dev, vocab_, data_.label_names, eval_options_);
   result_.primary = dev.primary;
   std::map<std::string, double> line = dev.metrics;
@@ -314,15 +359,37 @@ void Trainer::evaluate_dev(double train_loss) {
   extension_->add_dev_metrics(line);
   append_line(run_.metrics(), metrics_json(line));
   write_run_curves(run_.dir);
-  const bool better = dev.primary_value() > progress_.best_dev;
-  if (better) {
-    progress_.best_dev = dev.primary_value();
-    progress_.best_step = progress_.step;
-    save_best_weights(run_.best(), *model_, progress_.step);
-  }
+  const bool better = keep_as_best(dev.primary_value());
   extension_->after_dev_evaluation(dev, progress_.step);
   if (o_.verbose)
     std::fprintf(stderr, "dev %s %.4f%s\n", dev.primary.c_str(), dev.primary_value(), better ? " (best)" : "");
+}
+
+// Saves best.safetensors when `score` is the best so far. A non-finite score
+// (a relatedness model with constant predictions has no Pearson r) never
+// beats a finite one; until a finite one is seen the latest evaluated weights
+// are kept, so a run always leaves a best checkpoint. True when `score` is
+// the new best.
+bool Trainer::keep_as_best(double score) {
+  if (std::isfinite(score) && score > progress_.best_dev) {
+    progress_.best_dev = score;
+    progress_.best_step = progress_.step;
+    save_best_weights(run_.best(), *model_, progress_.step);
+    return true;
+  }
+  if (progress_.best_step < 0) save_best_weights(run_.best(), *model_, progress_.step);
+  return false;
+}
+
+// Said even with --quiet: the best checkpoint was not chosen by its score.
+void Trainer::report_best_without_a_finite_score() const {
+  if (!file_exists(run_.best())) return;
+  std::map<std::string, std::string> metadata;
+  load_safetensors(run_.best(), &metadata);
+  const auto step = metadata.find("step");
+  std::fprintf(stderr, "no finite dev %s; best.safetensors holds the weights of step %s\n",
+               result_.primary.empty() ? "score" : result_.primary.c_str(),
+               step == metadata.end() ? "?" : step->second.c_str());
 }
 
 // last.safetensors: the model, every optimiser and the loop position.

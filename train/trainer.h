@@ -12,7 +12,8 @@
 // The run folder holds: model.cfg (model config), run.cfg (task and data),
 // vocab.txt, labels.txt, best.safetensors (model state of the best dev
 // score), last.safetensors (resumable: model + optimiser state + position),
-// metrics.jsonl, test_metrics.json (train/run_folder.h).
+// metrics.jsonl, test_metrics.json (train/run_folder.h). `attn train`
+// locks it first (train/run_lock.h); train_model takes no lock itself.
 #pragma once
 #include <functional>
 #include <string>
@@ -46,7 +47,9 @@ struct TrainOptions {
   std::string weight_decay_scope = "all";
   double weight_decay_factor = 1.0;  // 1: gamma ||theta||^2 (the papers); 0.5: TensorFlow's l2_loss
   double clip_norm = 5.0;   // gradient clipping by global norm (0 = off; no paper clips)
-  int64_t eval_every = 0;   // steps between dev evaluations (0 = at the end of each epoch)
+  // Steps between dev evaluations (0: none); the end of each epoch and of
+  // the run are evaluated whatever it is.
+  int64_t eval_every = 0;
   int64_t checkpoint_every = 50;  // steps between resumable checkpoints
   std::string glove;        // GloVe text file for the embeddings (optional)
   // ReSAN (REINFORCE, seed 004 Sec. 4): a supervised warm-up with every token

@@ -15,6 +15,7 @@
 #include "attn/train/cli/presets.h"
 #include "attn/train/run_settings.h"
 #include "attn/train/run_folder.h"
+#include "attn/train/run_lock.h"
 #include "attn/train/trainer.h"
 
 namespace attn {
@@ -64,7 +65,7 @@ int run_train_command(const std::vector<std::string>& args) {
       .option("weight-decay-scope", "all", "what the L2 penalty covers: all (every parameter, the papers) or matrices")
       .option("weight-decay-factor", "1", "the penalty's factor: 1 (gamma ||theta||^2, the papers) or 0.5 (TensorFlow's l2_loss)")
       .option("clip", "5", "clip gradients to this global norm (0: off; no paper clips)")
-      .option("eval-every", "0", "steps between dev evaluations (0: each epoch)")
+      .option("eval-every", "0", "steps between dev evaluations (0: each epoch); each epoch's end and the run's end are evaluated as well")
       .option("checkpoint-every", "50", "steps between resumable checkpoints")
       .option("run", "", "run folder (default: runs/<model>-<task>)")
       .flag("resume", "continue the run in --run from its last checkpoint")
@@ -181,6 +182,8 @@ int run_train_command(const std::vector<std::string>& args) {
   for (const auto& [flag, key] : kModelFlags)
     if (p.is_set(flag) || preset_options.count(flag)) o.model.set(key, p.get(flag));
   if (o.run_dir.empty()) o.run_dir = "runs/" + model_name + "-" + p.get("task");
+  // Held until the command returns: through training and test_metrics.json.
+  const RunFolderLock lock(o.run_dir);
   // Settings not given again on --resume are the run's own.
   if (o.resume && is_regular_file(RunFiles{o.run_dir}.run_config()))
     apply_run_settings(Config::load(RunFiles{o.run_dir}.run_config()), o, [&](const std::string& key) {
