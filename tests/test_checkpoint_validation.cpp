@@ -19,7 +19,7 @@
 #include "attn/train/checkpoint.h"
 #include "attn/util/cli_args.h"
 #include "attn/train/cli/commands.h"
-#include "attn/train/run_folder.h"
+#include "attn/train/run/run_folder.h"
 #include "attn/train/trainer.h"
 
 namespace attn {
@@ -29,11 +29,6 @@ using test_data::error_of;
 using test_data::fresh_dir;
 using test_data::write;
 using ::testing::HasSubstr;
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // ---------- checkpoints ----------
 
@@ -110,7 +105,7 @@ TEST(CheckpointValidation, AFlippedDataByteIsDetected) {
   const std::string path = dir + "/last.safetensors";
   Saved s;
   save_training_checkpoint(path, s.model, {&s.adam}, valid_progress());
-  std::string bytes = read_all(path);
+  std::string bytes = test_data::read_file_bytes(path);
   bytes[bytes.size() - 3] ^= 0x10;  // inside the last tensor's data
   write(dir, "last.safetensors", bytes);
   Saved t;
@@ -119,7 +114,7 @@ TEST(CheckpointValidation, AFlippedDataByteIsDetected) {
   // Plain weights (best.safetensors) carry one too.
   save_model_weights(dir + "/best.safetensors", s.model.named_state());
   EXPECT_NO_THROW(load_model_weights(dir + "/best.safetensors"));
-  bytes = read_all(dir + "/best.safetensors");
+  bytes = test_data::read_file_bytes(dir + "/best.safetensors");
   bytes[bytes.size() - 1] ^= 0x01;
   write(dir, "best.safetensors", bytes);
   EXPECT_THAT(error_of([&] { load_model_weights(dir + "/best.safetensors"); }), HasSubstr("checksum"));
@@ -131,7 +126,7 @@ TEST(CheckpointValidation, EveryFlippedByteOfTheLastTensorIsDetected) {
   const std::string dir = fresh_dir();
   Saved s;
   save_model_weights(dir + "/best.safetensors", s.model.named_state());
-  const std::string clean = read_all(dir + "/best.safetensors");
+  const std::string clean = test_data::read_file_bytes(dir + "/best.safetensors");
   for (size_t back = 1; back <= 40; ++back) {
     std::string bytes = clean;
     bytes[bytes.size() - back] ^= 0x80;
@@ -167,7 +162,7 @@ TEST(CheckpointValidation, FilesWithTheEarlierChecksumStillLoadAndAreStillVerifi
   const NamedTensors state = s.model.named_state();
   save_safetensors(path, {state.begin(), state.end()}, {{"data_checksum", std::to_string(legacy_fnv1a(state))}});
   EXPECT_EQ(load_model_weights(path).size(), state.size());
-  std::string bytes = read_all(path);
+  std::string bytes = test_data::read_file_bytes(path);
   bytes[bytes.size() - 5] ^= 0x01;
   write(dir, "best.safetensors", bytes);
   EXPECT_THAT(error_of([&] { load_model_weights(path); }), HasSubstr("does not match its checksum"));
@@ -227,22 +222,22 @@ TEST(CheckpointValidation, AnExistingRunIsNeverTouchedWithoutResumeOrOverwrite) 
   const std::string dir = fresh_dir();
   TrainOptions o = tiny_run(dir);
   train_model(o);
-  const std::string cfg = read_all(o.run_dir + "/model.cfg"), metrics = read_all(o.run_dir + "/metrics.jsonl");
-  const std::string best = read_all(o.run_dir + "/best.safetensors");
+  const std::string cfg = test_data::read_file_bytes(o.run_dir + "/model.cfg"), metrics = test_data::read_file_bytes(o.run_dir + "/metrics.jsonl");
+  const std::string best = test_data::read_file_bytes(o.run_dir + "/best.safetensors");
   EXPECT_THAT(error_of([&] { train_model(o); }), HasSubstr("already holds a run"));
   // A failed start with --overwrite (an invalid model) writes nothing either.
   TrainOptions broken = o;
   broken.overwrite = true;
   broken.model.set("hidden", "5");  // bow has no hidden
   EXPECT_THAT(error_of([&] { train_model(broken); }), HasSubstr("hidden"));
-  EXPECT_EQ(read_all(o.run_dir + "/model.cfg"), cfg);
-  EXPECT_EQ(read_all(o.run_dir + "/metrics.jsonl"), metrics);
-  EXPECT_EQ(read_all(o.run_dir + "/best.safetensors"), best);
+  EXPECT_EQ(test_data::read_file_bytes(o.run_dir + "/model.cfg"), cfg);
+  EXPECT_EQ(test_data::read_file_bytes(o.run_dir + "/metrics.jsonl"), metrics);
+  EXPECT_EQ(test_data::read_file_bytes(o.run_dir + "/best.safetensors"), best);
   // --overwrite replaces it: a fresh metrics log, not appended to.
   TrainOptions again = o;
   again.overwrite = true;
   train_model(again);
-  EXPECT_EQ(read_all(o.run_dir + "/metrics.jsonl"), metrics);  // the same seed: the same two lines, not four
+  EXPECT_EQ(test_data::read_file_bytes(o.run_dir + "/metrics.jsonl"), metrics);  // the same seed: the same two lines, not four
 }
 
 TEST(CheckpointValidation, ResumeRefusesChangedSettingsAndListsThem) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -26,6 +27,27 @@ inline std::string write(const std::string& dir, const std::string& name, const 
   std::ofstream out(p, std::ios::binary);
   out << text;
   return p.string();
+}
+
+// A two-class TSV task in dir/data (train.tsv, test.tsv; dev is split off
+// train): class 1 sentences carry "alpha", class 0 "beta", among filler.
+inline std::string write_alpha_beta_tsv(const std::string& dir) {
+  std::string train, test;
+  const char* fill[] = {"the", "cat", "sat", "on", "a", "mat", "dog", "ran"};
+  for (int i = 0; i < 120; ++i) {
+    std::string line = std::to_string(i % 2) + "\t" + (i % 2 ? "alpha" : "beta");
+    for (int j = 0; j < 5; ++j) line += std::string(" ") + fill[(i * 7 + j * 3) % 8];
+    (i < 90 ? train : test) += line + "\n";
+  }
+  write(dir, "data/train.tsv", train);
+  write(dir, "data/test.tsv", test);
+  return dir + "/data";
+}
+
+// A whole file's bytes ("" when it cannot be read).
+inline std::string read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 // The message of the attn::Error a callable throws (shared with the other suites).

@@ -23,7 +23,7 @@
 #include "attn/train/evaluate.h"
 #include "attn/train/pictures/explain.h"
 #include "attn/train/pictures/explain_svg.h"
-#include "attn/train/run_folder.h"
+#include "attn/train/run/run_folder.h"
 #include "attn/train/trainer.h"
 #include "attn/train/pictures/training_curves.h"
 

@@ -174,19 +174,6 @@ TEST(TrainingCheckpoint, ModelWeightsAndOptimiserCountMismatchesAreRejected) {
 
 // ---------- The trainer's interrupt and resume paths ----------
 
-std::string write_tsv_data(const std::string& dir) {
-  std::string train, test;
-  const char* fill[] = {"the", "cat", "sat", "on", "a", "mat", "dog", "ran"};
-  for (int i = 0; i < 120; ++i) {
-    std::string line = std::to_string(i % 2) + "\t" + (i % 2 ? "alpha" : "beta");
-    for (int j = 0; j < 5; ++j) line += std::string(" ") + fill[(i * 7 + j * 3) % 8];
-    (i < 90 ? train : test) += line + "\n";
-  }
-  write(dir, "data/train.tsv", train);
-  write(dir, "data/test.tsv", test);  // dev: 10% of train split off
-  return dir + "/data";
-}
-
 TrainOptions tiny_run(const std::string& data, const std::string& run_dir) {
   TrainOptions o;
   o.data.data = data;
@@ -203,7 +190,7 @@ TrainOptions tiny_run(const std::string& data, const std::string& run_dir) {
 
 TEST(TrainerResume, InterruptSavesACheckpointThatResumeContinues) {
   const std::string dir = fresh_dir();
-  TrainOptions o = tiny_run(write_tsv_data(dir), dir + "/run");
+  TrainOptions o = tiny_run(test_data::write_alpha_beta_tsv(dir), dir + "/run");
   install_interrupt_handler();
   std::raise(SIGINT);  // what Ctrl-C does: only a flag the loop polls after each step
   ASSERT_TRUE(interrupt_requested());
@@ -236,7 +223,7 @@ TEST(TrainerResume, LeftoverTemporaryFileIsNeverTakenForTheCheckpoint) {
   // A writer killed mid-save leaves last.safetensors.tmp.<pid>; the real file
   // stays whole and resuming reads it, not the fragment.
   const std::string dir = fresh_dir();
-  TrainOptions o = tiny_run(write_tsv_data(dir), dir + "/run");
+  TrainOptions o = tiny_run(test_data::write_alpha_beta_tsv(dir), dir + "/run");
   o.max_steps = 4;
   train_model(o);
   std::map<std::string, std::string> meta;
@@ -253,7 +240,7 @@ TEST(TrainerResume, LeftoverTemporaryFileIsNeverTakenForTheCheckpoint) {
 
 TEST(TrainerResume, ResumeWithoutACheckpointFailsClearly) {
   const std::string dir = fresh_dir();
-  TrainOptions o = tiny_run(write_tsv_data(dir), dir + "/run");
+  TrainOptions o = tiny_run(test_data::write_alpha_beta_tsv(dir), dir + "/run");
   o.resume = true;
   EXPECT_THAT(error_of([&] { train_model(o); }), HasSubstr("--resume: no checkpoint at '" + o.run_dir));
 }

@@ -16,7 +16,7 @@
 
 #include "attn/nn/safetensors.h"
 #include "attn/train/interrupt.h"
-#include "attn/train/run_lock.h"
+#include "attn/train/run/run_lock.h"
 #include "attn/train/trainer.h"
 #include "test_data_util.h"
 
@@ -28,17 +28,12 @@ using test_data::fresh_dir;
 using test_data::write;
 using ::testing::HasSubstr;
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 // ---------- RunFolderLock ----------
 
 TEST(RunFolderLock, SecondLockOfTheFolderIsRefusedNamingTheHolder) {
   const std::string dir = fresh_dir() + "/run";
   const RunFolderLock first(dir);
-  EXPECT_EQ(read_text(RunFolderLock::path_in(dir)), std::to_string(::getpid()) + "\n");
+  EXPECT_EQ(test_data::read_file_bytes(RunFolderLock::path_in(dir)), std::to_string(::getpid()) + "\n");
   // flock belongs to the open file description: a second open in this very
   // process conflicts just as another process would.
   const std::string err = error_of([&] { RunFolderLock second(dir); });
@@ -62,19 +57,6 @@ TEST(RunFolderLock, AFolderItCreatedAndNothingWroteToIsRemoved) {
 }
 
 // ---------- dev evaluations and the best checkpoint ----------
-
-std::string write_classify_data(const std::string& dir) {
-  std::string train, test;
-  const char* fill[] = {"the", "cat", "sat", "on", "a", "mat", "dog", "ran"};
-  for (int i = 0; i < 120; ++i) {
-    std::string line = std::to_string(i % 2) + "\t" + (i % 2 ? "alpha" : "beta");
-    for (int j = 0; j < 5; ++j) line += std::string(" ") + fill[(i * 7 + j * 3) % 8];
-    (i < 90 ? train : test) += line + "\n";
-  }
-  write(dir, "data/train.tsv", train);
-  write(dir, "data/test.tsv", test);  // dev: 10% of train split off
-  return dir + "/data";
-}
 
 Config tiny_model() {
   Config c;
@@ -110,7 +92,7 @@ std::vector<int> evaluated_steps(const std::string& metrics) {
 
 TEST(TrainerEvaluation, EveryEpochEndAndTheRunEndAreEvaluatedOnce) {
   const std::string dir = fresh_dir();
-  TrainOptions o = tiny_run(write_classify_data(dir), dir + "/run");
+  TrainOptions o = tiny_run(test_data::write_alpha_beta_tsv(dir), dir + "/run");
   o.eval_every = 4;  // does not divide the 9 steps of an epoch
   train_model(o);
   EXPECT_EQ(evaluated_steps(o.run_dir + "/metrics.jsonl"), (std::vector<int>{4, 8, 9, 12, 16, 18}));
@@ -129,7 +111,7 @@ TEST(TrainerEvaluation, EveryEpochEndAndTheRunEndAreEvaluatedOnce) {
 
 TEST(TrainerResume, InterruptedMidStepResumesToTheUninterruptedRunsFiles) {
   const std::string dir = fresh_dir();
-  TrainOptions o = tiny_run(write_classify_data(dir), dir + "/reference");
+  TrainOptions o = tiny_run(test_data::write_alpha_beta_tsv(dir), dir + "/reference");
   o.eval_every = 4;
   o.checkpoint_every = 2;
   train_model(o);
@@ -143,7 +125,7 @@ TEST(TrainerResume, InterruptedMidStepResumesToTheUninterruptedRunsFiles) {
   o.resume = true;
   train_model(o);
   for (const char* file : {"best.safetensors", "last.safetensors", "metrics.jsonl"})
-    EXPECT_EQ(read_text(dir + "/interrupted/" + file), read_text(dir + "/reference/" + file)) << file;
+    EXPECT_EQ(test_data::read_file_bytes(dir + "/interrupted/" + file), test_data::read_file_bytes(dir + "/reference/" + file)) << file;
 }
 
 // SICK-like pairs whose dev pairs are all the same sentences: the model's dev

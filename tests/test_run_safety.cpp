@@ -15,7 +15,7 @@
 #include "attn/util/atomic_file.h"
 #include "attn/train/checkpoint.h"
 #include "attn/train/finite_check.h"
-#include "attn/train/saved_run.h"
+#include "attn/train/run/saved_run.h"
 #include "attn/train/trainer.h"
 
 namespace attn {

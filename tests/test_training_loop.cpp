@@ -25,7 +25,7 @@
 #include "attn/train/cli/commands.h"
 #include "attn/util/json.h"
 #include "attn/train/checkpoint.h"
-#include "attn/train/saved_run.h"
+#include "attn/train/run/saved_run.h"
 #include "attn/train/trainer.h"
 
 namespace attn {

@@ -17,8 +17,8 @@
 #include "attn/train/pictures/training_curves.h"
 #include "attn/train/progress.h"
 #include "attn/train/reinforce/reinforce_extension.h"
-#include "attn/train/run_folder.h"
-#include "attn/train/run_settings.h"
+#include "attn/train/run/run_folder.h"
+#include "attn/train/run/run_settings.h"
 #include "attn/train/training_step.h"
 #include "attn/util/atomic_file.h"
 

@@ -12,8 +12,8 @@
 // The run folder holds: model.cfg (model config), run.cfg (task and data),
 // vocab.txt, labels.txt, best.safetensors (model state of the best dev
 // score), last.safetensors (resumable: model + optimiser state + position),
-// metrics.jsonl, test_metrics.json (train/run_folder.h). `attn train`
-// locks it first (train/run_lock.h); train_model takes no lock itself.
+// metrics.jsonl, test_metrics.json (train/run/run_folder.h). `attn train`
+// locks it first (train/run/run_lock.h); train_model takes no lock itself.
 #pragma once
 #include <functional>
 #include <string>

@@ -7,7 +7,7 @@
 #include "attn/util/cli_args.h"
 #include "attn/train/cli/commands.h"
 #include "attn/train/evaluate.h"
-#include "attn/train/saved_run.h"
+#include "attn/train/run/saved_run.h"
 #include "attn/train/data/task_data.h"
 
 namespace attn {

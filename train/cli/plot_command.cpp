@@ -6,7 +6,7 @@
 #include "attn/util/atomic_file.h"
 #include "attn/util/cli_args.h"
 #include "attn/train/cli/picture_commands.h"
-#include "attn/train/run_folder.h"
+#include "attn/train/run/run_folder.h"
 #include "attn/train/pictures/training_curves.h"
 
 namespace attn {

@@ -14,7 +14,7 @@
 #include "attn/util/text.h"
 #include "attn/train/cli/commands.h"
 #include "attn/train/evaluate.h"
-#include "attn/train/saved_run.h"
+#include "attn/train/run/saved_run.h"
 #include "attn/train/data/tokenizer.h"
 
 namespace attn {

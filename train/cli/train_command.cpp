@@ -13,9 +13,9 @@
 #include "attn/models/encoder.h"
 #include "attn/train/cli/commands.h"
 #include "attn/train/cli/presets.h"
-#include "attn/train/run_settings.h"
-#include "attn/train/run_folder.h"
-#include "attn/train/run_lock.h"
+#include "attn/train/run/run_settings.h"
+#include "attn/train/run/run_folder.h"
+#include "attn/train/run/run_lock.h"
 #include "attn/train/trainer.h"
 
 namespace attn {

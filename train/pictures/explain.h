@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "attn/models/attention_trace.h"
-#include "attn/train/saved_run.h"
+#include "attn/train/run/saved_run.h"
 
 namespace attn {
 

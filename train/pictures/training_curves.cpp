@@ -8,7 +8,7 @@
 #include "attn/util/atomic_file.h"
 #include "attn/util/json.h"
 #include "attn/util/svg_chart.h"
-#include "attn/train/run_folder.h"
+#include "attn/train/run/run_folder.h"
 
 namespace attn {
 

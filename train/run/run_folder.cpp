@@ -1,4 +1,4 @@
-#include "attn/train/run_folder.h"
+#include "attn/train/run/run_folder.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -11,7 +11,7 @@
 
 #include "attn/engine/error.h"
 #include "attn/train/data/vocab.h"
-#include "attn/train/run_settings.h"
+#include "attn/train/run/run_settings.h"
 #include "attn/train/trainer.h"
 #include "attn/util/atomic_file.h"
 #include "attn/util/json.h"

@@ -1,4 +1,4 @@
-#include "attn/train/run_lock.h"
+#include "attn/train/run/run_lock.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "attn/train/saved_run.h"
+#include "attn/train/run/saved_run.h"
 
 #include "attn/engine/error.h"
 #include "attn/nn/safetensors.h"
@@ -6,7 +6,7 @@
 #include "attn/util/atomic_file.h"
 #include "attn/util/task_kind.h"
 #include "attn/train/checkpoint.h"
-#include "attn/train/run_folder.h"
+#include "attn/train/run/run_folder.h"
 #include "attn/train/reinforce/selection_policy.h"
 
 namespace attn {

@@ -1,4 +1,4 @@
-#include "attn/train/run_settings.h"
+#include "attn/train/run/run_settings.h"
 
 #include <cstdio>
 #include <cstdlib>
