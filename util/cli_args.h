@@ -25,6 +25,8 @@ class ArgParser {
   ArgParser& option(const std::string& name, const std::string& default_value, const std::string& help);
   // --name, false unless given.
   ArgParser& flag(const std::string& name, const std::string& help);
+  // Text --help prints after the options.
+  ArgParser& epilog(const std::string& text);
 
   // Throws UsageError on an unknown flag or a missing value. Returns false
   // when --help was asked for (help() holds the text).
@@ -55,7 +57,7 @@ class ArgParser {
     std::string help;
     bool is_flag = false;
   };
-  std::string command_, summary_;
+  std::string command_, summary_, epilog_;
   std::vector<std::string> order_;
   std::map<std::string, Entry> entries_;
   std::map<std::string, std::string> values_;
