@@ -13,6 +13,7 @@
 #include "attn/engine/anomaly.h"
 #include "attn/engine/autograd.h"
 #include "attn/engine/error.h"
+#include "attn/models/model_config_check.h"
 #include "attn/nn/safetensors.h"
 #include "attn/ops/binary/binary.h"
 #include "attn/ops/reduce/reduce.h"
@@ -64,7 +65,7 @@ WeightDecayOptions weight_decay_options(const TrainOptions& o) {
 }
 
 int64_t classes_for(const Dataset& data, const Config& model) {
-  if (data.task == TaskKind::Relatedness) return model.get_int("relatedness_classes", 5);
+  if (data.task == TaskKind::Relatedness) return relatedness_classes(model);
   return static_cast<int64_t>(data.label_names.size());
 }
 
@@ -128,6 +129,8 @@ TrainResult train_model(const TrainOptions& o) {
                "--detect-anomaly may change; start a new --run instead):", listed);
   }
 
+  // A bad model config stops the run before the data is read.
+  check_model_config(o.model, "the model config");
   Dataset data = load_task_data(o.data);
   log(dataset_summary(data));
   ATTN_CHECK(!data.dev.empty() && !data.test.empty(), "train", "the data needs dev and test splits");
@@ -157,7 +160,7 @@ TrainResult train_model(const TrainOptions& o) {
   // The whole resolved configuration, as run.cfg and model.cfg record it.
   log("configuration" + (o.preset.empty() ? std::string() : " (preset " + o.preset + ")") + ":\n" +
       indent(run_settings(o).to_text()) + indent(model_config.to_text()));
-  log("model: " + model_config.get("encoder", "mtsa") + ", " + std::to_string(model.parameter_count()) +
+  log("model: " + encoder_name(model_config) + ", " + std::to_string(model.parameter_count()) +
       " parameters");
   model.to(o.device);  // before the optimisers, whose state follows each parameter's device
 
