@@ -52,29 +52,53 @@ EncoderOutput BiBlosan::encode_tokens(const Tensor& x, const Tensor& mask) {
   return {tokens, s2t_.forward(tokens, mask)};
 }
 
+const ConfigSchema& biblosan_config_keys() {
+  using namespace config_limits;
+  static const ConfigSchema table(
+      "biblosan",
+      {int_key("hidden", 300, 1, kWidth, "width of each direction (d_e); tokens and sentence are 2 * hidden wide")
+           .as_flag(),
+       activation_key("activation", Activation::Relu, "act of the input layers, the fusion gate's F and the readout"),
+       float_key_above("scale_c", 5.0, 0, kScale, "c in c tanh(x / c), both attentions"),
+       bool_key("materialize_scores", false,
+                "build the [B, n, n, d] scores (the papers' memory profile) instead of the fused kernel"),
+       choice_key("block_len_mode", "", {"auto", "fixed", "distribution"}, "how the block length r is chosen")
+           .derived_default("auto; fixed when block_len is set"),
+       int_key_without_default("block_len", "unset; fixed needs it", 1, kLength, "r of block_len_mode fixed"),
+       float_key_without_default("length_mean", "unset; distribution needs it", 0, kLength, true,
+                                 "mu of distribution: the mean sentence length"),
+       float_key_without_default("length_std", "unset; distribution needs it", 0, kLength, false,
+                                 "sigma of distribution: the standard deviation of the lengths"),
+       int_key_without_default("batch_for_r", "unset; distribution needs it", 1, kLength,
+                               "B of distribution: the batch size")});
+  return table;
+}
+
 BlockLenRule block_len_rule_from_config(const Config& config) {
-  const std::string mode_name = config.get("block_len_mode", config.has("block_len") ? "fixed" : "auto");
+  const ConfigSchema& keys = biblosan_config_keys();
+  const std::string mode_name = keys.get_string(config, "block_len_mode", config.has("block_len") ? "fixed" : "auto");
   switch (block_len_mode_from_name(mode_name)) {
     case BlockLenMode::Auto:
       return BlockLenRule::automatic();
     case BlockLenMode::Fixed:
       ATTN_CHECK(config.has("block_len"), "biblosan", "block_len_mode = fixed needs block_len");
-      return BlockLenRule::fixed_length(config.get_int("block_len", 0));
+      return BlockLenRule::fixed_length(keys.get_int(config, "block_len"));
     case BlockLenMode::Distribution:
       for (const char* key : {"length_mean", "length_std", "batch_for_r"})
         ATTN_CHECK(config.has(key), "biblosan", "block_len_mode = distribution needs ", key);
-      return BlockLenRule::distribution(config.get_double("length_mean", 0), config.get_double("length_std", 0),
-                                        config.get_int("batch_for_r", 0));
+      return BlockLenRule::distribution(keys.get_float(config, "length_mean"), keys.get_float(config, "length_std"),
+                                        keys.get_int(config, "batch_for_r"));
   }
   return BlockLenRule::automatic();
 }
 
 std::unique_ptr<Encoder> build_biblosan_encoder(const Config& config, const EncoderContext& ctx) {
+  const ConfigSchema& keys = biblosan_config_keys();
   BiBlosanOptions o;
-  o.hidden = config.get_int("hidden", 300);
-  o.activation = activation_from_name(config.get("activation", "relu"));
-  o.scale_c = config.get_double("scale_c", 5.0);
-  o.materialize_scores = config.get_bool("materialize_scores", false);
+  o.hidden = keys.get_int(config, "hidden");
+  o.activation = activation_from_name(keys.get_string(config, "activation"));
+  o.scale_c = keys.get_float(config, "scale_c");
+  o.materialize_scores = keys.get_bool(config, "materialize_scores");
   o.block_len = block_len_rule_from_config(config);
   return std::make_unique<BiBlosan>(ctx.input_dim, o, *ctx.init, ctx.dtype);
 }

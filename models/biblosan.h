@@ -5,9 +5,7 @@
 // source2token turns u_bi into the sentence vector.
 // The block length r comes from the BlockLenRule (models/blosa_block_len.h);
 // in auto mode n is the batch's padded length x.size(1).
-// Config keys: hidden (300), activation (relu: "unspecified activation functions ... relu", seeds 001, 002), scale_c (5), materialize_scores (false),
-//   block_len_mode (auto; fixed when block_len is given), block_len (fixed r),
-//   length_mean, length_std, batch_for_r (all three required by distribution).
+// Config keys: biblosan_config_keys() (biblosan.cpp).
 // Children: "fw_fc", "fw" (MBlosa, forward), "bw_fc", "bw" (MBlosa, backward),
 // "s2t" (Source2Token over 2*hidden).
 #pragma once
@@ -18,11 +16,15 @@
 
 namespace attn {
 
+// The config keys of build_biblosan_encoder.
+const ConfigSchema& biblosan_config_keys();
+
+// Starts from the config table's defaults.
 struct BiBlosanOptions {
-  int64_t hidden = 300;
-  Activation activation = Activation::Relu;
-  double scale_c = 5.0;
-  bool materialize_scores = false;  // see MBlosaOptions
+  int64_t hidden = biblosan_config_keys().default_int("hidden");
+  Activation activation = activation_from_name(biblosan_config_keys().default_string("activation"));
+  double scale_c = biblosan_config_keys().default_float("scale_c");
+  bool materialize_scores = biblosan_config_keys().default_bool("materialize_scores");  // see MBlosaOptions
   BlockLenRule block_len;
 };
 
@@ -50,7 +52,7 @@ class BiBlosan : public Encoder {
   Source2Token s2t_;
 };
 
-// Reads the config keys above; throws naming the key for a bad block length setup.
+// Reads the block length keys; throws naming the key for a bad block length setup.
 BlockLenRule block_len_rule_from_config(const Config& config);
 std::unique_ptr<Encoder> build_biblosan_encoder(const Config& config, const EncoderContext& ctx);
 

@@ -16,6 +16,11 @@ EncoderOutput BagOfWords::encode_tokens(const Tensor& x, const Tensor& mask) {
   return {tokens, sum(tokens, {1}) / safe};
 }
 
+const ConfigSchema& bow_config_keys() {
+  static const ConfigSchema table("bow", {});
+  return table;
+}
+
 std::unique_ptr<Encoder> build_bow_encoder(const Config&, const EncoderContext& ctx) {
   return std::make_unique<BagOfWords>(ctx.input_dim);
 }

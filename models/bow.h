@@ -16,6 +16,8 @@ class BagOfWords : public Encoder {
   int64_t dim_;
 };
 
+// No keys: the bag of words has no settings.
+const ConfigSchema& bow_config_keys();
 std::unique_ptr<Encoder> build_bow_encoder(const Config& config, const EncoderContext& ctx);
 
 }  // namespace attn

@@ -1,5 +1,6 @@
 #include "attn/models/config.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -57,8 +58,11 @@ int64_t Config::get_int(const std::string& key, int64_t fallback) const {
   if (!has(key)) return fallback;
   std::string s = get(key, "");
   char* end = nullptr;
+  errno = 0;
   long long v = std::strtoll(s.c_str(), &end, 10);
-  ATTN_CHECK(!s.empty() && *end == '\0', "config", "key '", key, "' expects an integer, got '", s, "'");
+  // Out of int64 is an error, never the saturated value strtoll returns.
+  ATTN_CHECK(!s.empty() && *end == '\0' && errno != ERANGE, "config", "key '", key, "' expects an integer, got '", s,
+             "'");
   return v;
 }
 
@@ -92,9 +96,10 @@ std::vector<int64_t> Config::get_ints(const std::string& key, const std::vector<
   while (std::getline(ss, item, ',')) {
     item = trim(item);
     char* end = nullptr;
+    errno = 0;
     long long v = std::strtoll(item.c_str(), &end, 10);
-    ATTN_CHECK(!item.empty() && *end == '\0', "config", "key '", key, "' expects integers separated by commas, got '",
-               s, "'");
+    ATTN_CHECK(!item.empty() && *end == '\0' && errno != ERANGE, "config", "key '", key,
+               "' expects integers separated by commas, got '", s, "'");
     out.push_back(v);
   }
   return out;

@@ -21,6 +21,8 @@ class Config {
   bool has(const std::string& key) const;
 
   // Typed reads with defaults; a value of the wrong type throws naming the key.
+  // A model's builders read through their key table instead
+  // (models/config_schema.h), which holds each default and range once.
   std::string get(const std::string& key, const std::string& fallback) const;
   int64_t get_int(const std::string& key, int64_t fallback) const;
   double get_double(const std::string& key, double fallback) const;

@@ -31,11 +31,25 @@ EncoderOutput Disan::encode_tokens(const Tensor& x, const Tensor& mask) {
   return {tokens, s2t_.forward(tokens, mask)};
 }
 
+const ConfigSchema& disan_config_keys() {
+  using namespace config_limits;
+  static const ConfigSchema table(
+      "disan",
+      {int_key("hidden", 300, 1, kWidth, "width of each direction; tokens and sentence are 2 * hidden wide")
+           .as_flag(),
+       activation_key("activation", Activation::Relu, "act of the input layers, the fusion gate and the readout"),
+       float_key_above("scale_c", 5.0, 0, kScale, "c in c tanh(x / c), the scaling of the alignment scores"),
+       bool_key("materialize_scores", false,
+                "build the [B, n, n, d] scores (the papers' memory profile) instead of the fused kernel")});
+  return table;
+}
+
 std::unique_ptr<Encoder> build_disan_encoder(const Config& config, const EncoderContext& ctx) {
-  return std::make_unique<Disan>(ctx.input_dim, config.get_int("hidden", 300),
-                                 activation_from_name(config.get("activation", "relu")),
-                                 config.get_double("scale_c", 5.0), *ctx.init, ctx.dtype,
-                                 config.get_bool("materialize_scores", false));
+  const ConfigSchema& keys = disan_config_keys();
+  return std::make_unique<Disan>(ctx.input_dim, keys.get_int(config, "hidden"),
+                                 activation_from_name(keys.get_string(config, "activation")),
+                                 keys.get_float(config, "scale_c"), *ctx.init, ctx.dtype,
+                                 keys.get_bool(config, "materialize_scores"));
 }
 
 }  // namespace attn

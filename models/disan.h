@@ -1,7 +1,6 @@
 // DiSAN: forward and backward DiSA (untied parameters) over the same input,
 // concatenated per token, then a two-layer multi-dimensional source2token.
-// Config keys: hidden (300), activation (relu: "unspecified activation functions ... relu", seeds 001, 002), scale_c (5),
-//   materialize_scores (false; true builds the [B, n, n, d] scores, models/disa.h).
+// Config keys: disan_config_keys() (disan.cpp).
 // Children: "fw", "bw" (Disa), "s2t" (Source2Token over 2*hidden).
 #pragma once
 #include "attn/models/disa.h"
@@ -24,6 +23,7 @@ class Disan : public Encoder {
   Source2Token s2t_;
 };
 
+const ConfigSchema& disan_config_keys();
 std::unique_ptr<Encoder> build_disan_encoder(const Config& config, const EncoderContext& ctx);
 
 }  // namespace attn

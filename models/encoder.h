@@ -7,6 +7,7 @@
 
 #include "attn/engine/random.h"
 #include "attn/models/config.h"
+#include "attn/models/config_schema.h"
 #include "attn/nn/module.h"
 
 namespace attn {
@@ -67,6 +68,8 @@ struct EncoderInfo {
   const char* name;     // the config's `encoder` value and `attn train --model`
   const char* summary;  // one line for --help
   std::unique_ptr<Encoder> (*build)(const Config& config, const EncoderContext& ctx);
+  // Every config key the builder reads: the one table of its keys.
+  const ConfigSchema& (*config_keys)();
   // Run by `attn bench` when --models is not given (the papers' efficiency study).
   bool in_efficiency_study;
   // How the peak memory of a forward and backward pass grows with the
@@ -79,15 +82,21 @@ struct EncoderInfo {
   const char* pair_features;
 };
 
+// The encoder of a config without the key `encoder`.
+extern const char* const kDefaultEncoder;
+
 // Every encoder, in the papers' order (the order of help texts and of
 // `attn bench`'s default run).
 const std::vector<EncoderInfo>& encoder_registry();
 // The entry of `name`, or null.
 const EncoderInfo* find_encoder(const std::string& name);
 
-// Builds the encoder named by config key `encoder` (default mtsa; any
-// registered name). Reads the keys it needs; unknown keys are reported by the
-// caller's Config::check_all_used.
+// The config's `encoder` value, kDefaultEncoder when the key is absent.
+std::string encoder_name(const Config& config);
+
+// Builds the encoder named by config key `encoder` (any registered name).
+// Reads the keys it needs; unknown keys are reported by the caller
+// (check_model_config in models/model_config_check.h, Config::check_all_used).
 std::unique_ptr<Encoder> build_encoder(const Config& config, const EncoderContext& ctx);
 
 // The registered encoder names, sorted (the registry is the only list).

@@ -1,5 +1,5 @@
-// The one list of encoders: name, summary, builder and memory growth. A new
-// mechanism adds one entry here.
+// The one list of encoders: name, summary, builder, config keys and memory
+// growth. A new mechanism adds one entry here.
 #include <algorithm>
 
 #include "attn/engine/error.h"
@@ -15,6 +15,8 @@
 
 namespace attn {
 
+const char* const kDefaultEncoder = "mtsa";
+
 const std::vector<EncoderInfo>& encoder_registry() {
   // Memory growth: n x n (x d) tensors give 2 (MTSA's per-head maps, the
   // Transformer, DiSAN and ReSAN with materialised scores, and the Multi-Scale
@@ -23,20 +25,20 @@ const std::vector<EncoderInfo>& encoder_registry() {
   // (1.25); Bi-BloSAN's blocks of length ~n^(1/3) give n*r and (n/r)^2 terms
   // (1.5); the bag of words is linear.
   static const std::vector<EncoderInfo> registry = {
-      {"mtsa", "multi-mask tensorized self-attention (MTSA)", build_mtsa_encoder, true, 2.0, 2.0,
+      {"mtsa", "multi-mask tensorized self-attention (MTSA)", build_mtsa_encoder, mtsa_config_keys, true, 2.0, 2.0,
        "diff_prod"},
-      {"disan", "directional self-attention network (DiSAN)", build_disan_encoder, true, 1.25, 2.0,
-       "diff_prod"},
-      {"biblosan", "bi-directional block self-attention network (Bi-BloSAN)", build_biblosan_encoder, true, 1.5,
-       1.5, "diff_prod"},
-      {"mstrans", "Multi-Scale Transformer (windowed heads at several scales)", build_mstrans_encoder, true, 2.0,
-       2.0, "absdiff_diff"},
-      {"resan", "reinforced self-attention network (ReSAN; RSS trained by REINFORCE)", build_resan_encoder, true,
-       1.25, 2.0, "diff_prod"},
-      {"transformer", "Transformer encoder (multi-head self-attention)", build_transformer_encoder, true, 2.0, 2.0,
-       "diff_prod"},
-      {"bow", "bag of words: the mean of the inputs (the floor to beat)", build_bow_encoder, false, 1.0, 1.0,
-       "diff_prod"},
+      {"disan", "directional self-attention network (DiSAN)", build_disan_encoder, disan_config_keys, true, 1.25,
+       2.0, "diff_prod"},
+      {"biblosan", "bi-directional block self-attention network (Bi-BloSAN)", build_biblosan_encoder,
+       biblosan_config_keys, true, 1.5, 1.5, "diff_prod"},
+      {"mstrans", "Multi-Scale Transformer (windowed heads at several scales)", build_mstrans_encoder,
+       mstrans_config_keys, true, 2.0, 2.0, "absdiff_diff"},
+      {"resan", "reinforced self-attention network (ReSAN; RSS trained by REINFORCE)", build_resan_encoder,
+       resan_config_keys, true, 1.25, 2.0, "diff_prod"},
+      {"transformer", "Transformer encoder (multi-head self-attention)", build_transformer_encoder,
+       transformer_config_keys, true, 2.0, 2.0, "diff_prod"},
+      {"bow", "bag of words: the mean of the inputs (the floor to beat)", build_bow_encoder, bow_config_keys, false,
+       1.0, 1.0, "diff_prod"},
   };
   return registry;
 }
@@ -46,6 +48,8 @@ const EncoderInfo* find_encoder(const std::string& name) {
     if (name == info.name) return &info;
   return nullptr;
 }
+
+std::string encoder_name(const Config& config) { return config.get("encoder", kDefaultEncoder); }
 
 std::vector<std::string> encoder_names() {
   std::vector<std::string> names;
@@ -66,7 +70,7 @@ EncoderOutput Encoder::encode(const Tensor& x, const Tensor& mask) {
 std::unique_ptr<Encoder> build_encoder(const Config& config, const EncoderContext& ctx) {
   ATTN_CHECK(ctx.init && ctx.noise, "build_encoder", "the context needs both generators");
   ATTN_CHECK(ctx.input_dim > 0, "build_encoder", "input dimension must be positive, got ", ctx.input_dim);
-  std::string name = config.get("encoder", "mtsa");
+  const std::string name = encoder_name(config);
   const EncoderInfo* info = find_encoder(name);
   if (!info) {
     std::string known;

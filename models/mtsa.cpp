@@ -1,5 +1,6 @@
 #include "attn/models/mtsa.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "attn/engine/error.h"
@@ -175,20 +176,45 @@ EncoderOutput Mtsa::encode_tokens(const Tensor& x, const Tensor& mask) {
   return {tokens, s2t_.forward(tokens, mask)};
 }
 
+namespace {
+// The names of a head_masks list; their count against heads is the builder's check.
+void check_head_mask_names(const std::string& list) {
+  if (list.empty()) return;
+  parse_head_masks(list, 1 + static_cast<int64_t>(std::count(list.begin(), list.end(), ',')));
+}
+}  // namespace
+
+const ConfigSchema& mtsa_config_keys() {
+  using namespace config_limits;
+  static const ConfigSchema table(
+      "mtsa",
+      {int_key("hidden", 300, 1, kWidth, "encoder width (tokens and sentence); a multiple of heads").as_flag(),
+       int_key("heads", 2, 1, kHeads, "attention heads, each hidden / heads wide").as_flag(),
+       activation_key("activation", Activation::Relu, "act of v (original), of S's first layer and of the readout"),
+       choice_key("sigma_t", "logsigmoid", {"logsigmoid", "identity"}, "scale function of the token2token scores"),
+       choice_key("sigma_s", "identity", {"identity", "logsigmoid"}, "scale function of the source2token scores"),
+       choice_key("mtsa_variant", "original", {"original", "paper"},
+                  "original: the released code's projections; paper: Eq. 7, 9 and 13"),
+       text_key("head_masks", "", "forward, backward, none or window, comma-separated", check_head_mask_names,
+                "the heads' positional masks, one per head or one for all")
+           .derived_default("first half forward, second half backward"),
+       int_key("window", 2, 0, kLength, "radius of window masks: |i - j| <= window"),
+       probability_key("attn_keep_prob", 1.0, "attention dropout keep probability (1: off)")});
+  return table;
+}
+
 std::unique_ptr<Encoder> build_mtsa_encoder(const Config& config, const EncoderContext& ctx) {
+  const ConfigSchema& keys = mtsa_config_keys();
   MtsaOptions o;
-  const int64_t hidden = config.get_int("hidden", 300);
-  o.heads = config.get_int("heads", 2);
-  o.activation = activation_from_name(config.get("activation", "relu"));
-  o.sigma_t = sigma_t_from_name(config.get("sigma_t", "logsigmoid"));
-  const std::string sigma_s = config.get("sigma_s", "identity");
-  ATTN_CHECK(sigma_s == "identity" || sigma_s == "logsigmoid", "mtsa", "unknown sigma_s '", sigma_s,
-             "' (known: identity, logsigmoid)");
-  o.sigma_s = sigma_t_from_name(sigma_s);
-  o.variant = mtsa_variant_from_name(config.get("mtsa_variant", "original"));
-  o.head_masks = parse_head_masks(config.get("head_masks", ""), o.heads);
-  o.window = config.get_int("window", 2);
-  o.attn_keep_prob = config.get_double("attn_keep_prob", 1.0);
+  const int64_t hidden = keys.get_int(config, "hidden");
+  o.heads = keys.get_int(config, "heads");
+  o.activation = activation_from_name(keys.get_string(config, "activation"));
+  o.sigma_t = sigma_t_from_name(keys.get_string(config, "sigma_t"));
+  o.sigma_s = sigma_t_from_name(keys.get_string(config, "sigma_s"));
+  o.variant = mtsa_variant_from_name(keys.get_string(config, "mtsa_variant"));
+  o.head_masks = parse_head_masks(keys.get_string(config, "head_masks", ""), o.heads);
+  o.window = keys.get_int(config, "window");
+  o.attn_keep_prob = keys.get_float(config, "attn_keep_prob");
   return std::make_unique<Mtsa>(ctx.input_dim, hidden, o, *ctx.init, ctx.noise, ctx.dtype);
 }
 

@@ -16,11 +16,8 @@
 //   out = W_o concat_c H_c  (no bias)                               ("out")
 // Outputs are exactly zero at padded positions.
 //
-// Config keys (build_mtsa_encoder): hidden (300), heads (2), activation (relu, seed 001 App. B),
-// sigma_t (logsigmoid | identity), sigma_s (identity | logsigmoid), mtsa_variant (original | paper),
-// head_masks (comma list of forward/backward/none/window; default: first half
-// of the heads forward, second half backward), window (radius of window
-// masks, 2), attn_keep_prob (1.0 = no attention dropout).
+// Config keys: mtsa_config_keys() (mtsa.cpp), the one table of their types,
+// defaults and ranges; docs/models.md explains where each default comes from.
 #pragma once
 #include <memory>
 #include <vector>
@@ -61,15 +58,19 @@ enum class MtsaVariant { Original, Paper };
 MtsaVariant mtsa_variant_from_name(const std::string& name);  // "original", "paper"
 const char* mtsa_variant_name(MtsaVariant v);
 
+// The config keys of build_mtsa_encoder.
+const ConfigSchema& mtsa_config_keys();
+
+// Starts from the config table's defaults.
 struct MtsaOptions {
-  int64_t heads = 2;
-  Activation activation = Activation::Relu;
-  SigmaT sigma_t = SigmaT::LogSigmoid;
-  SigmaT sigma_s = SigmaT::Identity;
-  MtsaVariant variant = MtsaVariant::Original;
+  int64_t heads = mtsa_config_keys().default_int("heads");
+  Activation activation = activation_from_name(mtsa_config_keys().default_string("activation"));
+  SigmaT sigma_t = sigma_t_from_name(mtsa_config_keys().default_string("sigma_t"));
+  SigmaT sigma_s = sigma_t_from_name(mtsa_config_keys().default_string("sigma_s"));
+  MtsaVariant variant = mtsa_variant_from_name(mtsa_config_keys().default_string("mtsa_variant"));
   std::vector<HeadMask> head_masks;  // empty: half forward, half backward
-  int64_t window = 2;
-  double attn_keep_prob = 1.0;
+  int64_t window = mtsa_config_keys().default_int("window");
+  double attn_keep_prob = mtsa_config_keys().default_float("attn_keep_prob");
 };
 
 // The MTSA layer: [B, n, input_dim] -> [B, n, hidden].

@@ -220,7 +220,8 @@ MultiScaleTransformer::MultiScaleTransformer(int64_t input_dim, const MultiScale
     : input_dim_(input_dim), hidden_(o.hidden), drop_(checked(o).keep_prob, noise) {
   const char* op = "mstrans";
   ATTN_CHECK(input_dim > 0, op, "input dimension must be positive, got ", input_dim);
-  const std::vector<Scale> scales = o.scales.empty() ? parse_scales("1,3,n/16,n/8,n/4") : o.scales;
+  const std::vector<Scale> scales =
+      o.scales.empty() ? parse_scales(mstrans_config_keys().default_string("scales")) : o.scales;
   std::vector<std::vector<int64_t>> counts = o.head_counts;
   if (counts.empty()) {
     counts = scale_head_counts(o.layers, static_cast<int64_t>(scales.size()), o.heads, o.alpha);
@@ -282,22 +283,42 @@ std::vector<std::vector<int64_t>> head_counts_from(const std::vector<int64_t>& f
     rows.emplace_back(flat.begin() + l * scales, flat.begin() + (l + 1) * scales);
   return rows;
 }
+
+void check_scale_list(const std::string& list) { parse_scales(list); }
 }  // namespace
 
+const ConfigSchema& mstrans_config_keys() {
+  using namespace config_limits;
+  static const ConfigSchema table(
+      "mstrans",
+      {int_key("hidden", 300, 1, kWidth, "layer width D; tokens are hidden wide, the sentence 2 * hidden")
+           .as_flag(),
+       int_key("layers", 3, 1, kLayers, "layers L"),
+       text_key("scales", "1,3,n/16,n/8,n/4", "odd window sizes and ratios n/k, comma-separated", check_scale_list,
+                "the heads' scales, smallest first"),
+       int_key("heads", 10, 1, kHeads, "heads per layer N' for Eq. 11-12").as_flag(),
+       float_key("alpha", 0.5, -100, 100, "alpha of Eq. 11-12: how strongly lower layers favour small scales"),
+       int_list_key("head_counts", "unset: Eq. 11-12 from heads and alpha", 0, kHeads,
+                    "heads per layer and scale (layers x scales, layer-major) instead of heads and alpha"),
+       probability_key("keep_prob", 1.0, "dropout keep probability after the input and in every layer (1: off)")});
+  return table;
+}
+
 std::unique_ptr<Encoder> build_mstrans_encoder(const Config& config, const EncoderContext& ctx) {
+  const ConfigSchema& keys = mstrans_config_keys();
   MultiScaleOptions o;
-  o.hidden = config.get_int("hidden", o.hidden);
-  o.layers = config.get_int("layers", o.layers);
-  o.scales = parse_scales(config.get("scales", "1,3,n/16,n/8,n/4"));
-  o.keep_prob = config.get_double("keep_prob", o.keep_prob);
+  o.hidden = keys.get_int(config, "hidden");
+  o.layers = keys.get_int(config, "layers");
+  o.scales = parse_scales(keys.get_string(config, "scales"));
+  o.keep_prob = keys.get_float(config, "keep_prob");
   if (config.has("head_counts")) {
     ATTN_CHECK(!config.has("heads") && !config.has("alpha"), "mstrans",
                "set either head_counts or heads and alpha (Eq. 11-12), not both");
-    o.head_counts = head_counts_from(config.get_ints("head_counts", {}), o.layers,
-                                     static_cast<int64_t>(o.scales.size()));
+    o.head_counts =
+        head_counts_from(keys.get_ints(config, "head_counts"), o.layers, static_cast<int64_t>(o.scales.size()));
   } else {
-    o.heads = config.get_int("heads", o.heads);
-    o.alpha = config.get_double("alpha", o.alpha);
+    o.heads = keys.get_int(config, "heads");
+    o.alpha = keys.get_float(config, "alpha");
   }
   return std::make_unique<MultiScaleTransformer>(ctx.input_dim, o, *ctx.init, *ctx.noise, ctx.dtype);
 }

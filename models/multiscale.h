@@ -20,11 +20,8 @@
 // tokens = last layer without [CLS]; sentence = [CLS ; max-pool over the
 // valid tokens] (2 * hidden), all zero for an empty sentence.
 //
-// Config keys (build_mstrans_encoder): hidden (300), layers (3),
-// scales ("1,3,n/16,n/8,n/4", the paper's classification candidates),
-// heads (10: d_h = 30 at hidden 300, Table 1) and alpha (0.5) for Eq. 11-12,
-// or head_counts (layers x scales integers, layer-major, replacing heads and
-// alpha), keep_prob (1.0 = no dropout).
+// Config keys: mstrans_config_keys() (multiscale.cpp): heads and alpha for
+// Eq. 11-12, or head_counts (layers x scales integers, layer-major) instead.
 // Parameters: "proj" (optional), "cls" [hidden], "layer<l>.msmsa.{q,k,v,out}",
 // "layer<l>.ln".
 #pragma once
@@ -102,14 +99,18 @@ class MultiScaleLayer : public Module {
   Dropout drop_;
 };
 
+// The config keys of build_mstrans_encoder.
+const ConfigSchema& mstrans_config_keys();
+
+// Starts from the config table's defaults.
 struct MultiScaleOptions {
-  int64_t hidden = 300;
-  int64_t layers = 3;
-  std::vector<Scale> scales;  // empty: 1, 3, n/16, n/8, n/4
-  int64_t heads = 10;
-  double alpha = 0.5;
+  int64_t hidden = mstrans_config_keys().default_int("hidden");
+  int64_t layers = mstrans_config_keys().default_int("layers");
+  std::vector<Scale> scales;  // empty: the config table's default scales
+  int64_t heads = mstrans_config_keys().default_int("heads");
+  double alpha = mstrans_config_keys().default_float("alpha");
   std::vector<std::vector<int64_t>> head_counts;  // empty: Eq. 11-12 from heads and alpha
-  double keep_prob = 1.0;
+  double keep_prob = mstrans_config_keys().default_float("keep_prob");
 };
 
 class MultiScaleTransformer : public Encoder {

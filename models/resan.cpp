@@ -222,20 +222,41 @@ std::vector<Tensor> Resan::main_parameters() const {
   return out;
 }
 
+const ConfigSchema& resan_config_keys() {
+  using namespace config_limits;
+  static const ConfigSchema table(
+      "resan",
+      {int_key("hidden", 300, 1, kWidth, "ReSA width; tokens and sentence are 2 * hidden wide (resa_direction both)")
+           .as_flag(),
+       activation_key("activation", Activation::Relu, "act in h, in the RSS hidden layer and in the readout"),
+       float_key_above("scale_c", 5.0, 0, kScale, "c in f = c tanh(. / c)"),
+       bool_key("materialize_scores", false,
+                "build the [B, n, n, d] scores (the papers' memory profile) instead of the fused kernel"),
+       choice_key("unselected_head_pool", "all_tokens", {"all_tokens", "selected_dependents"},
+                  "what an unselected head averages: every valid token j != i, or the selected dependents"),
+       int_key_without_default("rss_hidden", "= hidden", 1, kWidth, "width of the RSS hidden layer"),
+       choice_key("rss_eval", "threshold", {"threshold", "sample"}, "how RSS selects at evaluation"),
+       choice_key("resa_variant", "full", {"full", "no_unselected_heads", "shared_rss"},
+                  "the paper's ReSAN or one of its ablations"),
+       choice_key("resa_direction", "both", {"both", "none"},
+                  "both: forward and backward blocks (the paper); none: one block"),
+       probability_key("keep_prob", 0.75, "dropout keep probability on h in the score terms")});
+  return table;
+}
+
 std::unique_ptr<Encoder> build_resan_encoder(const Config& config, const EncoderContext& ctx) {
+  const ConfigSchema& keys = resan_config_keys();
   ResanOptions o;
-  o.hidden = config.get_int("hidden", 300);
-  o.activation = activation_from_name(config.get("activation", "relu"));
-  o.scale_c = config.get_double("scale_c", 5.0);
-  o.materialize_scores = config.get_bool("materialize_scores", false);
-  o.pool = unselected_head_pool_from_name(config.get("unselected_head_pool", "all_tokens"));
-  o.rss_hidden = config.get_int("rss_hidden", o.hidden);
-  o.rss_eval = rss_eval_from_name(config.get("rss_eval", "threshold"));
-  o.variant = resa_variant_from_name(config.get("resa_variant", "full"));
-  const std::string dir = config.get("resa_direction", "both");
-  ATTN_CHECK(dir == "both" || dir == "none", "resan", "unknown resa_direction '", dir, "' (known: both, none)");
-  o.bidirectional = dir == "both";
-  o.keep_prob = config.get_double("keep_prob", 0.75);
+  o.hidden = keys.get_int(config, "hidden");
+  o.activation = activation_from_name(keys.get_string(config, "activation"));
+  o.scale_c = keys.get_float(config, "scale_c");
+  o.materialize_scores = keys.get_bool(config, "materialize_scores");
+  o.pool = unselected_head_pool_from_name(keys.get_string(config, "unselected_head_pool"));
+  o.rss_hidden = keys.get_int(config, "rss_hidden", o.hidden);
+  o.rss_eval = rss_eval_from_name(keys.get_string(config, "rss_eval"));
+  o.variant = resa_variant_from_name(keys.get_string(config, "resa_variant"));
+  o.bidirectional = keys.get_string(config, "resa_direction") == "both";
+  o.keep_prob = keys.get_float(config, "keep_prob");
   return std::make_unique<Resan>(ctx.input_dim, o, *ctx.init, *ctx.noise, ctx.dtype);
 }
 

@@ -17,12 +17,8 @@
 // ReSA block sharing those selections (untied attention parameters), their
 // outputs concatenated per token, then a two-layer source2token readout.
 //
-// Config keys: hidden (300), activation (relu: "We use ReLU for all
-// unspecified activation functions", Sec. 5), scale_c (5), materialize_scores
-// (false), rss_hidden (= hidden), rss_eval (threshold | sample), resa_variant
-// (full | no_unselected_heads | shared_rss), resa_direction (both | none),
-// unselected_head_pool (all_tokens | selected_dependents), keep_prob (0.75:
-// dropout on h where it enters the alignment scores).
+// Config keys: resan_config_keys() (resan.cpp); keep_prob is the dropout on
+// h where it enters the alignment scores.
 // Children: "rss_head", "rss_dep" (or "rss" for shared_rss), "fw" and "bw"
 // (or "resa" for resa_direction = none), "s2t". A ReSA block has "fc" (W_h,
 // b_h), "w_head", "w_dep" (no biases), parameter "bias" (b), "gate.proj"
@@ -100,17 +96,21 @@ struct RssState {
   Tensor fraction_head, fraction_dep;   // [B] selected / valid tokens
 };
 
+// The config keys of build_resan_encoder.
+const ConfigSchema& resan_config_keys();
+
+// Starts from the config table's defaults.
 struct ResanOptions {
-  int64_t hidden = 300;
-  Activation activation = Activation::Relu;
-  double scale_c = 5.0;
-  bool materialize_scores = false;  // see ResaOptions
-  UnselectedHeadPool pool = UnselectedHeadPool::AllTokens;
-  int64_t rss_hidden = 300;
-  RssEval rss_eval = RssEval::Threshold;
-  ResaVariant variant = ResaVariant::Full;
-  bool bidirectional = true;  // resa_direction = both
-  double keep_prob = 0.75;
+  int64_t hidden = resan_config_keys().default_int("hidden");
+  Activation activation = activation_from_name(resan_config_keys().default_string("activation"));
+  double scale_c = resan_config_keys().default_float("scale_c");
+  bool materialize_scores = resan_config_keys().default_bool("materialize_scores");  // see ResaOptions
+  UnselectedHeadPool pool = unselected_head_pool_from_name(resan_config_keys().default_string("unselected_head_pool"));
+  int64_t rss_hidden = hidden;
+  RssEval rss_eval = rss_eval_from_name(resan_config_keys().default_string("rss_eval"));
+  ResaVariant variant = resa_variant_from_name(resan_config_keys().default_string("resa_variant"));
+  bool bidirectional = resan_config_keys().default_string("resa_direction") == "both";
+  double keep_prob = resan_config_keys().default_float("keep_prob");
 };
 
 class Resan : public Encoder {

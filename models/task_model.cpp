@@ -13,27 +13,59 @@ EncoderContext context_for(int64_t input_dim, DType dtype, Generator& init, Gene
   c.noise = &noise;
   return c;
 }
+
+std::vector<std::string> registered_encoders() {
+  std::vector<std::string> names;
+  for (const EncoderInfo& info : encoder_registry()) names.push_back(info.name);
+  return names;
+}
 }  // namespace
+
+const ConfigSchema& task_model_config_keys() {
+  using namespace config_limits;
+  static const ConfigSchema table(
+      "the task model",
+      {choice_key("encoder", kDefaultEncoder, registered_encoders(), "the sentence encoder (attn train --model)"),
+       int_key("embedding_dim", 300, 1, kWidth, "word embedding size, the encoder's input width").as_flag(),
+       bool_key("train_embeddings", true, "fine-tune the word embeddings"),
+       bool_key("train_unk", true, "train the unknown word's row (false: fixed at zero)"),
+       probability_key("keep_prob", 0.75, "dropout keep probability on the embeddings and in the head's MLP")
+           .as_flag(),
+       int_key("head_hidden", 300, 1, kWidth, "hidden units of the task head's MLP").as_flag(),
+       // Seeds 001, 002 and 004: "unspecified activation functions ... relu".
+       activation_key("head_activation", Activation::Relu, "activation of the task head's MLP and highway layer"),
+       bool_key("highway", false, "pair task: a highway layer before the head's MLP"),
+       choice_key("pair_features", "", {"diff_prod", "absdiff_diff"}, "pair task: the features of the two sentences")
+           .derived_default("the encoder's paper (EncoderInfo::pair_features)"),
+       int_key("relatedness_classes", 5, 2, 1000, "relatedness task: K, scores lie in 1..K")});
+  return table;
+}
+
+int64_t relatedness_classes(const Config& config) {
+  return task_model_config_keys().get_int(config, "relatedness_classes");
+}
 
 TaskModel::TaskModel(const Config& config, TaskKind task, int64_t vocab_size, int64_t classes, DType dtype,
                      Generator& init, Generator& noise)
     : task_(task),
       // The unknown word's row trains like any other (train_unk = false: fixed at zero).
-      embedding_(vocab_size, config.get_int("embedding_dim", 300), init, config.get_bool("train_embeddings", true),
-                 0, config.get_bool("train_unk", true) ? -1 : 1, dtype),
-      embedding_dropout_(config.get_double("keep_prob", 0.75), noise) {
+      embedding_(vocab_size, task_model_config_keys().get_int(config, "embedding_dim"), init,
+                 task_model_config_keys().get_bool(config, "train_embeddings"), 0,
+                 task_model_config_keys().get_bool(config, "train_unk") ? -1 : 1, dtype),
+      embedding_dropout_(task_model_config_keys().get_float(config, "keep_prob"), noise) {
   ATTN_CHECK(classes > 1, "TaskModel", "needs at least 2 classes, got ", classes);
   const int64_t dim = embedding_.weight.size(1);
   encoder_ = build_encoder(config, context_for(dim, dtype, init, noise));
+  const ConfigSchema& keys = task_model_config_keys();
   HeadOptions o;
-  o.hidden = config.get_int("head_hidden", 300);
-  // Seeds 001, 002 and 004: "unspecified activation functions ... relu".
-  o.activation = activation_from_name(config.get("head_activation", "relu"));
-  o.keep_prob = config.get_double("keep_prob", 0.75);
-  o.highway = config.get_bool("highway", false);
+  o.hidden = keys.get_int(config, "head_hidden");
+  o.activation = activation_from_name(keys.get_string(config, "head_activation"));
+  o.keep_prob = keys.get_float(config, "keep_prob");
+  o.highway = keys.get_bool(config, "highway");
   if (task == TaskKind::Pair) {
-    const EncoderInfo* info = find_encoder(config.get("encoder", "mtsa"));
-    o.pair_features = pair_features_from_name(config.get("pair_features", info ? info->pair_features : "diff_prod"));
+    // build_encoder has refused an unknown encoder.
+    const EncoderInfo* info = find_encoder(encoder_name(config));
+    o.pair_features = pair_features_from_name(keys.get_string(config, "pair_features", info->pair_features));
   }
   const int64_t sd = encoder_->sentence_dim();
   switch (task) {

@@ -1,7 +1,5 @@
 // A whole trainable model: word embeddings -> dropout -> encoder -> task head.
-// Config keys (beside the encoder's): embedding_dim (300), train_embeddings
-// (true), keep_prob (0.75: dropout on embeddings and in the head MLP),
-// head_hidden (300), head_activation (relu), pair_features (the encoder's paper: EncoderInfo), train_unk (true), highway (false; pair task).
+// Config keys beside the encoder's: task_model_config_keys() (task_model.cpp).
 // Children: "embedding", "encoder", "head".
 #pragma once
 #include <memory>
@@ -12,6 +10,13 @@
 #include "attn/nn/embedding.h"
 
 namespace attn {
+
+// The keys every model config may hold whatever its encoder: the encoder's
+// name, the embeddings, the dropout and the task heads.
+const ConfigSchema& task_model_config_keys();
+
+// K of the relatedness task (scores 1..K), from the config.
+int64_t relatedness_classes(const Config& config);
 
 struct TaskInputs {
   Tensor ids, mask;      // [B, n] int64 / uint8

@@ -79,13 +79,27 @@ EncoderOutput Transformer::encode_tokens(const Tensor& x, const Tensor& mask) {
   return {h, s2t_.forward(h, mask)};
 }
 
+const ConfigSchema& transformer_config_keys() {
+  using namespace config_limits;
+  static const ConfigSchema table(
+      "transformer",
+      {int_key("hidden", 300, 1, kWidth, "model width D (tokens and sentence); a multiple of heads").as_flag(),
+       int_key("heads", 10, 1, kHeads, "attention heads, each hidden / heads wide").as_flag(),
+       int_key("layers", 1, 1, kLayers, "encoder layers"),
+       int_key_without_default("ffn_dim", "4 * hidden", 0, 4 * kWidth,
+                               "inner width of the feed-forward layers (0: 4 * hidden)"),
+       probability_key("keep_prob", 1.0, "dropout keep probability on the input and after each sublayer (1: off)")});
+  return table;
+}
+
 std::unique_ptr<Encoder> build_transformer_encoder(const Config& config, const EncoderContext& ctx) {
+  const ConfigSchema& keys = transformer_config_keys();
   TransformerOptions o;
-  o.hidden = config.get_int("hidden", o.hidden);
-  o.heads = config.get_int("heads", o.heads);
-  o.layers = config.get_int("layers", o.layers);
-  o.ffn_dim = config.get_int("ffn_dim", 4 * o.hidden);
-  o.keep_prob = config.get_double("keep_prob", o.keep_prob);
+  o.hidden = keys.get_int(config, "hidden");
+  o.heads = keys.get_int(config, "heads");
+  o.layers = keys.get_int(config, "layers");
+  o.ffn_dim = keys.get_int(config, "ffn_dim", 4 * o.hidden);
+  o.keep_prob = keys.get_float(config, "keep_prob");
   return std::make_unique<Transformer>(ctx.input_dim, o, *ctx.init, *ctx.noise, ctx.dtype);
 }
 

@@ -7,9 +7,9 @@
 // sentence = two-layer multi-dimensional source2token (relu) over the tokens,
 // the readout of the other encoders.
 //
-// Config keys (build_transformer_encoder): hidden (300), heads (10: d_h = 30,
-// the Multi-Scale Transformer's head width, so the two differ only in the
-// attention), layers (1), ffn_dim (4 * hidden), keep_prob (1.0 = no dropout).
+// Config keys: transformer_config_keys() (transformer.cpp). The default
+// heads give d_h = 30, the Multi-Scale Transformer's head width, so the two
+// differ only in the attention.
 // Children: "proj" (Linear, only when input_dim != hidden), "layer0" ...,
 // each with "attn" (MultiHeadAttention: q, k, v, out), "ln1", "ffn1", "ffn2",
 // "ln2"; then "s2t" (Source2Token over hidden).
@@ -40,12 +40,16 @@ class TransformerLayer : public Module {
   Dropout drop_;
 };
 
+// The config keys of build_transformer_encoder.
+const ConfigSchema& transformer_config_keys();
+
+// Starts from the config table's defaults.
 struct TransformerOptions {
-  int64_t hidden = 300;
-  int64_t heads = 10;
-  int64_t layers = 1;
+  int64_t hidden = transformer_config_keys().default_int("hidden");
+  int64_t heads = transformer_config_keys().default_int("heads");
+  int64_t layers = transformer_config_keys().default_int("layers");
   int64_t ffn_dim = 0;  // 0: 4 * hidden
-  double keep_prob = 1.0;
+  double keep_prob = transformer_config_keys().default_float("keep_prob");
 };
 
 class Transformer : public Encoder {

@@ -375,11 +375,12 @@ TEST(BiBlosan, ConfigAndShapeErrors) {
     return error_of([&] { build_biblosan_encoder(Config::parse(text), ctx); });
   };
   EXPECT_THAT(build_error("block_len_mode = fixed"), HasSubstr("needs block_len"));
-  EXPECT_THAT(build_error("block_len = 0"), HasSubstr("block_len must be positive"));
-  EXPECT_THAT(build_error("block_len_mode = blocks"), HasSubstr("unknown block length mode 'blocks'"));
+  EXPECT_THAT(build_error("block_len = 0"), HasSubstr("key 'block_len' of biblosan must lie in 1..1048576, got '0'"));
+  EXPECT_THAT(build_error("block_len_mode = blocks"),
+              HasSubstr("key 'block_len_mode' of biblosan must be one of auto, fixed, distribution, got 'blocks'"));
   EXPECT_THAT(build_error("block_len_mode = distribution\nlength_mean = 20\nbatch_for_r = 8"),
               HasSubstr("needs length_std"));
-  EXPECT_THAT(build_error("hidden = 0"), HasSubstr("hidden must be positive"));
+  EXPECT_THAT(build_error("hidden = 0"), HasSubstr("key 'hidden' of biblosan must lie in 1..65536, got '0'"));
   // A block length given while the mode is auto is reported as unused.
   Config c = Config::parse("hidden = 3\nblock_len_mode = auto\nblock_len = 4");
   build_biblosan_encoder(c, ctx);

@@ -566,13 +566,17 @@ TEST(Mtsa, ConfigAndShapeErrors) {
   auto build = [&](const std::string& text) { return build_mtsa_encoder(Config::parse(text), ctx); };
   EXPECT_THAT(error_of([&] { build("hidden = 300\nheads = 8"); }), HasSubstr("hidden 300 is not divisible by heads 8"));
   EXPECT_THAT(error_of([&] { build("hidden = 6\nheads = 3"); }), HasSubstr("even number of heads"));
-  EXPECT_THAT(error_of([&] { build("sigma_t = tanh"); }), HasSubstr("unknown sigma_t 'tanh'"));
-  EXPECT_THAT(error_of([&] { build("mtsa_variant = fast"); }), HasSubstr("unknown mtsa_variant 'fast'"));
+  EXPECT_THAT(error_of([&] { build("sigma_t = tanh"); }),
+              HasSubstr("key 'sigma_t' of mtsa must be one of logsigmoid, identity, got 'tanh'"));
+  EXPECT_THAT(error_of([&] { build("mtsa_variant = fast"); }),
+              HasSubstr("key 'mtsa_variant' of mtsa must be one of original, paper, got 'fast'"));
   EXPECT_THAT(error_of([&] { build("hidden = 6\nheads = 3\nhead_masks = forward,backward"); }),
               HasSubstr("names 2 masks for 3 heads"));
   EXPECT_THAT(error_of([&] { build("head_masks = forward,sideways"); }), HasSubstr("unknown head mask 'sideways'"));
-  EXPECT_THAT(error_of([&] { build("attn_keep_prob = 0"); }), HasSubstr("attn_keep_prob must lie in (0, 1]"));
-  EXPECT_THAT(error_of([&] { build("head_masks = window\nwindow = -1"); }), HasSubstr("window radius"));
+  EXPECT_THAT(error_of([&] { build("attn_keep_prob = 0"); }),
+              HasSubstr("key 'attn_keep_prob' of mtsa must lie in (0, 1], got '0'"));
+  EXPECT_THAT(error_of([&] { build("head_masks = window\nwindow = -1"); }),
+              HasSubstr("key 'window' of mtsa must lie in 0..1048576, got '-1'"));
   Generator gen(63);
   MtsaOptions o;
   o.attn_keep_prob = 0.9;

@@ -361,9 +361,11 @@ TEST(MultiScaleTransformer, ConfigAndShapeErrors) {
   EXPECT_THAT(error_of([&] { build("layers = 1\nscales = 1,3\nhead_counts = 1,1\nheads = 2"); }),
               HasSubstr("set either head_counts or heads and alpha"));
   EXPECT_THAT(error_of([&] { build("layers = 1\nscales = 1,3\nhead_counts = 1,-1"); }),
-              HasSubstr("head counts must be >= 0"));
-  EXPECT_THAT(error_of([&] { build("layers = 0"); }), HasSubstr("layers must be at least 1"));
-  EXPECT_THAT(error_of([&] { build("keep_prob = 0"); }), HasSubstr("keep_prob must lie in (0, 1]"));
+              HasSubstr("key 'head_counts' of mstrans must hold integers in 0..1024, got '1,-1'"));
+  EXPECT_THAT(error_of([&] { build("layers = 0"); }),
+              HasSubstr("key 'layers' of mstrans must lie in 1..1000, got '0'"));
+  EXPECT_THAT(error_of([&] { build("keep_prob = 0"); }),
+              HasSubstr("key 'keep_prob' of mstrans must lie in (0, 1], got '0'"));
   std::unique_ptr<Encoder> enc = build("hidden = 4\nheads = 2\nlayers = 1");
   EXPECT_THAT(error_of([&] { enc->encode(zeros({2, 3, 4}, DType::F64), length_mask({3, 3}, 3)); }),
               HasSubstr("expects x [B, n, 5], got [2, 3, 4]"));

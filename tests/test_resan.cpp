@@ -648,12 +648,14 @@ TEST(Resan, ConfigAndShapeErrors) {
   ctx.noise = &noise;
   auto build = [&](const std::string& text) { build_resan_encoder(Config::parse(text), ctx); };
   EXPECT_THAT(error_of([&] { build("rss_eval = argmax\n"); }),
-              HasSubstr("unknown rss_eval 'argmax' (known: threshold, sample)"));
+              HasSubstr("key 'rss_eval' of resan must be one of threshold, sample, got 'argmax'"));
   EXPECT_THAT(error_of([&] { build("resa_variant = tiny\n"); }),
-              HasSubstr("unknown resa_variant 'tiny' (known: full, no_unselected_heads, shared_rss)"));
+              HasSubstr("key 'resa_variant' of resan must be one of full, no_unselected_heads, shared_rss, got "
+                        "'tiny'"));
   EXPECT_THAT(error_of([&] { build("resa_direction = fw\n"); }),
-              HasSubstr("unknown resa_direction 'fw' (known: both, none)"));
-  EXPECT_THAT(error_of([&] { build("hidden = 4\nscale_c = 0\n"); }), HasSubstr("scale c must be positive"));
+              HasSubstr("key 'resa_direction' of resan must be one of both, none, got 'fw'"));
+  EXPECT_THAT(error_of([&] { build("hidden = 4\nscale_c = 0\n"); }),
+              HasSubstr("key 'scale_c' of resan must lie in (0, 1000000], got '0'"));
 
   Resan model(3, small_options(), init, noise, DType::F64);
   Tensor mask = length_mask({4, 2}, 4);

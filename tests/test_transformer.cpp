@@ -256,8 +256,10 @@ TEST(Transformer, ConfigAndShapeErrors) {
   auto build = [&](const std::string& text) { return build_transformer_encoder(Config::parse(text), ctx); };
   EXPECT_THAT(error_of([&] { build("hidden = 300\nheads = 7"); }),
               HasSubstr("hidden 300 must be a positive multiple of heads 7"));
-  EXPECT_THAT(error_of([&] { build("layers = 0"); }), HasSubstr("layers must be at least 1"));
-  EXPECT_THAT(error_of([&] { build("keep_prob = 1.5"); }), HasSubstr("keep_prob must lie in (0, 1]"));
+  EXPECT_THAT(error_of([&] { build("layers = 0"); }),
+              HasSubstr("key 'layers' of transformer must lie in 1..1000, got '0'"));
+  EXPECT_THAT(error_of([&] { build("keep_prob = 1.5"); }),
+              HasSubstr("key 'keep_prob' of transformer must lie in (0, 1], got '1.5'"));
   std::unique_ptr<Encoder> enc = build("hidden = 4\nheads = 2");
   EXPECT_THAT(error_of([&] { enc->encode(zeros({2, 3, 4}, DType::F64), length_mask({3, 3}, 3)); }),
               HasSubstr("expects x [B, n, 5], got [2, 3, 4]"));

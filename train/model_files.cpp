@@ -1,13 +1,18 @@
 #include "attn/train/model_files.h"
 
 #include "attn/engine/error.h"
+#include "attn/models/model_config_check.h"
+#include "attn/models/task_model.h"
 #include "attn/nn/safetensors.h"
 #include "attn/train/finite_check.h"
 
 namespace attn {
 
+int64_t input_dim_of(const Config& config) { return task_model_config_keys().get_int(config, kInputDimKey); }
+
 std::unique_ptr<Encoder> build_encoder_from_config(const Config& config, const std::string& source, int64_t input_dim,
                                                    DType dtype, Generator& init, Generator& noise) {
+  check_model_config(config, "the model config '" + source + "'");
   EncoderContext ctx;
   ctx.input_dim = input_dim;
   ctx.dtype = dtype;

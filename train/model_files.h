@@ -10,13 +10,16 @@
 
 namespace attn {
 
-// The config key holding the encoder's input width (the same key TaskModel
-// uses for its embedding size), and its default when absent.
+// The config key holding the encoder's input width: the task model's
+// embedding size (models/task_model.h declares it and its default).
 constexpr const char* kInputDimKey = "embedding_dim";
-constexpr int64_t kDefaultInputDim = 300;
 
-// Builds the encoder named by the config's `encoder` key, then reports every
-// key nothing read (a typo), naming `source` (the config file).
+// The input width the config gives (its default when absent), checked.
+int64_t input_dim_of(const Config& config);
+
+// Checks the config's keys and values (models/model_config_check.h), builds
+// the encoder named by its `encoder` key, then reports every key nothing read,
+// naming `source` (the config file).
 std::unique_ptr<Encoder> build_encoder_from_config(const Config& config, const std::string& source, int64_t input_dim,
                                                    DType dtype, Generator& init, Generator& noise);
 

@@ -8,6 +8,7 @@
 
 #include "attn/engine/anomaly.h"
 #include "attn/engine/error.h"
+#include "attn/models/model_config_check.h"
 #include "attn/nn/safetensors.h"
 #include "attn/train/checkpoint.h"
 #include "attn/train/interrupt.h"
@@ -39,7 +40,7 @@ WeightDecayOptions weight_decay_options(const TrainOptions& o) {
 }
 
 int64_t classes_for(const Dataset& data, const Config& model) {
-  if (data.task == TaskKind::Relatedness) return model.get_int("relatedness_classes", 5);
+  if (data.task == TaskKind::Relatedness) return relatedness_classes(model);
   return static_cast<int64_t>(data.label_names.size());
 }
 
@@ -120,6 +121,8 @@ Trainer::Trainer(const TrainOptions& o)
   ATTN_CHECK(!o.run_dir.empty(), "train", "no run folder given");
   ATTN_CHECK(o.epochs > 0 && o.batch_size > 0, "train", "--epochs and --batch must be positive");
   check_run_folder(o_);
+  // A bad model config stops the run before the data is read.
+  check_model_config(o_.model, "the model config");
   data_ = load_task_data(o_.data);
   log(dataset_summary(data_));
   ATTN_CHECK(!data_.dev.empty() && !data_.test.empty(), "train", "the data needs dev and test splits");
@@ -158,7 +161,7 @@ void Trainer::build_model() {
   // The whole resolved configuration, as run.cfg and model.cfg record it.
   log("configuration" + (o_.preset.empty() ? std::string() : " (preset " + o_.preset + ")") + ":\n" +
       indent(run_settings(o_).to_text()) + indent(model_config_.to_text()));
-  log("model: " + model_config_.get("encoder", "mtsa") + ", " + std::to_string(model_->parameter_count()) +
+  log("model: " + encoder_name(model_config_) + ", " + std::to_string(model_->parameter_count()) +
       " parameters");
   model_->to(o_.device);  // before the optimisers, whose state follows each parameter's device
 }

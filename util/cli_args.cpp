@@ -182,6 +182,11 @@ double ArgParser::get_double(const std::string& name, double min, double max) co
   return v;
 }
 
+ArgParser& ArgParser::epilog(const std::string& text) {
+  epilog_ = text;
+  return *this;
+}
+
 bool ArgParser::is_set(const std::string& name) const { return values_.count(name) > 0; }
 
 std::pair<std::string, std::string> ArgParser::metavar_and_help(const Entry& e) {
@@ -215,6 +220,7 @@ std::string ArgParser::help() const {
     os << "\n";
   }
   os << "  --help                    show this help\n";
+  if (!epilog_.empty()) os << "\n" << epilog_;
   return os.str();
 }
 

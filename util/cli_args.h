@@ -26,6 +26,8 @@ class ArgParser {
   ArgParser& option(const std::string& name, const std::string& default_value, const std::string& help);
   // --name, false unless given.
   ArgParser& flag(const std::string& name, const std::string& help);
+  // Text --help prints after the options.
+  ArgParser& epilog(const std::string& text);
 
   // Throws UsageError on an unknown flag (naming the closest known one), a
   // missing or empty value, or a value that is one of the command's flags
@@ -64,7 +66,7 @@ class ArgParser {
   static std::pair<std::string, std::string> metavar_and_help(const Entry& e);
   // The declared name nearest to `name` by edit distance, or "" if none is near.
   std::string closest_name(const std::string& name) const;
-  std::string command_, summary_;
+  std::string command_, summary_, epilog_;
   std::vector<std::string> order_;
   std::map<std::string, Entry> entries_;
   std::map<std::string, std::string> values_;

@@ -11,6 +11,7 @@
 #include "attn/util/cli_args.h"
 #include "attn/util/text.h"
 #include "attn/models/encoder.h"
+#include "attn/models/model_config_check.h"
 
 namespace attn {
 
@@ -226,7 +227,7 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
   out.random_lengths = p.is_set("random-lengths");
   if (out.quick && out.profile) throw UsageError("attn bench: --quick and --profile do not go together");
 
-  if (out.profile && !p.is_set("models")) out.models = {"mtsa"};
+  if (out.profile && !p.is_set("models")) out.models = {kDefaultEncoder};
   else out.models = parse_model_list(p.get("models"));
   std::string lengths = p.get("lengths");
   if (!p.is_set("lengths") && out.quick) lengths = kQuickLengths;
@@ -279,6 +280,7 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
     for (const auto& [key, value] : out.config) config.set(key, value);
     Generator init(0), noise(1);
     try {
+      check_model_config(config, "encoder '" + name + "' with --set");
       build_encoder(config, EncoderContext{4, DType::F32, &init, &noise});
       config.check_all_used("encoder '" + name + "' with --set");
     } catch (const Error& e) {

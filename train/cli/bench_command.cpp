@@ -12,6 +12,7 @@
 #include "attn/engine/allocator.h"
 #include "attn/engine/cuda/cuda_backend.h"
 #include "attn/models/config.h"
+#include "attn/models/encoder.h"
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
 #include "attn/util/atomic_file.h"
@@ -33,6 +34,14 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Whether `model` builds materialised scores under the --set keys; an
+// encoder without the key never does.
+bool materializes_scores(const std::string& model, const Config& overrides) {
+  const EncoderInfo* info = find_encoder(model);
+  if (!info || !info->config_keys().find("materialize_scores")) return false;
+  return info->config_keys().get_bool(overrides, "materialize_scores");
 }
 
 BenchPoint point_for(const BenchSettings& s, const std::string& model, BenchMode mode, int64_t length) {
@@ -100,9 +109,8 @@ int run_sweep(const BenchSettings& s) {
   std::vector<BenchResult> results;
   Config overrides;
   for (const auto& [key, value] : s.config) overrides.set(key, value);
-  const bool materialized = overrides.get_bool("materialize_scores", false);
   for (const std::string& model : s.models) {
-    const double growth = memory_growth_exponent(model, materialized);
+    const double growth = memory_growth_exponent(model, materializes_scores(model, overrides));
     for (BenchMode mode : s.modes) {
       int64_t prev_length = 0, prev_peak = 0;
       for (size_t li = 0; li < s.lengths.size(); ++li) {

@@ -110,23 +110,23 @@ int run_forward_command(const std::vector<std::string>& args) {
   Config config = Config::load(model_path);
   int64_t input_dim = x.size(2);
   if (config.has(kInputDimKey)) {
-    input_dim = config.get_int(kInputDimKey, kDefaultInputDim);
+    input_dim = input_dim_of(config);
     ATTN_CHECK(input_dim == x.size(2), kOp, input_path, ": 'x' has ", x.size(2),
                " features per token but the model config '", model_path, "' sets ", kInputDimKey, " = ", input_dim);
   }
-  const std::string encoder_name = config.get("encoder", "mtsa");
+  const std::string mechanism = encoder_name(config);
   Generator init(static_cast<uint64_t>(seed)), noise(static_cast<uint64_t>(seed) + 1);
   std::unique_ptr<Encoder> encoder =
       build_encoder_from_config(config, model_path, input_dim, x.dtype(), init, noise);
 
   if (init_weights) {
-    save_model_state(weights_path, *encoder, encoder_name);
+    save_model_state(weights_path, *encoder, mechanism);
     std::fprintf(stderr, "forward: wrote freshly initialised weights (seed %lld) to %s\n",
                  static_cast<long long>(seed), weights_path.c_str());
   } else {
     ATTN_CHECK(text::file_exists(weights_path), kOp, "the weights file '", weights_path,
                "' does not exist (pass --init-weights to create it)");
-    load_model_state(weights_path, *encoder, encoder_name);
+    load_model_state(weights_path, *encoder, mechanism);
   }
 
   encoder->set_training(false);
@@ -145,8 +145,8 @@ int run_forward_command(const std::vector<std::string>& args) {
   ATTN_CHECK(all_finite(out.tokens) && all_finite(out.sentence), kOp,
              "the encoder's outputs are not finite: the inputs or weights are too large for ", dtype_name(x.dtype()),
              " (the sums overflow); scale them down or use float64. Nothing was written to '", output_path, "'");
-  save_safetensors(output_path, {{"tokens", out.tokens}, {"sentence", out.sentence}}, {{"encoder", encoder_name}});
-  std::printf("forward: %s on x %s -> tokens %s, sentence %s (%s) written to %s\n", encoder_name.c_str(),
+  save_safetensors(output_path, {{"tokens", out.tokens}, {"sentence", out.sentence}}, {{"encoder", mechanism}});
+  std::printf("forward: %s on x %s -> tokens %s, sentence %s (%s) written to %s\n", mechanism.c_str(),
               shape_str(x.shape()).c_str(), shape_str(out.tokens.shape()).c_str(),
               shape_str(out.sentence.shape()).c_str(), dtype_name(out.tokens.dtype()), output_path.c_str());
   return 0;

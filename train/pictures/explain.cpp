@@ -25,7 +25,7 @@ Explanation explain_sentence(SavedRun& run, const std::string& sentence, int64_t
              " run; explain pictures single-sentence classifiers (task = classify)");
   ATTN_CHECK(max_tokens >= 1, "explain", "max_tokens must be at least 1, got ", max_tokens);
   Explanation e;
-  e.encoder = run.model_config.get("encoder", "mtsa");
+  e.encoder = encoder_name(run.model_config);
   e.labels = run.labels;
   Example example;
   example.tokens = tokenize(sentence);

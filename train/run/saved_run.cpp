@@ -1,6 +1,7 @@
 #include "attn/train/run/saved_run.h"
 
 #include "attn/engine/error.h"
+#include "attn/models/model_config_check.h"
 #include "attn/nn/safetensors.h"
 #include "attn/train/finite_check.h"
 #include "attn/util/atomic_file.h"
@@ -18,6 +19,7 @@ SavedRun load_saved_run(const std::string& dir, const std::string& weights_file)
   for (const std::string& path : {run.model_config(), run.run_config(), run.vocab(), run.labels()})
     ATTN_CHECK(file_exists(path), "run", "'", dir, "' is not a run folder: ", path, " is missing");
   r.model_config = Config::load(run.model_config());
+  check_model_config(r.model_config, "the model config '" + run.model_config() + "'");
   r.run_config = Config::load(run.run_config());
   // An empty or damaged run.cfg is an error, never a run with default settings.
   ATTN_CHECK(r.run_config.has("task"), "run", run.run_config(),
@@ -29,7 +31,7 @@ SavedRun load_saved_run(const std::string& dir, const std::string& weights_file)
   ATTN_CHECK(r.task == TaskKind::Relatedness || r.labels.size() >= 2, "run", run.labels(), " names ",
              r.labels.size(), " label(s); a ", task_name(r.task),
              " run has at least 2 (one per line): the file is empty or damaged");
-  int64_t classes = r.task == TaskKind::Relatedness ? r.model_config.get_int("relatedness_classes", 5)
+  int64_t classes = r.task == TaskKind::Relatedness ? relatedness_classes(r.model_config)
                                                     : static_cast<int64_t>(r.labels.size());
   r.init = std::make_unique<Generator>(1);
   r.noise = std::make_unique<Generator>(2);
