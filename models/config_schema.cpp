@@ -202,7 +202,7 @@ ConfigKey text_key(const std::string& name, const std::string& default_value, co
 
 ConfigKey activation_key(const std::string& name, Activation default_value, const std::string& doc) {
   std::vector<std::string> names;
-  for (Activation a : {Activation::Relu, Activation::Elu, Activation::Tanh, Activation::Sigmoid, Activation::Identity})
+  for (Activation a : {Activation::Relu, Activation::Elu, Activation::Tanh, Activation::Sigmoid, Activation::None})
     names.push_back(activation_name(a));
   return choice_key(name, activation_name(default_value), names, doc);
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <unordered_set>
 
 #include "attn/engine/anomaly.h"
 #include "attn/engine/error.h"
@@ -75,6 +76,7 @@ class Trainer {
  private:
   void log(const std::string& line) const;
   void read_or_build_vocabulary();
+  void log_dropped_words() const;
   void build_model();
   void build_optimisers();
   void restore_position();
@@ -145,8 +147,26 @@ void Trainer::read_or_build_vocabulary() {
                "' differ from the data's");
   } else {
     vocab_ = Vocabulary::build(data_.train, o_.min_count, o_.max_vocab);
+    log_dropped_words();
   }
   log("vocabulary: " + std::to_string(vocab_.size()) + " words; run folder: " + o_.run_dir);
+}
+
+// The training words that got no row of their own (--min-count, --max-vocab)
+// and read as the unknown word: said, never silent.
+void Trainer::log_dropped_words() const {
+  std::unordered_set<std::string> distinct;
+  for (const Example& e : data_.train) {
+    distinct.insert(e.tokens.begin(), e.tokens.end());
+    distinct.insert(e.tokens_b.begin(), e.tokens_b.end());
+  }
+  int64_t dropped = 0;
+  for (const std::string& word : distinct)
+    if (vocab_.id(word) == Vocabulary::kUnk && word != vocab_.word(Vocabulary::kUnk)) ++dropped;
+  if (dropped > 0)
+    log("vocabulary: " + std::to_string(dropped) + " of " + std::to_string(distinct.size()) +
+        " training words read as the unknown word (--min-count " + std::to_string(o_.min_count) + ", --max-vocab " +
+        std::to_string(o_.max_vocab) + ")");
 }
 
 void Trainer::build_model() {

@@ -55,6 +55,7 @@ int run_train_command(const std::vector<std::string>& args) {
       .option("max-len", "200", "truncate sequences to this many tokens (0: no cap)")
       .option("max-steps", "0", "stop after this many steps (0: no cap)")
       .option("min-count", "1", "minimum word count for the vocabulary (1: every training word, as the papers)")
+      .option("max-vocab", "0", "keep only the N most frequent training words (0: no cap, every training word, as the papers); the log says how many were dropped")
       .option("weight-decay", "0", "L2 penalty gamma: the loss gets factor * gamma * ||theta||^2")
       .option("weight-decay-scope", "all", "what the L2 penalty covers: all (every parameter, the papers) or matrices")
       .option("weight-decay-factor", "1", "the penalty's factor: 1 (gamma ||theta||^2, the papers) or 0.5 (TensorFlow's l2_loss)")
@@ -98,6 +99,12 @@ int run_train_command(const std::vector<std::string>& args) {
   o.data.task = task_from_name(p.get("task"));
   o.data.data = p.get("data");
   o.data.format = p.get("format");
+  // Only the classify task's SpamAssassin corpus comes without --data: a
+  // preset or format of another data set never falls back to it.
+  if (o.data.data.empty() && o.data.format != "auto" && o.data.format != "spam")
+    throw UsageError("attn train: --format " + o.data.format +
+                     (o.preset.empty() ? std::string() : " (from --preset " + o.preset + ")") +
+                     " needs --data: the folder or file of that data set (see docs/data.md)");
   o.data.cache_dir = p.get("cache");
   o.data.allow_similar_labels = p.is_set("allow-similar-labels");
   o.data.max_words = p.get_int("max-words", 0);
@@ -112,6 +119,7 @@ int run_train_command(const std::vector<std::string>& args) {
   o.max_len = p.get_int("max-len", 0);
   o.max_steps = p.get_int("max-steps", 0);
   o.min_count = p.get_int("min-count", 0);
+  o.max_vocab = p.get_int("max-vocab", 0);
   o.weight_decay = p.get_double("weight-decay", 0);
   o.weight_decay_scope = p.get("weight-decay-scope");
   if (o.weight_decay_scope != "all" && o.weight_decay_scope != "matrices")
