@@ -85,7 +85,8 @@ Tensor u8_mask(const std::vector<int64_t>& values, const Shape& shape);
   X(factorized_attention)                                                                                      \
   X(sigmoid_gate)                                                                                              \
   X(window_attention)                                                                                          \
-  X(dot_product_attention)
+  X(dot_product_attention)                                                                                     \
+  /* a new family: one more X(name) line above */
 
 #define ATTN_DECLARE_OP_SAMPLES(family) void register_##family##_samples(OpRegistry& r);
 ATTN_OP_FAMILIES(ATTN_DECLARE_OP_SAMPLES)
