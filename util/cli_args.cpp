@@ -9,6 +9,8 @@
 #include <sstream>
 #include <utility>
 
+#include "attn/util/text.h"
+
 namespace attn {
 
 ArgParser::ArgParser(std::string command, std::string summary)
@@ -26,38 +28,7 @@ ArgParser& ArgParser::flag(const std::string& name, const std::string& help) {
   return *this;
 }
 
-namespace {
-
-// Levenshtein distance, for "did you mean" on a mistyped flag.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-}  // namespace
-
-std::string ArgParser::closest_name(const std::string& name) const {
-  std::string best;
-  size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;  // a few typos, never a different word
-  for (const std::string& candidate : order_) {
-    const size_t d = edit_distance(name, candidate);
-    if (d < best_distance) {
-      best_distance = d;
-      best = candidate;
-    }
-  }
-  return best;
-}
+std::string ArgParser::closest_name(const std::string& name) const { return text::nearest_word(name, order_); }
 
 bool ArgParser::parse(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {

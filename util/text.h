@@ -47,6 +47,9 @@ std::vector<std::string> read_lines(const std::string& loader, const std::string
 // `text` cut into lines as read_lines cuts a file: at LF, CRLF or a lone CR,
 // a leading UTF-8 byte-order mark dropped, no empty line after a final break.
 std::vector<std::string> split_lines(const std::string& text);
+// The candidate nearest to `word` by edit distance, for "did you mean": ""
+// when none is within a few typos (at most max(2, |word| / 3) edits).
+std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates);
 
 bool file_exists(const std::string& path);
 std::string join_path(const std::string& dir, const std::string& name);

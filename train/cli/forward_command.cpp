@@ -25,11 +25,6 @@ namespace {
 
 constexpr const char* kOp = "forward";
 
-bool file_exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 // The [B, n] uint8 validity mask from the input file's "lengths" or "mask"
 // (all positions valid when it has neither).
 Tensor input_mask(const std::string& path, const std::map<std::string, Tensor>& in, int64_t batch, int64_t n) {

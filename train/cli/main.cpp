@@ -12,6 +12,7 @@
 
 #include "attn/engine/error.h"
 #include "attn/util/cli_args.h"
+#include "attn/util/text.h"
 #include "attn/ops/cpu/sgemm_avx512.h"
 #include "attn/train/cli/blas_core.h"
 #include "attn/train/cli/commands.h"
@@ -45,27 +46,12 @@ void print_version() {
 
 // The command whose name is nearest to a mistyped one, or null.
 const attn::Command* closest_command(const std::string& name) {
-  const attn::Command* best = nullptr;
-  size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;
-  for (const attn::Command& c : attn::all_commands()) {
-    const std::string candidate = c.name;
-    std::vector<size_t> row(candidate.size() + 1);
-    for (size_t j = 0; j <= candidate.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= name.size(); ++i) {
-      size_t diagonal = row[0];
-      row[0] = i;
-      for (size_t j = 1; j <= candidate.size(); ++j) {
-        const size_t above = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (name[i - 1] == candidate[j - 1] ? 0 : 1)});
-        diagonal = above;
-      }
-    }
-    if (row[candidate.size()] < best_distance) {
-      best_distance = row[candidate.size()];
-      best = &c;
-    }
-  }
-  return best;
+  std::vector<std::string> names;
+  for (const attn::Command& c : attn::all_commands()) names.push_back(c.name);
+  const std::string guess = attn::text::nearest_word(name, names);
+  for (const attn::Command& c : attn::all_commands())
+    if (!guess.empty() && guess == c.name) return &c;
+  return nullptr;
 }
 
 }  // namespace
