@@ -1,9 +1,9 @@
 // What the per-head CPU kernels (dot_product_attention, window_attention)
 // share: their operands (HeadOperands; ops/cpu/head_tasks.h runs them over
-// the heads) and the copies between one attention
-// head's rows (read through HeadRows, see ops/head_rows.h) and the
-// zero-padded scratch panels on which they run their products as
-// panel_product blocks (ops/cpu/panel_product.h).
+// the heads) and the copies between one attention head's rows (read
+// through HeadRows, see ops/head_rows.h) and the zero-padded scratch panels
+// on which they run their products as panel_product blocks
+// (ops/cpu/panel_product.h).
 #pragma once
 #include <algorithm>
 #include <cstdint>
