@@ -64,6 +64,13 @@ Tensor u8_mask(const std::vector<int64_t>& values, const Shape& shape) {
   return m;
 }
 
+Tensor length_mask(const std::vector<int64_t>& lengths, int64_t n) {
+  std::vector<int64_t> bits;
+  for (int64_t len : lengths)
+    for (int64_t t = 0; t < n; ++t) bits.push_back(t < len);
+  return u8_mask(bits, {static_cast<int64_t>(lengths.size()), n});
+}
+
 }  // namespace samples
 
 }  // namespace attn

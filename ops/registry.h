@@ -61,6 +61,9 @@ Tensor signed_input(const Shape& shape, Generator& gen, double lo, double hi);
 Tensor like(const Tensor& t, const Tensor& ref);
 // A uint8 mask of `shape` from row-major values (nonzero = valid).
 Tensor u8_mask(const std::vector<int64_t>& values, const Shape& shape);
+// A uint8 [B, n] mask of sentences of lengths[b] tokens: 1 at the first
+// lengths[b] positions of row b, 0 after them.
+Tensor length_mask(const std::vector<int64_t>& lengths, int64_t n);
 }  // namespace samples
 
 // Every op family with gradcheck samples, one line each: a new family is one

@@ -1,8 +1,9 @@
 // What the per-head CPU kernels (dot_product_attention, window_attention)
-// share: their operands (HeadOperands) and the copies between one attention
-// head's rows (read through HeadRows, see ops/head_rows.h) and the
-// zero-padded scratch panels on which they run their products as
-// panel_product blocks (ops/cpu/panel_product.h).
+// share: their operands (HeadOperands; ops/cpu/head_tasks.h runs them over
+// the heads) and the copies between one attention head's rows (read
+// through HeadRows, see ops/head_rows.h) and the zero-padded scratch panels
+// on which they run their products as panel_product blocks
+// (ops/cpu/panel_product.h).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -18,25 +19,31 @@
 
 namespace attn {
 
-// What both per-head kernels read and write: each operand's data and the
-// HeadRows that find head (b, c)'s rows in it. A kernel's own operands add
-// its sizes and its mask.
-template <class T>
+// What both per-head kernels read and write: the call's sizes (the
+// kernel's own Sizes, built from q, k and the mask), the mask's data, each
+// operand's data and the HeadRows that find head (b, c)'s rows in it. Built
+// with the inputs; the forward's or the backward's outputs are bound after,
+// and what is not bound stays null.
+template <class T, class Sizes>
 struct HeadOperands {
+  Sizes s;
+  const uint8_t* mask;
   T scale;
-  const T *q, *k, *v, *g, *probs;
-  HeadRows q_at, k_at, v_at, g_at, out_at, dq_at, dk_at, dv_at;
-  T *out, *out_probs, *dq, *dk, *dv;
+  const T *q, *k, *v, *g{}, *probs{};
+  HeadRows q_at, k_at, v_at, g_at{}, out_at{}, dq_at{}, dk_at{}, dv_at{};
+  T *out{}, *out_probs{}, *dq{}, *dk{}, *dv{};
 
-  void bind_inputs(const Tensor& query, const Tensor& key, const Tensor& values, double scale_factor) {
-    scale = static_cast<T>(scale_factor);
-    q = query.data<T>();
-    k = key.data<T>();
-    v = values.data<T>();
-    q_at = head_rows(query);
-    k_at = head_rows(key);
-    v_at = head_rows(values);
-  }
+  HeadOperands(const Tensor& query, const Tensor& key, const Tensor& values, const Tensor& mask_of_call,
+               double scale_factor)
+      : s(query, key, mask_of_call),
+        mask(mask_of_call.data<uint8_t>()),
+        scale(static_cast<T>(scale_factor)),
+        q(query.data<T>()),
+        k(key.data<T>()),
+        v(values.data<T>()),
+        q_at(head_rows(query)),
+        k_at(head_rows(key)),
+        v_at(head_rows(values)) {}
   void bind_forward_outputs(const Tensor& output, const Tensor& probabilities) {
     out = output.data<T>();
     out_at = head_rows(output);

@@ -21,14 +21,12 @@
 // call costs more than its arithmetic, and the composed form also
 // materialises the scores and copies the heads apart and back together.
 #pragma once
-#include "attn/engine/tensor.h"
+#include "attn/ops/dot_product_attention/dot_product_attention_fused.h"
 
 namespace attn {
 
-struct DotProductAttention {
-  Tensor out;            // [B, h, nq, d]; differentiable in q, k, v
-  Tensor probabilities;  // [B, h, nq, nk]: P above, a constant (no history)
-};
+// out [B, h, nq, d]; probabilities [B, h, nq, nk]: P above.
+using DotProductAttention = FusedAttention;
 
 DotProductAttention dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_valid,
                                           double scale);

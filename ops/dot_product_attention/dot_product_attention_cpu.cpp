@@ -1,21 +1,19 @@
-// CPU kernels of the fused dot-product attention. Every head g = (b, c) is
-// independent, so tasks are heads: each owns its slice of every output and
-// its own scratch, so the result does not depend on the thread count. A task
-// copies its head into zero-padded panels (keys that are not valid become
-// zero rows there: selected out, never weighted by zero), runs the head's
-// products as panel_product blocks (ops/cpu/panel_product.h) and the softmax
-// rows as vectorised loops, and writes its rows back through the operands'
-// strides.
+// CPU kernels of the fused dot-product attention, one task per head
+// (ops/cpu/head_tasks.h). A task copies its head into zero-padded panels
+// (keys that are not valid become zero rows there: selected out, never
+// weighted by zero), runs the head's products as panel_product blocks
+// (ops/cpu/panel_product.h) and the softmax rows as vectorised loops, and
+// writes its rows back through the operands' strides.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "attn/engine/cpu_loops.h"
 #include "attn/ops/cpu/attention_rows.h"
-#include "attn/ops/dot_product_attention/dot_product_attention_kernels.h"
 #include "attn/ops/cpu/head_panels.h"
+#include "attn/ops/cpu/head_tasks.h"
 #include "attn/ops/cpu/panel_product.h"
+#include "attn/ops/dot_product_attention/dot_product_attention_kernels.h"
 
 namespace attn {
 
@@ -23,20 +21,14 @@ namespace {
 
 struct Dims {
   int64_t B, heads, nq, nk, d;
+  Dims(const Tensor& q, const Tensor& k, const Tensor&)
+      : B(q.size(0)), heads(q.size(1)), nq(q.size(2)), nk(k.size(2)), d(q.size(3)) {}
+  int64_t head_count() const { return B * heads; }
+  int64_t work() const { return nq * nk * d; }
 };
 
-Dims dims_of(const Tensor& q, const Tensor& k) { return {q.size(0), q.size(1), q.size(2), k.size(2), q.size(3)}; }
-
-// Runs task(b, c, scratch) for every head in parallel; `Scratch` is built
-// once per chunk of heads, so its zero padding is written once.
-template <class Scratch, class F>
-void for_each_head(const Dims& s, const F& task) {
-  const int64_t work = std::max<int64_t>(1, s.nq * s.nk * s.d);
-  parallel_for(s.B * s.heads, std::max<int64_t>(1, kParallelGrain / work), [&](int64_t begin, int64_t end) {
-    Scratch scratch(s);
-    for (int64_t g = begin; g < end; ++g) task(g / s.heads, g % s.heads, scratch);
-  });
-}
+template <class T>
+using Operands = HeadOperands<T, Dims>;
 
 // One head's panel sizes: queries padded to whole row blocks, keys and
 // features to whole column blocks.
@@ -47,12 +39,6 @@ struct Panels {
       : nq(round_up(std::max<int64_t>(s.nq, 1), panel_rows<T>)),
         nk(round_up(std::max<int64_t>(s.nk, 1), kPanelCols)),
         d(round_up(std::max<int64_t>(s.d, 1), kPanelCols)) {}
-};
-
-template <class T>
-struct Operands : HeadOperands<T> {
-  Dims s;
-  const uint8_t* valid;
 };
 
 // A task's panels, zero-filled once: the products read padding that is
@@ -73,10 +59,11 @@ struct ForwardScratch {
 };
 
 template <class T>
-ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t b, int64_t c, ForwardScratch<T>& w) {
+ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t g, ForwardScratch<T>& w) {
   const Dims& s = p.s;
   const Panels<T>& pn = w.pn;
-  const uint8_t* ok = p.valid + b * s.nk;
+  const int64_t b = g / s.heads, c = g % s.heads;
+  const uint8_t* ok = p.mask + b * s.nk;
   // q is only ever the broadcast operand (its first d columns read), so
   // whole row blocks of queries are read where they are.
   const bool q_in_place = pn.nq == s.nq;
@@ -88,7 +75,7 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t b, int64_t c, F
   head_rows_to_panel(p.v, p.v_at, b, c, s.nk, s.d, ok, 0, w.v.data(), pn.d);
   // Without padding the head's saved probabilities are the scores panel: the
   // softmax runs in place there and nothing is copied out.
-  T* head_probs = p.out_probs + (b * s.heads + c) * s.nq * s.nk;
+  T* head_probs = p.out_probs + g * s.nq * s.nk;
   const bool probs_in_place = pn.nq == s.nq && pn.nk == s.nk;
   T* scores = probs_in_place ? head_probs : w.scores.data();
   panel_product(pn.nq, pn.nk, s.d, q, q_in_place ? p.q_at.row : pn.d, w.kt.data(), pn.nk, scores, pn.nk);
@@ -125,16 +112,17 @@ struct BackwardScratch {
 };
 
 template <class T>
-ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t b, int64_t c, BackwardScratch<T>& w) {
+ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t g, BackwardScratch<T>& w) {
   const Dims& s = p.s;
   const Panels<T>& pn = w.pn;
-  const uint8_t* ok = p.valid + b * s.nk;
+  const int64_t b = g / s.heads, c = g % s.heads;
+  const uint8_t* ok = p.mask + b * s.nk;
   head_rows_to_panel(p.q, p.q_at, b, c, s.nq, s.d, nullptr, 0, w.q.data(), pn.d);
   head_rows_to_panel(p.g, p.g_at, b, c, s.nq, s.d, nullptr, 0, w.g.data(), pn.d);
   head_rows_to_panel(p.k, p.k_at, b, c, s.nk, s.d, ok, 0, w.k.data(), pn.d);
   head_rows_to_transposed_panel(p.v, p.v_at, b, c, s.nk, s.d, ok, 0, w.vt.data(), pn.nk);
   // The saved probabilities are read in place when they need no padding.
-  const T* head_probs = p.probs + (b * s.heads + c) * s.nq * s.nk;
+  const T* head_probs = p.probs + g * s.nq * s.nk;
   const bool probs_in_place = pn.nq == s.nq && pn.nk == s.nk;
   const T* probs = probs_in_place ? head_probs : w.probs.data();
   if (!probs_in_place)
@@ -157,38 +145,22 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t b, int64_t c, 
   panel_to_head_rows(w.dv.data(), pn.d, s.nk, s.d, ok, p.dv, p.dv_at, b, c, 0);
 }
 
-template <class T>
-Operands<T> operands(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_valid, double scale) {
-  Operands<T> p{};
-  p.s = dims_of(q, k);
-  p.valid = key_valid.data<uint8_t>();
-  p.bind_inputs(q, k, v, scale);
-  return p;
-}
-
 }  // namespace
 
 void dot_product_attention_forward_cpu(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_valid,
                                        double scale, const Tensor& out, const Tensor& probabilities) {
-  dispatch_floating(q.dtype(), "dot_product_attention", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    Operands<T> p = operands<T>(q, k, v, key_valid, scale);
-    p.bind_forward_outputs(out, probabilities);
-    for_each_head<ForwardScratch<T>>(p.s,
-                                     [&p](int64_t b, int64_t c, ForwardScratch<T>& w) { forward_head(p, b, c, w); });
-  });
+  run_heads<Dims, ForwardScratch>(
+      "dot_product_attention", q, k, v, key_valid, scale, [&](auto& p) { p.bind_forward_outputs(out, probabilities); },
+      [](const auto& p, int64_t g, auto& w) { forward_head(p, g, w); });
 }
 
 void dot_product_attention_backward_cpu(const Tensor& grad, const Tensor& q, const Tensor& k, const Tensor& v,
                                         const Tensor& key_valid, const Tensor& probabilities, double scale,
                                         const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v) {
-  dispatch_floating(q.dtype(), "dot_product_attention_backward", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    Operands<T> p = operands<T>(q, k, v, key_valid, scale);
-    p.bind_backward(grad, probabilities, grad_q, grad_k, grad_v);
-    for_each_head<BackwardScratch<T>>(p.s,
-                                      [&p](int64_t b, int64_t c, BackwardScratch<T>& w) { backward_head(p, b, c, w); });
-  });
+  run_heads<Dims, BackwardScratch>(
+      "dot_product_attention_backward", q, k, v, key_valid, scale,
+      [&](auto& p) { p.bind_backward(grad, probabilities, grad_q, grad_k, grad_v); },
+      [](const auto& p, int64_t g, auto& w) { backward_head(p, g, w); });
 }
 
 }  // namespace attn

@@ -1,32 +1,24 @@
 // Kernel signatures of the fused dot-product attention
-// (ops/dot_product_attention/dot_product_attention.h), one slot per device. q, k, v, out, grad,
-// grad_q, grad_k and grad_v are [B, h, n, d] tensors with a contiguous
-// feature axis and any other strides (HeadRows); key_valid is contiguous
-// [B, nk]; probabilities contiguous [B, h, nq, nk].
+// (ops/dot_product_attention/dot_product_attention.h), one slot per device,
+// as AttentionForwardKernel and AttentionBackwardKernel
+// (ops/dot_product_attention/dot_product_attention_fused.h) with the mask
+// key_valid, contiguous [B, nk]; probabilities contiguous [B, h, nq, nk]:
+// out and probabilities as in the op's header (rows without a valid key:
+// zeros in both). With dP[j,i] = grad[j] . v[i] and dS = P (dP - sum_i P dP)
+// over valid keys:
+//   grad_q[j] = scale sum_i dS[j,i] k[i],  grad_k[i] = scale sum_j dS[j,i] q[j],
+//   grad_v[i] = sum_j P[j,i] grad[j].
 #pragma once
-#include "attn/ops/head_rows.h"
+#include "attn/ops/dot_product_attention/dot_product_attention_fused.h"
 
 namespace attn {
 
-// out and probabilities as in ops/dot_product_attention/dot_product_attention.h (rows without a
-// valid key: zeros in both).
-void dot_product_attention_forward_cpu(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_valid,
-                                       double scale, const Tensor& out, const Tensor& probabilities);
-
-// With dP[j,i] = grad[j] . v[i] and dS = P (dP - sum_i P dP) over valid keys:
-//   grad_q[j] = scale sum_i dS[j,i] k[i],  grad_k[i] = scale sum_j dS[j,i] q[j],
-//   grad_v[i] = sum_j P[j,i] grad[j].
-// All three outputs are written (no accumulation into existing values).
-void dot_product_attention_backward_cpu(const Tensor& grad, const Tensor& q, const Tensor& k, const Tensor& v,
-                                        const Tensor& key_valid, const Tensor& probabilities, double scale,
-                                        const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v);
+AttentionForwardKernel dot_product_attention_forward_cpu;
+AttentionBackwardKernel dot_product_attention_backward_cpu;
 
 #ifdef ATTN_WITH_CUDA
-void dot_product_attention_forward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_valid,
-                                        double scale, const Tensor& out, const Tensor& probabilities);
-void dot_product_attention_backward_cuda(const Tensor& grad, const Tensor& q, const Tensor& k, const Tensor& v,
-                                         const Tensor& key_valid, const Tensor& probabilities, double scale,
-                                         const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v);
+AttentionForwardKernel dot_product_attention_forward_cuda;
+AttentionBackwardKernel dot_product_attention_backward_cuda;
 #endif
 
 }  // namespace attn

@@ -18,12 +18,6 @@ void register_dot_product_attention_samples(OpRegistry& r) {
   spec.family = "dot_product_attention";
   spec.cases = [] {
     Generator gen(59);
-    auto valid_of = [](const std::vector<int64_t>& lengths, int64_t n) {
-      std::vector<int64_t> bits;
-      for (int64_t len : lengths)
-        for (int64_t t = 0; t < n; ++t) bits.push_back(t < len);
-      return samples::u8_mask(bits, {static_cast<int64_t>(lengths.size()), n});
-    };
     auto with = [](Tensor valid) {
       return [valid](const std::vector<Tensor>& in) {
         return dot_product_attention(in[0], in[1], in[2], samples::like(valid, in[0]),
@@ -36,13 +30,14 @@ void register_dot_product_attention_samples(OpRegistry& r) {
                                  samples::input({B, h, nk, d}, gen, -range, range), samples::input({B, h, nk, d}, gen)};
     };
     std::vector<OpCase> cases;
-    cases.push_back(
-        {"B3 h2 n4 d3, lengths 4, 2, 0 (no valid key)", qkv(3, 2, 4, 4, 3, 2.0), with(valid_of({4, 2, 0}, 4))});
-    cases.push_back({"B1 h2 nq3 nk5 d4, length 4, scores in [-3, 3]", qkv(1, 2, 3, 5, 4, 3.0), with(valid_of({4}, 5))});
-    cases.push_back(
-        {"B1 h1 nq2 nk35 d33 (wider than a warp), length 33", qkv(1, 1, 2, 35, 33, 1.0), with(valid_of({33}, 35))});
+    cases.push_back({"B3 h2 n4 d3, lengths 4, 2, 0 (no valid key)", qkv(3, 2, 4, 4, 3, 2.0),
+                     with(samples::length_mask({4, 2, 0}, 4))});
+    cases.push_back({"B1 h2 nq3 nk5 d4, length 4, scores in [-3, 3]", qkv(1, 2, 3, 5, 4, 3.0),
+                     with(samples::length_mask({4}, 5))});
+    cases.push_back({"B1 h1 nq2 nk35 d33 (wider than a warp), length 33", qkv(1, 1, 2, 35, 33, 1.0),
+                     with(samples::length_mask({33}, 35))});
     // The Transformer's layout: heads are views of [B, n, h * d] projections.
-    Tensor valid = valid_of({4, 3}, 4);
+    Tensor valid = samples::length_mask({4, 3}, 4);
     auto split = [](const Tensor& x) { return transpose(reshape(x, {x.size(0), x.size(1), 2, 3}), 1, 2); };
     OpCase heads{
         "B2 n4 h2 d3, split_heads views of [B, n, h d], lengths 4, 3",
@@ -60,7 +55,7 @@ void register_dot_product_attention_samples(OpRegistry& r) {
     cases.push_back(strided);
     // No padding (8 queries, 32 keys): the kernels read the queries and the
     // saved probabilities in place; the queries are split_heads views.
-    Tensor valid32 = valid_of({32, 20}, 32);
+    Tensor valid32 = samples::length_mask({32, 20}, 32);
     auto split8 = [](const Tensor& x) { return transpose(reshape(x, {x.size(0), x.size(1), 2, 3}), 1, 2); };
     OpCase unpadded{"B2 h2 nq8 nk32 d3, split_heads queries, lengths 32, 20",
                     {samples::input({2, 8, 6}, gen, -2, 2), samples::input({2, 2, 32, 3}, gen, -2, 2),

@@ -1,12 +1,9 @@
 #include "attn/ops/window_attention/window_attention.h"
 
 #include <algorithm>
-#include <cmath>
+#include <string>
 
-#include "attn/engine/autograd.h"
 #include "attn/engine/copy.h"
-#include "attn/engine/kernel_table.h"
-#include "attn/ops/head_rows.h"
 #include "attn/ops/view/view.h"
 #include "attn/ops/window_attention/window_attention_kernels.h"
 
@@ -16,34 +13,23 @@ namespace {
 
 constexpr const char* kOp = "window_attention";
 
-using ForwardFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&, double, const Tensor&,
-                           const Tensor&);
-using BackwardKernelFn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                                  const Tensor&, double, const Tensor&, const Tensor&, const Tensor&);
-const DeviceKernels<ForwardFn> kForward{kOp, window_attention_forward_cpu,
-                                        ATTN_CUDA_KERNEL(window_attention_forward_cuda)};
-const DeviceKernels<BackwardKernelFn> kBackward{"window_attention_backward", window_attention_backward_cpu,
-                                                ATTN_CUDA_KERNEL(window_attention_backward_cuda)};
+const AttentionKernels kKernels{
+    {kOp, window_attention_forward_cpu, ATTN_CUDA_KERNEL(window_attention_forward_cuda)},
+    {"window_attention_backward", window_attention_backward_cpu, ATTN_CUDA_KERNEL(window_attention_backward_cuda)}};
 
 void check_like_q(const char* which, const Tensor& t, const Tensor& q) {
-  ATTN_CHECK(t.defined(), kOp, which, " is undefined");
   ATTN_CHECK(t.shape() == q.shape(), kOp, which, " must have q's shape ", shape_str(q.shape()), ", got ",
              shape_str(t.shape()));
-  ATTN_CHECK(t.dtype() == q.dtype(), kOp, which, " is ", dtype_name(t.dtype()), " but q is ", dtype_name(q.dtype()));
-  ATTN_CHECK(t.device() == q.device(), kOp, which, " on ", device_name(t.device()), ", q on ",
-             device_name(q.device()));
 }
 
 }  // namespace
 
 WindowAttention fused_window_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& allowed,
                                        double scale) {
-  ATTN_CHECK(q.defined() && q.dim() == 4, kOp, "q must be [B, h, n, d], got ",
-             q.defined() ? shape_str(q.shape()) : std::string("undefined"));
-  ATTN_CHECK(is_floating(q.dtype()), kOp, "expects float32 or float64, got ", dtype_name(q.dtype()));
+  check_attention_operands(kOp, q, k, v);
   check_like_q("k", k, q);
   check_like_q("v", v, q);
-  const int64_t B = q.size(0), h = q.size(1), n = q.size(2), d = q.size(3);
+  const int64_t B = q.size(0), h = q.size(1), n = q.size(2);
   ATTN_CHECK(allowed.defined() && allowed.dtype() == DType::U8 && (allowed.dim() == 3 || allowed.dim() == 4), kOp,
              "allowed must be a uint8 band mask [B, n, W] or, per head, [B, h, n, W] (nonzero = may attend), got ",
              allowed.defined() ? std::string(dtype_name(allowed.dtype())) + " " + shape_str(allowed.shape())
@@ -55,29 +41,8 @@ WindowAttention fused_window_attention(const Tensor& q, const Tensor& k, const T
              kOp, "allowed must be ", per_head ? "[B, h, n, W] = [" : "[B, n, W] = [", B, ", ",
              per_head ? std::to_string(h) + ", " : std::string(), n,
              ", odd W] (key j - (W-1)/2 + t of query j), got ", shape_str(allowed.shape()));
-  ATTN_CHECK(allowed.device() == q.device(), kOp, "allowed on ", device_name(allowed.device()), ", q on ",
-             device_name(q.device()));
-  ATTN_CHECK(std::isfinite(scale), kOp, "scale must be finite, got ", scale);
-
-  const Tensor qp = with_contiguous_rows(q), kp = with_contiguous_rows(k), vp = with_contiguous_rows(v);
-  const Tensor mp = contiguous(allowed);
-  Tensor out = empty_heads_token_major(B, h, n, d, q.dtype(), q.device());
-  // The probabilities are saved for the backward: they are what the trace
-  // records anyway, take W values per query against the d of a recomputation's
-  // score pass (W q.k dot products and exponentials), and make dS a product.
-  Tensor probs = empty({B, h, n, W}, q.dtype(), q.device());
-  kForward(q.device(), qp, kp, vp, mp, scale, out, probs);
-  if (any_requires_grad({q, k, v})) {
-    record(out, kOp, {q, k, v}, [qp, kp, vp, mp, probs, scale](const Tensor& g, const std::vector<bool>&) {
-      const int64_t B = qp.size(0), h = qp.size(1), n = qp.size(2), d = qp.size(3);
-      Tensor gq = empty_heads_token_major(B, h, n, d, qp.dtype(), qp.device());
-      Tensor gk = empty_heads_token_major(B, h, n, d, qp.dtype(), qp.device());
-      Tensor gv = empty_heads_token_major(B, h, n, d, qp.dtype(), qp.device());
-      kBackward(g.device(), with_contiguous_rows(g), qp, kp, vp, mp, probs, scale, gq, gk, gv);
-      return std::vector<Tensor>{gq, gk, gv};
-    });
-  }
-  return {out, probs};
+  check_attention_mask_and_scale(kOp, "allowed", allowed, q, scale);
+  return run_fused_attention(kOp, kKernels, q, k, v, allowed, scale, W);
 }
 
 namespace {

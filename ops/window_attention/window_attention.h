@@ -17,13 +17,12 @@
 #include <vector>
 
 #include "attn/engine/tensor.h"
+#include "attn/ops/dot_product_attention/dot_product_attention_fused.h"
 
 namespace attn {
 
-struct WindowAttention {
-  Tensor out;            // [B, h, n, d]; differentiable in q, k, v
-  Tensor probabilities;  // [B, h, n, W]: P above, a constant (no history)
-};
+// out [B, h, n, d]; probabilities [B, h, n, W]: P above.
+using WindowAttention = FusedAttention;
 
 // q, k, v [B, h, n, d] of one floating dtype and device, any views whose
 // feature axis is contiguous (split_heads views are read in place); allowed

@@ -1,6 +1,5 @@
-// CPU kernels of the fused window attention. Every head g = (b, c) is
-// independent, so tasks are heads: each owns its slice of every output and
-// its own scratch, so the result does not depend on the thread count.
+// CPU kernels of the fused window attention, one task per head
+// (ops/cpu/head_tasks.h).
 //
 // A task copies its head into zero-padded panels with a halo of R rows on
 // each side (key i sits at panel row i + R), then walks its queries in
@@ -17,9 +16,9 @@
 #include <limits>
 #include <vector>
 
-#include "attn/engine/cpu_loops.h"
 #include "attn/ops/cpu/attention_rows.h"
 #include "attn/ops/cpu/head_panels.h"
+#include "attn/ops/cpu/head_tasks.h"
 #include "attn/ops/cpu/panel_product.h"
 #include "attn/ops/window_attention/window_attention_kernels.h"
 
@@ -30,16 +29,24 @@ namespace {
 struct Dims {
   int64_t G, heads, n, d, W, R;
   bool per_head_mask;
+  Dims(const Tensor& q, const Tensor&, const Tensor& allowed)
+      : G(q.size(0) * q.size(1)),
+        heads(q.size(1)),
+        n(q.size(2)),
+        d(q.size(3)),
+        W(allowed.size(allowed.dim() - 1)),
+        R((W - 1) / 2),
+        per_head_mask(allowed.dim() == 4) {}
+  int64_t head_count() const { return G; }
+  int64_t work() const { return n * W * d; }
 };
 
-Dims dims_of(const Tensor& q, const Tensor& allowed) {
-  const int64_t W = allowed.size(allowed.dim() - 1);
-  return {q.size(0) * q.size(1), q.size(1), q.size(2), q.size(3), W, (W - 1) / 2, allowed.dim() == 4};
-}
+template <class T>
+using Operands = HeadOperands<T, Dims>;
 
 // The band mask rows of head g: its own, or its example's.
-const uint8_t* mask_of(const Tensor& allowed, const Dims& s, int64_t g) {
-  return allowed.data<uint8_t>() + (s.per_head_mask ? g : g / s.heads) * s.n * s.W;
+const uint8_t* mask_of(const uint8_t* allowed, const Dims& s, int64_t g) {
+  return allowed + (s.per_head_mask ? g : g / s.heads) * s.n * s.W;
 }
 
 // A head's panel sizes: queries in whole blocks of panel_rows, a block's key
@@ -54,17 +61,6 @@ struct Panels {
         kn(nq - panel_rows<T> + kw),
         d(round_up(std::max<int64_t>(s.d, 1), kPanelCols)) {}
 };
-
-// Runs task(g, scratch) for every head in parallel; `Scratch` is built once
-// per chunk of heads, so its zero padding is written once.
-template <class Scratch, class F>
-void for_each_head(const Dims& s, const F& task) {
-  const int64_t work = std::max<int64_t>(1, s.n * s.W * s.d);
-  parallel_for(s.G, std::max<int64_t>(1, kParallelGrain / work), [&](int64_t begin, int64_t end) {
-    Scratch scratch(s);
-    for (int64_t g = begin; g < end; ++g) task(g, scratch);
-  });
-}
 
 // band[t] = 1 where band offset t of query j names a key inside [0, n)
 // that the mask allows, else 0.
@@ -105,17 +101,11 @@ struct ForwardScratch {
 };
 
 template <class T>
-struct Operands : HeadOperands<T> {
-  Dims s;
-  const Tensor* allowed;
-};
-
-template <class T>
 ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t g, ForwardScratch<T>& w) {
   const Dims& s = p.s;
   const Panels<T>& pn = w.pn;
   const int64_t b = g / s.heads, c = g % s.heads;
-  const uint8_t* mask = mask_of(*p.allowed, s, g);
+  const uint8_t* mask = mask_of(p.mask, s, g);
   attended_keys(s, mask, w.band, w.attended);
   head_rows_to_panel(p.q, p.q_at, b, c, s.n, s.d, nullptr, 0, w.q.data(), pn.d);
   head_rows_to_transposed_panel(p.k, p.k_at, b, c, s.n, s.d, w.attended.data(), s.R, w.kt.data(), pn.kn);
@@ -168,7 +158,7 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t g, BackwardScr
   const Dims& s = p.s;
   const Panels<T>& pn = w.pn;
   const int64_t b = g / s.heads, c = g % s.heads;
-  const uint8_t* mask = mask_of(*p.allowed, s, g);
+  const uint8_t* mask = mask_of(p.mask, s, g);
   attended_keys(s, mask, w.band, w.attended);
   head_rows_to_panel(p.q, p.q_at, b, c, s.n, s.d, nullptr, 0, w.q.data(), pn.d);
   head_rows_to_panel(p.g, p.g_at, b, c, s.n, s.d, nullptr, 0, w.g.data(), pn.d);
@@ -215,36 +205,22 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t g, BackwardScr
   panel_to_head_rows(w.dv.data() + s.R * pn.d, pn.d, s.n, s.d, attended, p.dv, p.dv_at, b, c, 0);
 }
 
-template <class T>
-Operands<T> operands(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& allowed, double scale) {
-  Operands<T> p{};
-  p.s = dims_of(q, allowed);
-  p.allowed = &allowed;
-  p.bind_inputs(q, k, v, scale);
-  return p;
-}
-
 }  // namespace
 
 void window_attention_forward_cpu(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& allowed,
                                   double scale, const Tensor& out, const Tensor& probabilities) {
-  dispatch_floating(q.dtype(), "window_attention", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    Operands<T> p = operands<T>(q, k, v, allowed, scale);
-    p.bind_forward_outputs(out, probabilities);
-    for_each_head<ForwardScratch<T>>(p.s, [&p](int64_t g, ForwardScratch<T>& w) { forward_head(p, g, w); });
-  });
+  run_heads<Dims, ForwardScratch>(
+      "window_attention", q, k, v, allowed, scale, [&](auto& p) { p.bind_forward_outputs(out, probabilities); },
+      [](const auto& p, int64_t g, auto& w) { forward_head(p, g, w); });
 }
 
 void window_attention_backward_cpu(const Tensor& grad, const Tensor& q, const Tensor& k, const Tensor& v,
                                    const Tensor& allowed, const Tensor& probabilities, double scale,
                                    const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v) {
-  dispatch_floating(q.dtype(), "window_attention_backward", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    Operands<T> p = operands<T>(q, k, v, allowed, scale);
-    p.bind_backward(grad, probabilities, grad_q, grad_k, grad_v);
-    for_each_head<BackwardScratch<T>>(p.s, [&p](int64_t g, BackwardScratch<T>& w) { backward_head(p, g, w); });
-  });
+  run_heads<Dims, BackwardScratch>(
+      "window_attention_backward", q, k, v, allowed, scale,
+      [&](auto& p) { p.bind_backward(grad, probabilities, grad_q, grad_k, grad_v); },
+      [](const auto& p, int64_t g, auto& w) { backward_head(p, g, w); });
 }
 
 }  // namespace attn

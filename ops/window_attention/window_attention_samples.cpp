@@ -19,13 +19,6 @@ void register_window_attention_samples(OpRegistry& r) {
   spec.family = "window_attention";
   spec.cases = [] {
     Generator gen(53);
-    // valid[b] = the first lengths[b] positions of n.
-    auto valid_of = [](const std::vector<int64_t>& lengths, int64_t n) {
-      std::vector<int64_t> bits;
-      for (int64_t len : lengths)
-        for (int64_t t = 0; t < n; ++t) bits.push_back(t < len);
-      return samples::u8_mask(bits, {static_cast<int64_t>(lengths.size()), n});
-    };
     auto with = [](Tensor valid, std::vector<int64_t> radii) {
       return [valid, radii](const std::vector<Tensor>& in) {
         const Tensor on_device = samples::like(valid, in[0]);
@@ -42,18 +35,19 @@ void register_window_attention_samples(OpRegistry& r) {
 
     // Example 2 (radius 0, length 3): padded queries 3..5 see only padding.
     cases.push_back({"B3 h2 n6 d3, radii 1, 2, 0, lengths 6, 4, 3", qkv(3, 2, 6, 3, 2.0),
-                     with(valid_of({6, 4, 3}, 6), {1, 2, 0})});
+                     with(samples::length_mask({6, 4, 3}, 6), {1, 2, 0})});
     cases.push_back({"B2 h1 n5 d1, radii 4 (n - 1) and 9, lengths 5, 2", qkv(2, 1, 5, 1, 2.0),
-                     with(valid_of({5, 2}, 5), {4, 9})});
+                     with(samples::length_mask({5, 2}, 5), {4, 9})});
     cases.push_back({"B2 h2 n4 d2, radius 0 only, lengths 4, 2", qkv(2, 2, 4, 2, 1.0),
-                     with(valid_of({4, 2}, 4), {0, 0})});
-    cases.push_back({"B1 h3 n5 d4, radius 2, scores in [-3, 3]", qkv(1, 3, 5, 4, 3.0), with(valid_of({5}, 5), {2})});
+                     with(samples::length_mask({4, 2}, 4), {0, 0})});
+    cases.push_back({"B1 h3 n5 d4, radius 2, scores in [-3, 3]", qkv(1, 3, 5, 4, 3.0),
+                     with(samples::length_mask({5}, 5), {2})});
     // A band and a head wider than one warp: the CUDA lanes loop over both.
     cases.push_back({"B1 h1 n17 d33, radius 16 (W = 33), length 15", qkv(1, 1, 17, 33, 1.0),
-                     with(valid_of({15}, 17), {16})});
+                     with(samples::length_mask({15}, 17), {16})});
     // The Multi-Scale Transformer's call: a band per head, heads read in place
     // from [B, n, h d] projections.
-    const Tensor per_head_valid = valid_of({5, 3}, 5);
+    const Tensor per_head_valid = samples::length_mask({5, 3}, 5);
     auto split = [](const Tensor& x) { return transpose(reshape(x, {x.size(0), x.size(1), 3, 2}), 1, 2); };
     OpCase per_head{"B2 n5 h3 d2, a band per head (radii 0, 1, 4), split_heads views, lengths 5, 3",
                     {samples::input({2, 5, 6}, gen, -2, 2), samples::input({2, 5, 6}, gen, -2, 2),
@@ -68,7 +62,7 @@ void register_window_attention_samples(OpRegistry& r) {
     OpCase strided{"B2 h1 n4 d3, transposed q, k, v, radii 1, 3, lengths 4, 3",
                    {samples::transposed_input({2, 1, 4, 3}, gen, -2, 2),
                     samples::transposed_input({2, 1, 4, 3}, gen, -2, 2), samples::transposed_input({2, 1, 4, 3}, gen)},
-                   with(valid_of({4, 3}, 4), {1, 3}), true};
+                   with(samples::length_mask({4, 3}, 4), {1, 3}), true};
     cases.push_back(strided);
     return cases;
   };
