@@ -29,7 +29,7 @@
 namespace attn {
 namespace {
 
-using testing_support::max_abs;
+using namespace testing_support;
 
 // Every element finite; otherwise the first offending index.
 std::string first_non_finite(const Tensor& t, const std::string& what) {

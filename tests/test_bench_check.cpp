@@ -22,8 +22,7 @@
 namespace attn {
 namespace {
 
-using testing_support::max_abs;
-using testing_support::max_abs_diff;
+using namespace testing_support;
 
 using ::testing::HasSubstr;
 

@@ -24,13 +24,9 @@
 namespace attn {
 namespace {
 
-using testing_support::error_of;
+using namespace testing_support;
 
 using ::testing::HasSubstr;
-using testing_support::expect_gradcheck;
-using testing_support::expect_padding_invariant;
-using testing_support::flat_outputs;
-using testing_support::random_input;
 
 BiBlosanOptions options(int64_t hidden, BlockLenRule rule) {
   BiBlosanOptions o;

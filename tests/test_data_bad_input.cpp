@@ -20,9 +20,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using test_data::error_of;
-using test_data::fresh_dir;
-using test_data::write;
+using namespace test_data;
 using Tokens = std::vector<std::string>;
 
 const std::string kBom = "\xEF\xBB\xBF";

@@ -14,7 +14,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using test_data::error_of;
+using namespace test_data;
 
 std::vector<int64_t> ints(const Tensor& t) {
   std::vector<int64_t> out;

@@ -11,7 +11,7 @@ namespace attn {
 namespace {
 
 using ::testing::HasSubstr;
-using test_data::error_of;
+using namespace test_data;
 
 TEST(DataJson, Scalars) {
   EXPECT_TRUE(Json::parse("null").is_null());

@@ -18,9 +18,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using test_data::error_of;
-using test_data::fresh_dir;
-using test_data::write;
+using namespace test_data;
 using Tokens = std::vector<std::string>;
 
 TEST(DataEmail, KeepsSubjectAndBody) {

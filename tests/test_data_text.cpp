@@ -14,7 +14,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using test_data::error_of;
+using namespace test_data;
 using Tokens = std::vector<std::string>;
 
 TEST(DataTokenizer, LowercasesAndSplitsPunctuation) {

@@ -19,10 +19,7 @@
 namespace attn {
 namespace {
 
-using testing_support::expect_gradcheck;
-using testing_support::expect_padding_invariant;
-using testing_support::flat_outputs;
-using testing_support::random_input;
+using namespace testing_support;
 
 TEST(Disan, GradcheckAllParametersAndInputsWithPadding) {
   Generator gen(1);

@@ -10,7 +10,7 @@
 namespace attn {
 namespace {
 
-using testing_support::error_of;
+using namespace testing_support;
 
 TEST(Errors, BroadcastMismatchNamesOpAndBothShapes) {
   Tensor a = zeros({2, 3});

@@ -23,8 +23,7 @@
 namespace attn {
 namespace {
 
-using testing_support::error_of;
-using testing_support::max_abs_diff;
+using namespace testing_support;
 
 // The kernels a call runs at the top level (a kernel's nested calls, such as
 // a bias copied in before a GEMM, are its own business).

@@ -18,8 +18,7 @@
 namespace attn {
 namespace {
 
-using testing_support::expect_gradcheck;
-using testing_support::random_input;
+using namespace testing_support;
 
 // An encoder and a head as one module, so one gradcheck covers both.
 struct EncoderWithHead : Module {

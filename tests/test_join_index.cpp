@@ -18,7 +18,7 @@
 namespace attn {
 namespace {
 
-using testing_support::error_of;
+using namespace testing_support;
 
 using Values = std::vector<double>;
 

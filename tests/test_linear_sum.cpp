@@ -23,9 +23,7 @@ namespace attn {
 namespace {
 
 using ::testing::HasSubstr;
-using testing_support::error_of;
-using testing_support::max_abs;
-using testing_support::max_abs_diff;
+using namespace testing_support;
 
 // x1 [B, n, 40] and x2 [B, n, 24] against one weight [out, 64] whose column
 // views are the two terms' weights. The first term's GEMM (192 rows x 40 x

@@ -20,7 +20,7 @@
 namespace attn {
 namespace {
 
-using testing_support::error_of;
+using namespace testing_support;
 
 using ::testing::HasSubstr;
 

@@ -23,9 +23,7 @@ namespace attn {
 namespace {
 
 using ::testing::HasSubstr;
-using testing_support::error_of;
-using testing_support::max_abs;
-using testing_support::max_abs_diff;
+using namespace testing_support;
 
 // x [B, h, n, d] @ w [h, d, out] + bias [h, 1, out], MTSA's per-head layer.
 struct Problem {

@@ -19,9 +19,7 @@ namespace attn {
 namespace {
 
 using ::testing::HasSubstr;
-using testing_support::error_of;
-using testing_support::max_abs;
-using testing_support::max_abs_diff;
+using namespace testing_support;
 
 // v [B, h, n, 40] and s [B, h, n, 24] against one per-head weight
 // [h, 64, out] whose row views are the two terms' right operands.

@@ -24,10 +24,7 @@ namespace attn {
 namespace {
 
 using ::testing::HasSubstr;
-using testing_support::error_of;
-using testing_support::max_abs;
-using testing_support::max_abs_diff;
-using testing_support::random_input;
+using namespace testing_support;
 
 struct Operands {
   Tensor x, scale, weight, scaled_weight, out_weights;

@@ -24,13 +24,9 @@
 namespace attn {
 namespace {
 
-using testing_support::error_of;
+using namespace testing_support;
 
 using ::testing::HasSubstr;
-using testing_support::expect_gradcheck;
-using testing_support::expect_padding_invariant;
-using testing_support::flat_outputs;
-using testing_support::random_input;
 
 // The TENSOR FORM of one TSA head per (b, c), written out as in Eq. 10-12 /
 // Appendix A.2 with i = key, j = query, l = feature:

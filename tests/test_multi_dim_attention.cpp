@@ -27,11 +27,8 @@
 namespace attn {
 namespace {
 
-using testing_support::max_abs;
-using testing_support::max_abs_diff;
+using namespace testing_support;
 
-using testing_support::error_of;
-using testing_support::random_input;
 
 struct AttentionRun {
   Tensor out;

@@ -23,14 +23,9 @@
 namespace attn {
 namespace {
 
-using testing_support::error_of;
-using testing_support::params_of;
+using namespace testing_support;
 
 using ::testing::HasSubstr;
-using testing_support::expect_gradcheck;
-using testing_support::expect_padding_invariant;
-using testing_support::flat_outputs;
-using testing_support::random_input;
 
 Tensor heads_input(const Shape& shape, uint64_t seed) {
   Generator g(seed);

@@ -25,7 +25,7 @@
 namespace attn {
 namespace {
 
-using testing_support::error_of;
+using namespace testing_support;
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 

@@ -14,9 +14,7 @@ namespace attn {
 namespace {
 
 using ::testing::HasSubstr;
-using test_data::error_of;
-using test_data::fresh_dir;
-using test_data::write;
+using namespace test_data;
 
 TEST(OutputPaths, EmptyDeviceAndFolderAreRefused) {
   const std::string dir = fresh_dir();

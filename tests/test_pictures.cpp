@@ -31,7 +31,7 @@ namespace attn {
 namespace {
 
 using ::testing::HasSubstr;
-using testing_support::error_of;
+using namespace testing_support;
 
 constexpr int64_t kBatch = 2, kLen = 7, kInput = 5;
 const std::vector<int64_t> kLengths = {7, 4};  // the second example is padded

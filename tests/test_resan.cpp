@@ -28,12 +28,8 @@
 namespace attn {
 namespace {
 
-using testing_support::error_of;
+using namespace testing_support;
 
-using testing_support::expect_gradcheck;
-using testing_support::expect_padding_invariant;
-using testing_support::flat_outputs;
-using testing_support::random_input;
 using ::testing::HasSubstr;
 
 Tensor param(const Module& m, const std::string& name) {

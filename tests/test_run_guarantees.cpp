@@ -23,9 +23,7 @@
 namespace attn {
 namespace {
 
-using test_data::error_of;
-using test_data::fresh_dir;
-using test_data::write;
+using namespace test_data;
 using ::testing::HasSubstr;
 
 // ---------- RunFolderLock ----------

@@ -21,9 +21,7 @@
 namespace attn {
 namespace {
 
-using test_data::error_of;
-using test_data::fresh_dir;
-using test_data::write;
+using namespace test_data;
 using ::testing::HasSubstr;
 
 std::string write_data(const std::string& dir) { return test_data::write_marker_data(dir, 128, 40, 40, 5); }

@@ -13,7 +13,7 @@ namespace attn {
 namespace {
 
 using ::testing::HasSubstr;
-using testing_support::error_of;
+using namespace testing_support;
 
 TEST(ShapeOverflow, AnElementCountBeyond64BitsIsAnError) {
   const int64_t huge = int64_t{1} << 62;

@@ -31,10 +31,7 @@
 namespace attn {
 namespace {
 
-using test_data::filler_words;
-using test_data::fresh_dir;
-using test_data::join_words;
-using test_data::write;
+using namespace test_data;
 using ::testing::HasSubstr;
 
 

@@ -20,14 +20,9 @@
 namespace attn {
 namespace {
 
-using testing_support::error_of;
-using testing_support::params_of;
+using namespace testing_support;
 
 using ::testing::HasSubstr;
-using testing_support::expect_gradcheck;
-using testing_support::expect_padding_invariant;
-using testing_support::flat_outputs;
-using testing_support::random_input;
 
 // y = x W^T for x [n, in] (row-major vector) and W [out, in].
 std::vector<double> times_transposed(const std::vector<double>& x, int64_t rows, const Tensor& w) {
