@@ -5,9 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <set>
 
 #include "test_util.h"
+#include "attn/train/cli/commands.h"
 #include "attn/train/cli/presets.h"
 
 namespace attn {
@@ -36,7 +38,7 @@ TEST(Presets, EveryPaperExperimentTheIssueNamesExists) {
 TEST(Presets, EachHasASourceAFigureAndDistinctKnownSettings) {
   for (const Preset& p : all_presets()) {
     SCOPED_TRACE(p.name);
-    EXPECT_THAT(p.source, HasSubstr("seed 00"));
+    EXPECT_THAT(p.source, ::testing::ContainsRegex("(MTSA|Bi-BloSAN|Multi-Scale Transformer|ReSAN) paper"));
     EXPECT_FALSE(p.result.empty());
     std::set<std::string> keys;
     for (const PresetSetting& s : p.settings) {
@@ -84,6 +86,74 @@ TEST(Presets, ListingNamesEveryPresetWithItsSourceAndUnstatedValues) {
     EXPECT_THAT(listing, HasSubstr("source: " + p.source));
   }
   EXPECT_THAT(listing, HasSubstr("unstated"));
+}
+
+TEST(Presets, ListingSaysWhichPaperEachShortNameIsWithoutInternalNumbers) {
+  const std::string listing = presets_listing();
+  EXPECT_THAT(listing, HasSubstr("MTSA paper: Shen et al., \"Tensorized Self-Attention"));
+  EXPECT_THAT(listing, HasSubstr("ReSAN paper: Shen et al., \"Reinforced Self-Attention Network"));
+  EXPECT_THAT(listing, HasSubstr("Multi-Scale Transformer paper: Guo et al."));
+  EXPECT_THAT(listing, HasSubstr("Bi-BloSAN paper: Shen et al., \"Bi-Directional Block Self-Attention"));
+  EXPECT_THAT(listing, ::testing::Not(HasSubstr("seed 0")));
+}
+
+// The message of the UsageError f throws, or "(no error)".
+std::string usage_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string stdout_of(int (*command)(const std::vector<std::string>&), const std::vector<std::string>& args,
+                      int* rc) {
+  ::testing::internal::CaptureStdout();
+  *rc = command(args);
+  return ::testing::internal::GetCapturedStdout();
+}
+
+TEST(Presets, PresetsNameShowsThatPresetAlone) {
+  int rc = -1;
+  const std::string one = stdout_of(run_presets_command, {"resan-sick"}, &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_THAT(one, HasSubstr("resan-sick: ReSAN on SICK"));
+  EXPECT_THAT(one, ::testing::Not(HasSubstr("mtsa-snli")));
+  EXPECT_THAT(usage_error_of([] { run_presets_command({"resan-sik"}); }), HasSubstr("did you mean 'resan-sick'?"));
+  EXPECT_THROW(run_presets_command({"resan-sick", "mtsa-snli"}), UsageError);
+}
+
+TEST(Presets, TrainHelpWithAPresetShowsItsValuesAsTheDefaults) {
+  int rc = -1;
+  const std::string plain = stdout_of(run_train_command, {"--help"}, &rc);
+  const std::string with_preset = stdout_of(run_train_command, {"--preset", "mtsa-snli", "--help"}, &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_THAT(plain, HasSubstr("examples per mini-batch (default: 32)"));
+  EXPECT_THAT(with_preset, HasSubstr("examples per mini-batch (default: 128)"));  // App. B's batch
+  EXPECT_THAT(with_preset, HasSubstr("(default: adadelta)"));
+  EXPECT_THAT(with_preset, HasSubstr("model config keys: activation = elu"));
+  EXPECT_THAT(usage_error_of([] { run_train_command({"--preset", "mtsa-imbd", "--help"}); }),
+              HasSubstr("unknown --preset 'mtsa-imbd'"));
+}
+
+TEST(Presets, AnotherModelThatCannotTakeThePresetsSettingsNamesThePreset) {
+  const std::string err =
+      usage_error_of([] { run_train_command({"--preset", "mtsa-sst5", "--model", "bow", "--data", "unused"}); });
+  EXPECT_THAT(err, HasSubstr("--preset mtsa-sst5 sets model settings of the mtsa encoder that --model bow does not take"));
+  EXPECT_THAT(err, HasSubstr("'--hidden 600'"));
+  EXPECT_THAT(err, ::testing::Not(HasSubstr(".cpp:")));
+}
+
+TEST(Commands, EveryCommandsHelpEndsWithAnExampleOfItself) {
+  for (const Command& c : all_commands()) {
+    int rc = -1;
+    const std::string help = stdout_of(c.run, {"--help"}, &rc);
+    EXPECT_EQ(rc, 0) << c.name;
+    const size_t examples = help.find("\nexamples:\n");
+    ASSERT_NE(examples, std::string::npos) << c.name << " --help has no examples";
+    EXPECT_THAT(help.substr(examples), HasSubstr("attn " + std::string(c.name) + " ")) << c.name;
+  }
 }
 
 TEST(ArgParser, SetDefaultNeverOverridesAGivenValueAndRejectsUnknownNames) {

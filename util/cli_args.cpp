@@ -158,6 +158,11 @@ ArgParser& ArgParser::epilog(const std::string& text) {
   return *this;
 }
 
+ArgParser& ArgParser::example(const std::string& command_line, const std::string& what) {
+  examples_.emplace_back(command_line, what);
+  return *this;
+}
+
 bool ArgParser::is_set(const std::string& name) const { return values_.count(name) > 0; }
 
 std::pair<std::string, std::string> ArgParser::metavar_and_help(const Entry& e) {
@@ -191,6 +196,10 @@ std::string ArgParser::help() const {
     os << "\n";
   }
   os << "  --help                    show this help\n";
+  if (!examples_.empty()) {
+    os << "\nexamples:\n";
+    for (const auto& [line, what] : examples_) os << "  " << line << "\n      " << what << "\n";
+  }
   if (!epilog_.empty()) os << "\n" << epilog_;
   return os.str();
 }

@@ -28,6 +28,8 @@ class ArgParser {
   ArgParser& flag(const std::string& name, const std::string& help);
   // Text --help prints after the options.
   ArgParser& epilog(const std::string& text);
+  // A command line --help shows under "examples:", with what it does.
+  ArgParser& example(const std::string& command_line, const std::string& what);
 
   // Throws UsageError on an unknown flag (naming the closest known one), a
   // missing or empty value, or a value that is one of the command's flags
@@ -67,6 +69,7 @@ class ArgParser {
   // The declared name nearest to `name` by edit distance, or "" if none is near.
   std::string closest_name(const std::string& name) const;
   std::string command_, summary_, epilog_;
+  std::vector<std::pair<std::string, std::string>> examples_;  // command line, what it does
   std::vector<std::string> order_;
   std::map<std::string, Entry> entries_;
   std::map<std::string, std::string> values_;

@@ -23,6 +23,8 @@ int run_eval_command(const std::vector<std::string>& args) {
       .option("batch", "64", "examples per batch")
       .option("cache", "", "PATH: cache folder for downloaded data")
       .flag("allow-similar-labels", "as for attn train (needed again when the run was trained with it)");
+  p.example("attn eval --run runs/mtsa-spam", "the best checkpoint of the run on its own test split, as one JSON line");
+  p.example("attn eval --run runs/mtsa-spam --split dev --weights last.safetensors", "the latest checkpoint on the dev split");
   if (!p.parse(args)) {
     std::cout << p.help();
     return 0;

@@ -27,6 +27,7 @@ int run_explain_command(const std::vector<std::string>& args) {
       .option("feature", "-1",
               "for multi-dimensional (per-feature) attention: the feature to show, or -1 for the mean over features")
       .option("max-tokens", "60", "longer sentences are cut to their first N tokens (noted in the picture)");
+  p.example("attn explain --run runs/mtsa-spam --text \"free money, click now\"", "writes explain/sentence_1.svg: the prediction and the attention weights");
   if (!p.parse(args)) {
     std::cout << p.help();
     return 0;

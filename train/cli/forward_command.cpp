@@ -72,6 +72,7 @@ int run_forward_command(const std::vector<std::string>& args) {
       .option("seed", "1", "seed of the initialisation with --init-weights")
       .option("device", "cpu", "cpu or cuda (the model and inputs move there; outputs are written from the host)")
       .flag("detect-anomaly", "check every kernel's output and stop at the first NaN/overflow, naming the op");
+  p.example("attn forward --model t.cfg --weights w.safetensors --init-weights --input x.safetensors --output y.safetensors", "creates w.safetensors from the config's initialisation, then writes the outputs for x");
   if (!p.parse(args)) {
     std::cout << p.help();
     return 0;

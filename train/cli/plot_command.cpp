@@ -28,6 +28,7 @@ int run_plot_command(const std::vector<std::string>& args) {
       runs.push_back(args[i]);
     }
   }
+  p.example("attn plot runs/mtsa-spam runs/transformer-spam --out curves.svg", "two runs overlaid: training loss and dev metric against step");
   if (!p.parse(options)) {
     std::cout << p.help();
     return 0;

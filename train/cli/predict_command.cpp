@@ -68,14 +68,14 @@ int run_predict_command(const std::vector<std::string>& args) {
               "Reads one input per line from stdin and prints one prediction per line: the label (classify, pair),\n"
               "the score (relatedness) or the space-separated tags (tag). Pair inputs: two sentences separated by a tab.\n"
               "Lines end at LF, CRLF or a lone CR, as the data loaders read them; a blank line gives a blank output\n"
-              "line. A sentence longer than the run's --max-len is cut to it (said on stderr).\n"
-              "Example: echo \"free money, click now\" | attn predict --run runs/mtsa-spam --probabilities");
+              "line. A sentence longer than the run's --max-len is cut to it (said on stderr).");
   p.option("run", "", "PATH: run folder written by attn train (required)")
       .option("weights", "best.safetensors", "FILE: weights file inside the run folder (best.safetensors, or last.safetensors: the latest checkpoint)")
       .option("device", "cpu", "cpu or cuda (the model moves there; batches follow it)")
       .flag("probabilities", "classify, pair: also print each class's probability (label<TAB>class=p ...)")
       .flag("json", "one JSON object per line: {\"label\": ...} ({\"probabilities\": {...}} too with --probabilities), "
                     "{\"score\": ...} or {\"tags\": [...]}; a blank input line gives {}");
+  p.example("echo \"free money, click now\" | attn predict --run runs/mtsa-spam --probabilities", "the label and each class's probability");
   if (!p.parse(args)) {
     std::cout << p.help();
     return 0;

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "attn/util/text.h"
+
 namespace attn {
 
 namespace {
@@ -15,7 +17,7 @@ Settings operator+(Settings a, const Settings& b) {
 
 // What every preset shares: the papers' training loop had no tricks.
 const Settings kCommon = {
-    {"clip", "0", "no paper clips gradients (seed 001 App. B: \"without any other trick\")"},
+    {"clip", "0", "no paper clips gradients (MTSA paper App. B: \"without any other trick\")"},
     {"min-count", "1", "every training word gets a row: \"The embedding for a word in the training set but not in "
                        "GloVe is randomly initialized\" (001 App. B; 002 Sec. 4.1; 004 Sec. 5)"},
     {"max-len", "0", "unstated: no length cap"},
@@ -32,7 +34,7 @@ const Settings kAdamLr = {
     {"lr", "0.001", "unstated: Adam's usual 1e-3"},
 };
 
-// MTSA (seed 001, App. B). Width and heads are unstated: hidden 600 with 2
+// MTSA (MTSA paper, App. B). Width and heads are unstated: hidden 600 with 2
 // heads (one forward, one backward mask, Sec. 3.2) gives the parameter count
 // closest to Table 1's 2.9m.
 Settings mtsa(const std::string& task, const std::string& format, const std::string& keep, const std::string& gamma,
@@ -48,7 +50,7 @@ Settings mtsa(const std::string& task, const std::string& format, const std::str
       {"weight-decay", gamma, "gamma (App. B)"},
       {"max-steps", steps, "\"completed within\" this many steps (App. B)"},
       {"epochs", "100000", "bounded by --max-steps"},
-      {"batch", batch, batch == "128" ? "\"mini batch size of 128\" (App. B)" : "unstated: 32, the prior work's (seed 002 Sec. 4.4)"},
+      {"batch", batch, batch == "128" ? "\"mini batch size of 128\" (App. B)" : "unstated: 32, the prior work's (Bi-BloSAN paper Sec. 4.4)"},
       {"model:attn_keep_prob", attn_keep, attn_keep == "1" ? "\"do not apply the attention dropout\"" : "\"attention dropout with keep probability of 0.8\""},
       {"model:sigma_t", "logsigmoid", "\"set to log(sigmoid(.)) unless otherwise specified\" (App. B)"},
       {"model:activation", activation, activation == "elu" ? "SNLI: \"the activation function for fully-connected layer is set to elu\"" : "\"unspecified activation functions ... relu\" (App. B)"},
@@ -57,7 +59,7 @@ Settings mtsa(const std::string& task, const std::string& format, const std::str
   return s + kCommon;
 }
 
-// Bi-BloSAN (seed 002): one setup per section.
+// Bi-BloSAN (Bi-BloSAN paper): one setup per section.
 Settings biblosan(const std::string& task, const std::string& format, const Settings& section) {
   Settings s = {
       {"task", task, ""},
@@ -85,7 +87,7 @@ const Settings kBiblosanClassify = Settings{
     {"hidden", "300", "unstated for Sec. 4.4: 300, as in Sec. 4.1"},
 } + kAdamLr;
 
-// ReSAN (seed 004 Sec. 5, "Training Setup"; RL: Sec. 4).
+// ReSAN (ReSAN paper Sec. 5, "Training Setup"; RL: Sec. 4).
 Settings resan(const std::string& task, const std::string& format) {
   Settings s = {
       {"task", task, ""},
@@ -94,8 +96,8 @@ Settings resan(const std::string& task, const std::string& format) {
       {"hidden", "300", "\"The number of hidden units is 300\""},
       {"keep-prob", "0.75", "chosen from {0.65, 0.70, 0.75, 0.8}; the paper does not say which won"},
       {"weight-decay", "5e-5", "\"The weight decay factor gamma for L2 regularization is set to 5e-5\""},
-      {"batch", "64", "unstated: 64, the authors' batch for SNLI in seed 002"},
-      {"epochs", "50", "unstated: 50, as seed 002's SNLI setup"},
+      {"batch", "64", "unstated: 64, the authors' batch for SNLI in Bi-BloSAN paper"},
+      {"epochs", "50", "unstated: 50, as Bi-BloSAN paper's SNLI setup"},
       {"model:activation", "relu", "\"We use ReLU for all unspecified activation functions\""},
       {"model:head_activation", "relu", "as above"},
       {"rl-reward", "probability", "Eq. 17: R = p(y = y* | x) with the selected-fraction penalty"},
@@ -106,7 +108,7 @@ Settings resan(const std::string& task, const std::string& format) {
   return s + kAdadeltaLr + kCommon;
 }
 
-// The Multi-Scale Transformer (seed 003). Its appendix with the learning
+// The Multi-Scale Transformer (Multi-Scale Transformer paper). Its appendix with the learning
 // rate and dropout is not in the seed text.
 Settings mstrans(const std::string& task, const std::string& format, const std::string& hidden,
                  const std::string& heads, const std::string& heads_note) {
@@ -130,12 +132,12 @@ Settings mstrans(const std::string& task, const std::string& format, const std::
 
 std::vector<Preset> make_presets() {
   std::vector<Preset> p;
-  p.push_back({"mtsa-snli", "MTSA on SNLI", "seed 001, App. B (SNLI paragraph); Table 1", "test accuracy 86.3",
+  p.push_back({"mtsa-snli", "MTSA on SNLI", "MTSA paper, App. B (SNLI paragraph); Table 1", "test accuracy 86.3",
                mtsa("pair", "snli", "0.65", "5e-5", "600000", "128", "1", "elu") + kAdadeltaLr});
-  p.push_back({"mtsa-sst5", "MTSA on SST-5", "seed 001, App. B (SST-5 paragraph); Table 5",
+  p.push_back({"mtsa-sst5", "MTSA on SST-5", "MTSA paper, App. B (SST-5 paragraph); Table 5",
                "test accuracy 51.3 (mean of 5 runs)",
                mtsa("classify", "sst5", "0.7", "1e-4", "120000", "32", "1", "relu") + kAdadeltaLr});
-  p.push_back({"mtsa-trec", "MTSA on TREC", "seed 001, App. B (TREC paragraph); Table 5",
+  p.push_back({"mtsa-trec", "MTSA on TREC", "MTSA paper, App. B (TREC paragraph); Table 5",
                "accuracy 95.3 on TREC_10 (mean of 5 runs)",
                mtsa("classify", "trec", "0.5", "1e-4", "80000", "32", "1", "relu") + kAdadeltaLr});
   for (const char* name : {"cr", "mpqa", "subj"}) {
@@ -145,15 +147,15 @@ std::vector<Preset> make_presets() {
     s.push_back({"optimizer", "adam", "\"we here use Adam as the optimizer\" (App. B)"});
     s.push_back({"lr", "0.001", "unstated: Adam's usual 1e-3 (\"do not use any learning rate decay trick\")"});
     p.push_back({"mtsa-" + n, "MTSA on " + std::string(n == "cr" ? "CR" : n == "mpqa" ? "MPQA" : "SUBJ"),
-                 "seed 001, App. B (CR, MPQA and SUBJ paragraph); Table 5",
+                 "MTSA paper, App. B (CR, MPQA and SUBJ paragraph); Table 5",
                  "accuracy " + result + " (mean of 10-fold cross validation; --fold picks one)", s});
   }
-  p.push_back({"biblosan-snli", "Bi-BloSAN on SNLI", "seed 002, Sec. 4.1; Table 1", "test accuracy 85.7",
+  p.push_back({"biblosan-snli", "Bi-BloSAN on SNLI", "Bi-BloSAN paper, Sec. 4.1; Table 1", "test accuracy 85.7",
                biblosan("pair", "snli",
                         Settings{{"hidden", "240", "\"480D Bi-BloSAN\": 240 per direction, 2.7m parameters against "
                                                    "the paper's 2.8m (Sec. 4.1 also says 300 hidden units)"}} +
                             kBiblosanSnli)});
-  p.push_back({"biblosan-sick", "Bi-BloSAN on SICK", "seed 002, Sec. 4.3; Table 5",
+  p.push_back({"biblosan-sick", "Bi-BloSAN on SICK", "Bi-BloSAN paper, Sec. 4.3; Table 5",
                "Pearson 0.8616, Spearman 0.8038, MSE 0.3008 (mean of 5 runs)",
                biblosan("relatedness", "sick",
                         Settings{{"batch", "64", "\"Adadelta with batch size of 64\" (Sec. 4.3)"},
@@ -162,31 +164,31 @@ std::vector<Preset> make_presets() {
                                  {"hidden", "300", "unstated for SICK: 300, as Sec. 4.1"},
                                  {"epochs", "50", "unstated: 50, as Sec. 4.1"}} +
                             kAdadeltaLr)});
-  p.push_back({"biblosan-sst5", "Bi-BloSAN on SST-5", "seed 002, Sec. 4.4; Table 6", "test accuracy 50.6 (mean of 5 runs)",
+  p.push_back({"biblosan-sst5", "Bi-BloSAN on SST-5", "Bi-BloSAN paper, Sec. 4.4; Table 6", "test accuracy 50.6 (mean of 5 runs)",
                biblosan("classify", "sst5", kBiblosanClassify)});
-  p.push_back({"biblosan-trec", "Bi-BloSAN on TREC", "seed 002, Sec. 4.4; Table 6",
+  p.push_back({"biblosan-trec", "Bi-BloSAN on TREC", "Bi-BloSAN paper, Sec. 4.4; Table 6",
                "accuracy 94.8 on TREC_10 (mean of 5 runs)", biblosan("classify", "trec", kBiblosanClassify)});
-  p.push_back({"mstrans-sst5", "Multi-Scale Transformer on SST-5", "seed 003, Experiments; Tables 1 and 2",
+  p.push_back({"mstrans-sst5", "Multi-Scale Transformer on SST-5", "Multi-Scale Transformer paper, Experiments; Tables 1 and 2",
                "test accuracy 51.9", mstrans("classify", "sst5", "300", "10", "head DIM 30 (Table 1): 300 / 30")});
-  p.push_back({"mstrans-snli", "Multi-Scale Transformer on SNLI", "seed 003, Experiments; Tables 1, 5 and 6",
+  p.push_back({"mstrans-snli", "Multi-Scale Transformer on SNLI", "Multi-Scale Transformer paper, Experiments; Tables 1, 5 and 6",
                "test accuracy 85.9",
                mstrans("pair", "snli", "600", "5",
                        "N' = 5 (Table 6); Table 1's head DIM 64 does not divide 600, so 120 per head")});
-  p.push_back({"resan-snli", "ReSAN on SNLI", "seed 004, Sec. 4 and 5.1; Table 1", "test accuracy 86.3",
+  p.push_back({"resan-snli", "ReSAN on SNLI", "ReSAN paper, Sec. 4 and 5.1; Table 1", "test accuracy 86.3",
                resan("pair", "snli")});
-  p.push_back({"resan-sick", "ReSAN on SICK", "seed 004, Sec. 4 and 5.2; Table 3",
+  p.push_back({"resan-sick", "ReSAN on SICK", "ReSAN paper, Sec. 4 and 5.2; Table 3",
                "Pearson 0.8720, Spearman 0.8163, MSE 0.2623 (mean of 5 runs)", resan("relatedness", "sick")});
-  p.push_back({"disan-snli", "DiSAN on SNLI", "the DiSAN baseline of seed 002, Sec. 4.1 (DiSAN's paper is not a seed); Table 1",
+  p.push_back({"disan-snli", "DiSAN on SNLI", "the DiSAN baseline of Bi-BloSAN paper, Sec. 4.1 (DiSAN's paper is not a seed); Table 1",
                "test accuracy 85.6",
                Settings{{"task", "pair", ""},
                         {"format", "snli", ""},
                         {"model", "disan", ""},
-                        {"hidden", "300", "\"600D ... (300D forward ... + 300D backward ...)\" (seed 002 Sec. 4)"},
-                        {"batch", "64", "\"The batch size is set to 64 for all methods\" (seed 002 Sec. 4.1)"},
-                        {"epochs", "50", "seed 002 Sec. 4.1"},
-                        {"keep-prob", "0.75", "seed 002 Sec. 4.1"},
-                        {"weight-decay", "5e-5", "seed 002 Sec. 4.1"},
-                        {"model:activation", "relu", "\"in all models ... Relu\" (seed 002 Sec. 4.1)"},
+                        {"hidden", "300", "\"600D ... (300D forward ... + 300D backward ...)\" (Bi-BloSAN paper Sec. 4)"},
+                        {"batch", "64", "\"The batch size is set to 64 for all methods\" (Bi-BloSAN paper Sec. 4.1)"},
+                        {"epochs", "50", "Bi-BloSAN paper Sec. 4.1"},
+                        {"keep-prob", "0.75", "Bi-BloSAN paper Sec. 4.1"},
+                        {"weight-decay", "5e-5", "Bi-BloSAN paper Sec. 4.1"},
+                        {"model:activation", "relu", "\"in all models ... Relu\" (Bi-BloSAN paper Sec. 4.1)"},
                         {"model:head_activation", "relu", "as above"}} +
                    kAdadeltaLr + kCommon});
   return p;
@@ -205,28 +207,64 @@ const Preset* find_preset(const std::string& name) {
   return nullptr;
 }
 
+namespace {
+
+const char* const kPapersLegend =
+    "The papers:\n"
+    "  MTSA paper: Shen et al., \"Tensorized Self-Attention: Efficiently Modeling Pairwise and Global\n"
+    "    Dependencies Together\" (NAACL 2019), with its appendix\n"
+    "  Bi-BloSAN paper: Shen et al., \"Bi-Directional Block Self-Attention for Fast and Memory-Efficient\n"
+    "    Sequence Modeling\" (ICLR 2018)\n"
+    "  Multi-Scale Transformer paper: Guo et al., \"Multi-Scale Self-Attention for Text Classification\" (AAAI 2020)\n"
+    "  ReSAN paper: Shen et al., \"Reinforced Self-Attention Network: a Hybrid of Hard and Soft Attention\n"
+    "    for Sequence Modeling\" (IJCAI 2018)\n";
+
+void write_preset(std::ostream& os, const Preset& p) {
+  os << p.name << ": " << p.title << "\n  source: " << p.source << "\n  paper: " << p.result << "\n";
+  for (const PresetSetting& s : p.settings) {
+    os << "  " << (s.key.rfind("model:", 0) == 0 ? s.key : "--" + s.key) << " " << s.value;
+    if (!s.note.empty()) os << "  (" << s.note << ")";
+    os << "\n";
+  }
+}
+
+// what_is_unknown: "attn train: unknown --preset"; the name, a guess and the known names follow.
+const Preset& known_preset(const std::string& name, const std::string& what_is_unknown) {
+  if (const Preset* preset = find_preset(name)) return *preset;
+  std::string known;
+  for (const Preset& p : all_presets()) known += (known.empty() ? "" : ", ") + p.name;
+  const std::string guess = text::nearest_word(name, [] {
+    std::vector<std::string> names;
+    for (const Preset& p : all_presets()) names.push_back(p.name);
+    return names;
+  }());
+  throw UsageError(what_is_unknown + " '" + name + "'" + (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+                   "; known: " + known + " (`attn presets` lists them)");
+}
+
+}  // namespace
+
 std::string presets_listing() {
   std::ostringstream os;
   os << "Presets: attn train --preset NAME --data DIR [--glove FILE]; explicit flags override.\n"
-     << "\"unstated\" marks a value the paper does not give (and what is used instead).\n";
+     << "\"unstated\" marks a value the paper does not give (and what is used instead);\n"
+     << "\"model:KEY\" is a model config key (docs/models.md).\n\n"
+     << kPapersLegend;
   for (const Preset& p : all_presets()) {
-    os << "\n" << p.name << ": " << p.title << "\n  source: " << p.source << "\n  paper: " << p.result << "\n";
-    for (const PresetSetting& s : p.settings) {
-      os << "  " << (s.key.rfind("model:", 0) == 0 ? s.key : "--" + s.key) << " " << s.value;
-      if (!s.note.empty()) os << "  (" << s.note << ")";
-      os << "\n";
-    }
+    os << "\n";
+    write_preset(os, p);
   }
   return os.str();
 }
 
+std::string preset_listing(const std::string& name) {
+  std::ostringstream os;
+  write_preset(os, known_preset(name, "attn presets: unknown preset"));
+  return os.str();
+}
+
 Config apply_preset(const std::string& name, ArgParser& parser) {
-  const Preset* preset = find_preset(name);
-  if (!preset) {
-    std::string known;
-    for (const Preset& p : all_presets()) known += (known.empty() ? "" : ", ") + p.name;
-    throw UsageError("attn train: unknown --preset '" + name + "' (known: " + known + "; `attn presets` lists them)");
-  }
+  const Preset* preset = &known_preset(name, "attn train: unknown --preset");
   Config model;
   for (const PresetSetting& s : preset->settings) {
     if (s.key.rfind("model:", 0) == 0) model.set(s.key.substr(6), s.value);

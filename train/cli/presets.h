@@ -22,7 +22,7 @@ struct PresetSetting {
 struct Preset {
   std::string name;    // "mtsa-snli"
   std::string title;   // "MTSA on SNLI"
-  std::string source;  // seed, section and table
+  std::string source;  // paper, section and table
   std::string result;  // the paper's reported test figure
   std::vector<PresetSetting> settings;
 };
@@ -31,9 +31,11 @@ struct Preset {
 const std::vector<Preset>& all_presets();
 const Preset* find_preset(const std::string& name);
 
-// `attn presets` (or `attn train --preset list`): one block per preset with
-// its source, result and settings.
+// `attn presets` (or `attn train --preset list`): which paper each short name
+// means, then one block per preset with its source, result and settings.
 std::string presets_listing();
+// `attn presets NAME`: the same block for one preset (UsageError if unknown).
+std::string preset_listing(const std::string& name);
 
 // Makes the preset's options the parser's defaults (flags given on the
 // command line still win) and returns its model config keys. Throws

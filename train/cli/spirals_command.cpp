@@ -20,6 +20,7 @@ int run_spirals_command(const std::vector<std::string>& args) {
       .option("steps", std::to_string(c.steps), "full-batch SGD steps")
       .option("lr", default_lr.str(), "learning rate")
       .option("seed", std::to_string(c.seed), "random seed (data and initialisation)");
+  p.example("attn spirals --steps 2000", "a longer run; prints the final accuracy");
   if (!p.parse(args)) {
     std::cout << p.help();
     return 0;

@@ -24,6 +24,15 @@ namespace attn {
 
 namespace {
 
+// The value of --preset NAME or --preset=NAME among the arguments, or "".
+std::string preset_named_in(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--preset" && i + 1 < args.size()) return args[i + 1];
+    if (args[i].rfind("--preset=", 0) == 0) return args[i].substr(9);
+  }
+  return "";
+}
+
 bool is_regular_file(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -49,17 +58,17 @@ int run_train_command(const std::vector<std::string>& args) {
   p.option("device", "cpu", "cpu or cuda")
       .option("epochs", "3", "training epochs")
       .option("batch", "32", "examples per mini-batch")
-      .option("lr", "0", "learning rate (0: the optimizer's default)")
+      .option("lr", "0", "FLOAT: learning rate (0: the optimizer's default)")
       .option("optimizer", "adam", "adam, adadelta or sgd")
       .option("seed", "1", "random seed (initialisation, dropout, shuffling)")
       .option("max-len", "200", "truncate sequences to this many tokens (0: no cap)")
       .option("max-steps", "0", "stop after this many steps (0: no cap)")
       .option("min-count", "1", "minimum word count for the vocabulary (1: every training word, as the papers)")
       .option("max-vocab", "0", "keep only the N most frequent training words (0: no cap, every training word, as the papers); the log says how many were dropped")
-      .option("weight-decay", "0", "L2 penalty gamma: the loss gets factor * gamma * ||theta||^2")
+      .option("weight-decay", "0", "FLOAT: L2 penalty gamma: the loss gets factor * gamma * ||theta||^2")
       .option("weight-decay-scope", "all", "what the L2 penalty covers: all (every parameter, the papers) or matrices")
-      .option("weight-decay-factor", "1", "the penalty's factor: 1 (gamma ||theta||^2, the papers) or 0.5 (TensorFlow's l2_loss)")
-      .option("clip", "5", "clip gradients to this global norm (0: off; no paper clips)")
+      .option("weight-decay-factor", "1", "FLOAT: the penalty's factor: 1 (gamma ||theta||^2, the papers) or 0.5 (TensorFlow's l2_loss)")
+      .option("clip", "5", "FLOAT: clip gradients to this global norm (0: off; no paper clips)")
       .option("eval-every", "0", "steps between dev evaluations (0: each epoch); each epoch's end and the run's end are evaluated as well")
       .option("checkpoint-every", "50", "steps between resumable checkpoints")
       .option("run", "", "run folder (default: runs/<model>-<task>)")
@@ -70,15 +79,27 @@ int run_train_command(const std::vector<std::string>& args) {
       .option("max-words", "0", "SpamAssassin: keep the first N words of each message (0: all)")
       .flag("allow-similar-labels", "tsv/conll data: keep labels that differ only by whitespace or number format (\" 1\", \"01\" beside \"1\") and a header-like first line as classes instead of refusing them")
       .option("rl-reward", "probability", "ReSAN: probability (Eq. 17: p(y*|x) - lambda * f) or neg-loss (the released code: -(loss + lambda * f))")
-      .option("rl-lambda", "0.01", "ReSAN: penalty on f, the selected tokens of both RSS over the length (paper: 0.005, 0.01 or 0.02)")
+      .option("rl-lambda", "0.01", "FLOAT: ReSAN: penalty on f, the selected tokens of both RSS over the length (paper: 0.005, 0.01 or 0.02)")
       .option("rl-warmup", "dev-loss", "ReSAN: the supervised warm-up with every token selected lasts until the dev loss stops falling (dev-loss) or N steps (-1: one epoch)")
-      .option("rl-warmup-min-decrease", "0.01", "ReSAN: the dev-loss warm-up ends when the dev loss falls by less than this fraction")
+      .option("rl-warmup-min-decrease", "0.01", "FLOAT: ReSAN: the dev-loss warm-up ends when the dev loss falls by less than this fraction")
       .option("rl-only", "0", "ReSAN: steps of RL-only updates after the warm-up (not in the paper)")
       .flag("rl-baseline", "ReSAN: subtract a moving-average baseline from the reward")
       .flag("detect-anomaly", "check every kernel's output and stop at the first NaN/overflow, naming the op (slow)")
       .flag("quiet", "no progress output on stderr")
       .epilog(model_config_keys_help());
+  p.example("attn train --model mtsa --run runs/mtsa-spam", "MTSA on the default data (SpamAssassin); prints the test metrics as JSON");
+  p.example("attn train --preset mtsa-sst5 --data DIR --glove glove.840B.300d.txt", "a paper's experiment (`attn presets mtsa-sst5` shows its values)");
+  p.example("attn train --run runs/mtsa-spam --resume", "continues an interrupted run from its last checkpoint");
   if (!p.parse(args)) {
+    // `--preset NAME --help`: the help with the preset's values as the defaults.
+    if (const std::string name = preset_named_in(args); !name.empty()) {
+      const Config preset_model = apply_preset(name, p);
+      std::cout << "--preset " << name << " sets the defaults below; explicit flags override.\n";
+      std::string keys;
+      for (const auto& [key, value] : preset_model.entries()) keys += (keys.empty() ? "" : ", ") + key + " = " + value;
+      if (!keys.empty()) std::cout << "It also sets these model config keys: " << keys << ".\n";
+      std::cout << "\n";
+    }
     std::cout << p.help();
     return 0;
   }
@@ -176,17 +197,37 @@ int run_train_command(const std::vector<std::string>& args) {
   std::set<std::string> preset_options;
   if (const Preset* preset = find_preset(o.preset))
     for (const PresetSetting& setting : preset->settings) preset_options.insert(setting.key);
+  // A preset's model settings are its encoder's: with another --model, an
+  // error names the preset, whose settings they are.
+  auto in_preset_terms = [&](const std::string& message) {
+    if (o.preset.empty() || !p.is_set("model")) return message;
+    std::string preset_encoder;
+    for (const PresetSetting& setting : find_preset(o.preset)->settings)
+      if (setting.key == "model") preset_encoder = setting.value;
+    if (preset_encoder.empty() || preset_encoder == model_name) return message;
+    return "--preset " + o.preset + " sets model settings of the " + preset_encoder + " encoder that --model " +
+           model_name + " does not take (" + message + "); drop --model, or give " + model_name +
+           "'s own settings instead of the preset";
+  };
   for (const ModelFlag& f : model_flag_list) {
     if (!p.is_set(f.flag) && !preset_options.count(f.flag)) continue;
     try {
       check_model_config_value(model_name, f.key, p.get(f.flag));
     } catch (const Error& e) {
-      throw UsageError("attn train: option '--" + f.flag + "': " + e.what());
+      throw UsageError("attn train: " +
+                       in_preset_terms(p.is_set(f.flag) ? "option '--" + f.flag + "': " + e.user_message()
+                                                        : "'--" + f.flag + " " + p.get(f.flag) + "': " + e.user_message()));
     }
     o.model.set(f.key, p.get(f.flag));
   }
   // The keys from --config and a resumed run's model.cfg, before anything is read or written.
-  check_model_config(o.model, "the model config");
+  try {
+    check_model_config(o.model, "the model config");
+  } catch (const Error& e) {
+    const std::string message = in_preset_terms(e.user_message());
+    if (message != e.user_message()) throw UsageError("attn train: " + message);
+    throw;
+  }
   if (o.run_dir.empty()) o.run_dir = "runs/" + model_name + "-" + p.get("task");
   // Held until the command returns: through training and test_metrics.json.
   const RunFolderLock lock(o.run_dir);
@@ -214,14 +255,20 @@ int run_train_command(const std::vector<std::string>& args) {
 }
 
 int run_presets_command(const std::vector<std::string>& args) {
-  ArgParser p("presets", "Lists every preset of `attn train --preset NAME`: the paper, section and table it comes\n"
-                         "from, the paper's reported figure, and each setting with the paper's words (\"unstated\"\n"
-                         "where the paper gives no value, with what is used instead).");
-  if (!p.parse(args)) {
+  ArgParser p("presets", "attn presets [NAME]: lists every preset of `attn train --preset NAME` (or the one named):\n"
+                         "the paper, section and table it comes from, the paper's reported figure, and each setting\n"
+                         "with the paper's words (\"unstated\" where the paper gives no value, with what is used\n"
+                         "instead). `attn train --preset NAME --help` shows the options with the preset's values.");
+  p.example("attn presets", "every preset, with the papers they come from");
+  p.example("attn presets resan-snli", "one preset's settings");
+  std::vector<std::string> options, names;
+  for (const std::string& a : args) (a.rfind("-", 0) == 0 ? options : names).push_back(a);
+  if (!p.parse(options)) {
     std::cout << p.help();
     return 0;
   }
-  std::cout << presets_listing();
+  if (names.size() > 1) throw UsageError("attn presets: name one preset at most, got " + std::to_string(names.size()));
+  std::cout << (names.empty() ? presets_listing() : preset_listing(names[0]));
   return 0;
 }
 
