@@ -11,6 +11,7 @@
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
 #include "attn/models/encoder.h"
+#include "attn/models/task_model.h"
 #include "attn/nn/safetensors.h"
 #include "attn/ops/unary/unary.h"
 #include "attn/util/cli_args.h"
@@ -218,29 +219,40 @@ TEST_F(ForwardCommand, UsageErrorsAndUnknownConfigKeys) {
   EXPECT_THAT(::testing::internal::GetCapturedStdout(), HasSubstr("--init-weights"));
 }
 
-TEST_F(ForwardCommand, ParamsListsEveryTensorAndTheTotal) {
+TEST_F(ForwardCommand, ParamsListsEveryTensorOfTheWholeModelAndTheTotal) {
   ::testing::internal::CaptureStdout();
-  int rc = run_params_command({"--model", path("model.cfg"), "--input-dim", "2"});
+  int rc = run_params_command({"--model", path("model.cfg"), "--input-dim", "2", "--vocab-size", "50", "--classes", "3"});
   std::string out = ::testing::internal::GetCapturedStdout();
   ASSERT_EQ(rc, 0);
-  EXPECT_THAT(out, HasSubstr("fw.fc.weight"));
+  EXPECT_THAT(out, HasSubstr("encoder.fw.fc.weight"));
   EXPECT_THAT(out, HasSubstr("[3, 2]"));
-  EXPECT_THAT(out, HasSubstr("bw.bias"));
-  EXPECT_THAT(out, HasSubstr("s2t.w2.weight"));
-  // The total equals the sum over the encoder's own state.
-  Generator init(1);
-  EncoderContext ctx;
-  Config config = Config::parse("encoder = disan\nhidden = 3\n");
-  Generator noise(2);
-  ctx.input_dim = 2;
-  ctx.init = &init;
-  ctx.noise = &noise;
-  int64_t total = 0;
-  for (const auto& [name, t] : build_encoder(config, ctx)->named_state()) {
-    total += t.numel();
+  EXPECT_THAT(out, HasSubstr("encoder.s2t.w2.weight"));
+  EXPECT_THAT(out, HasSubstr("embedding.weight"));
+  EXPECT_THAT(out, HasSubstr("[50, 2]"));
+  EXPECT_THAT(out, HasSubstr("head."));
+  // Each part's subtotal and the total are those of the task model attn train builds.
+  Config config = Config::parse("encoder = disan\nhidden = 3\nembedding_dim = 2\n");
+  Generator init(1), noise(2);
+  TaskModel model(config, TaskKind::Classify, 50, 3, DType::F32, init, noise);
+  std::map<std::string, int64_t> part;
+  for (const auto& [name, t] : model.named_parameters()) {
+    part[name.substr(0, name.find('.'))] += t.numel();
     EXPECT_THAT(out, HasSubstr(name));
   }
-  EXPECT_THAT(out, HasSubstr("total: " + std::to_string(total) + " values"));
+  EXPECT_EQ(part["embedding"], 100);
+  EXPECT_GT(part["encoder"], 0);
+  EXPECT_GT(part["head"], 0);
+  for (const auto& [name, count] : part)
+    EXPECT_THAT(out, ::testing::ContainsRegex(name + " +" + std::to_string(count) + " parameters"));
+  EXPECT_THAT(out, ::testing::ContainsRegex("total +" + std::to_string(model.parameter_count()) + " parameters"));
+}
+
+TEST_F(ForwardCommand, ParamsWithoutAVocabularySizeSaysTheEmbeddingsAreNotCounted) {
+  ::testing::internal::CaptureStdout();
+  ASSERT_EQ(run_params_command({"--model", path("model.cfg"), "--input-dim", "2"}), 0);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_THAT(out, HasSubstr("not counted"));
+  EXPECT_THAT(out, HasSubstr("without the embeddings"));
 }
 
 TEST_F(ForwardCommand, ParamsReportsConfigErrors) {
