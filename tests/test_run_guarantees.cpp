@@ -107,6 +107,21 @@ TEST(TrainerEvaluation, EveryEpochEndAndTheRunEndAreEvaluatedOnce) {
   EXPECT_EQ(evaluated_steps(o.run_dir + "/metrics.jsonl"), (std::vector<int>{5, 9, 10, 13}));
 }
 
+TEST(TrainerData, AnEmptySplitIsNamedWithItsCause) {
+  const std::string dir = fresh_dir();
+  write(dir, "data/train.tsv", "1\tgood film\n");  // one example: no dev split to carve from it
+  write(dir, "data/test.tsv", "1\tgood film\n0\tbad film\n");
+  std::string err = error_of([&] { train_model(tiny_run(dir + "/data", dir + "/run")); });
+  EXPECT_THAT(err, HasSubstr("the dev split of '" + dir + "/data'"));
+  EXPECT_THAT(err, HasSubstr("the 1 training example(s) are too few to carve one from"));
+  write(dir, "data/train.tsv", "1\tgood film\n0\tbad film\n1\tfine film\n0\tdull film\n");
+  write(dir, "data/dev.tsv", "1\tgood film\n0\tbad film\n");
+  write(dir, "data/test.tsv", "");
+  err = error_of([&] { train_model(tiny_run(dir + "/data", dir + "/run")); });
+  EXPECT_THAT(err, HasSubstr("the test split of '" + dir + "/data'"));
+  EXPECT_THAT(err, HasSubstr("is empty: its file has no example lines"));
+}
+
 TEST(TrainerResume, InterruptedMidStepResumesToTheUninterruptedRunsFiles) {
   const std::string dir = fresh_dir();
   TrainOptions o = tiny_run(test_data::write_alpha_beta_tsv(dir), dir + "/reference");

@@ -75,6 +75,7 @@ class Trainer {
 
  private:
   void log(const std::string& line) const;
+  void check_splits_not_empty() const;
   void read_or_build_vocabulary();
   void log_dropped_words() const;
   void build_model();
@@ -127,11 +128,26 @@ Trainer::Trainer(const TrainOptions& o)
   check_model_config(o_.model, "the model config");
   data_ = load_task_data(o_.data);
   log(dataset_summary(data_));
-  ATTN_CHECK(!data_.dev.empty() && !data_.test.empty(), "train", "the data needs dev and test splits");
+  check_splits_not_empty();
   read_or_build_vocabulary();
   build_model();
   build_optimisers();
   restore_position();
+}
+
+// An empty split would train on nothing or select and report on nothing; the
+// error names the split, the data and what empties one.
+void Trainer::check_splits_not_empty() const {
+  const std::string data = o_.data.data.empty() ? std::string("the default data") : "'" + o_.data.data + "'";
+  auto check = [&](const char* split, const std::vector<Example>& examples, const std::string& cause) {
+    ATTN_CHECK(!examples.empty(), "train", "the ", split, " split of ", data, " (", data_.name, ") is empty: ", cause,
+               "; every split needs at least one example");
+  };
+  check("train", data_.train, "its file has no example lines");
+  check("dev", data_.dev,
+        "its file has no example lines, or, where the data has no dev file, the " +
+            std::to_string(data_.train.size()) + " training example(s) are too few to carve one from");
+  check("test", data_.test, "its file has no example lines");
 }
 
 void Trainer::log(const std::string& line) const {

@@ -1,5 +1,5 @@
 // Generic directory formats: label<TAB>text and label<TAB>a<TAB>b
-// (tagging directories are in loader_tagging.cpp).
+// (tagging directories are in tagging.cpp).
 #include <map>
 
 #include "attn/engine/error.h"
