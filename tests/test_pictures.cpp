@@ -1,11 +1,13 @@
 // `attn explain` and `attn plot`: the attention trace records the weights of
 // the very forward pass that produced the output (they are probabilities
 // over the allowed keys, zero where masked, and reproduce the output), the
-// explain picture holds the sentence and the prediction, the training loop
-// keeps curves.svg, and bad input fails naming the problem.
+// explain picture holds the sentence and the prediction, the plot's axes
+// follow the data from step 0, the training loop keeps curves.svg, and bad
+// input fails naming the problem.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -31,6 +33,7 @@ namespace attn {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace testing_support;
 
 constexpr int64_t kBatch = 2, kLen = 7, kInput = 5;
@@ -290,6 +293,14 @@ std::string read_all(const std::string& path) {
   return s.str();
 }
 
+// The value of the first `name="..."` after position `from` in an SVG.
+std::string attribute(const std::string& svg, const std::string& name, size_t from = 0) {
+  const size_t at = svg.find(" " + name + "=\"", from);
+  if (at == std::string::npos) return "(no " + name + ")";
+  const size_t start = at + name.size() + 3;
+  return svg.substr(start, svg.find('"', start) - start);
+}
+
 TEST(Explain, PictureOfTheForwardPassThatPredicted) {
   const std::string dir = test_data::fresh_dir();
   const std::string run_dir = trained_run(dir);
@@ -377,7 +388,82 @@ TEST(Plot, ReadsRunsAndRefusesBadLogs) {
   const std::string no_step = test_data::write(dir, "n/metrics.jsonl", "{\"accuracy\": 0.5}\n");
   EXPECT_THAT(error_of([&] { read_metrics_log(no_step, "n"); }), HasSubstr("has no \"step\""));
   EXPECT_THAT(error_of([&] { render_training_curves({read_metrics_log(good, "a")}, "pearson"); }),
-              HasSubstr("has no dev metric 'pearson'"));
+              HasSubstr("has no metric 'pearson'"));
+}
+
+// The axis ranges a chart drew, from its panels' plot areas: {lo, hi} of
+// panel `panel`'s `axis` ("x" or "y").
+std::pair<double, double> axis_range(const std::string& svg, int panel, const std::string& axis) {
+  size_t at = svg.find("class=\"plot-area\"");
+  for (int k = 0; k < panel && at != std::string::npos; ++k) at = svg.find("class=\"plot-area\"", at + 1);
+  if (at == std::string::npos) return {std::nan(""), std::nan("")};
+  std::istringstream in(attribute(svg, "data-" + axis + "-axis", at));
+  std::pair<double, double> range{std::nan(""), std::nan("")};
+  in >> range.first >> range.second;
+  return range;
+}
+
+TEST(Plot, MetricAxisFollowsTheData) {
+  const std::string dir = test_data::fresh_dir();
+  const std::string log = test_data::write(dir, "a/metrics.jsonl",
+                                           "{\"accuracy\": 0.80, \"step\": 25, \"train_loss\": 0.52}\n"
+                                           "{\"accuracy\": 0.91, \"step\": 50, \"train_loss\": 0.31}\n"
+                                           "{\"accuracy\": 0.95, \"step\": 75, \"train_loss\": 0.24}\n");
+  const std::string svg = render_training_curves({read_metrics_log(log, "a")});
+  const auto [lo, hi] = axis_range(svg, 1, "y");  // panel 1: dev accuracy
+  EXPECT_GT(lo, 0.7) << "the axis is not stretched down to 0";
+  EXPECT_LE(lo, 0.80);
+  EXPECT_GE(hi, 0.95);
+  EXPECT_LT(hi, 1.0);
+  EXPECT_THAT(svg, HasSubstr(">0.85</text>")) << "ticks inside the data's range";
+  const auto [loss_lo, loss_hi] = axis_range(svg, 0, "y");
+  EXPECT_GT(loss_lo, 0.1);
+  EXPECT_LE(loss_lo, 0.24);
+  EXPECT_GE(loss_hi, 0.52);
+  // A flat line still gets an axis around its value.
+  const std::string flat = test_data::write(dir, "f/metrics.jsonl",
+                                            "{\"accuracy\": 0.5, \"step\": 1}\n{\"accuracy\": 0.5, \"step\": 2}\n");
+  const auto [flat_lo, flat_hi] = axis_range(render_training_curves({read_metrics_log(flat, "f")}), 1, "y");
+  EXPECT_LT(flat_lo, 0.5);
+  EXPECT_GT(flat_hi, 0.5);
+}
+
+TEST(Plot, StepAxisStartsAtZeroAndDrawsStepZero) {
+  const std::string dir = test_data::fresh_dir();
+  // The trainer's first evaluation is after --eval-every steps: the axis still starts where training did.
+  const std::string later = test_data::write(dir, "a/metrics.jsonl",
+                                             "{\"accuracy\": 0.6, \"step\": 40, \"train_loss\": 0.6}\n"
+                                             "{\"accuracy\": 0.7, \"step\": 80, \"train_loss\": 0.5}\n");
+  const std::string svg = render_training_curves({read_metrics_log(later, "a")});
+  EXPECT_EQ(axis_range(svg, 0, "x").first, 0);
+  EXPECT_EQ(axis_range(svg, 1, "x").first, 0);
+  // An evaluation at step 0 (the model before training) is a point on the left edge.
+  const std::string from_zero = test_data::write(dir, "z/metrics.jsonl",
+                                                 "{\"accuracy\": 0.5, \"step\": 0}\n"
+                                                 "{\"accuracy\": 0.7, \"step\": 80, \"train_loss\": 0.5}\n");
+  const std::string zero_svg = render_training_curves({read_metrics_log(from_zero, "z")});
+  const size_t dev_area = zero_svg.find("class=\"plot-area\"", zero_svg.find("class=\"plot-area\"") + 1);
+  const size_t dev_line = zero_svg.find("<polyline", dev_area);
+  ASSERT_NE(dev_line, std::string::npos);
+  const std::string points = attribute(zero_svg, "points", dev_line);
+  EXPECT_EQ(points.substr(0, points.find(',')), attribute(zero_svg, "x", zero_svg.rfind("<rect", dev_area)));
+  EXPECT_EQ(std::count(points.begin(), points.end(), ','), 2) << "both evaluations are drawn: " << points;
+}
+
+TEST(Plot, UnknownMetricListsTheMetricsTheRunHas) {
+  const std::string dir = test_data::fresh_dir();
+  const std::string log = test_data::write(
+      dir, "a/metrics.jsonl",
+      "{\"accuracy\": 0.5, \"epoch\": 1, \"loss\": 0.7, \"macro_f1\": 0.4, \"step\": 10, \"train_loss\": 0.69}\n");
+  const std::string message = error_of([&] { render_training_curves({read_metrics_log(log, "runs/a")}, "f1"); });
+  EXPECT_THAT(message, HasSubstr("run 'runs/a' has no metric 'f1'"));
+  EXPECT_THAT(message, HasSubstr("accuracy, loss, macro_f1, train_loss"));
+  EXPECT_THAT(message, Not(HasSubstr("epoch"))) << "step and epoch are the x axis, not metrics";
+  // A metric some evaluations lack names the step.
+  const std::string gap = test_data::write(dir, "g/metrics.jsonl",
+                                           "{\"accuracy\": 0.5, \"step\": 10}\n{\"loss\": 0.5, \"step\": 20}\n");
+  EXPECT_THAT(error_of([&] { render_training_curves({read_metrics_log(gap, "g")}, "accuracy"); }),
+              HasSubstr("run 'g' has no metric 'accuracy' at step 20"));
 }
 
 }  // namespace
