@@ -1,11 +1,14 @@
 // `attn explain` and `attn plot`: the attention trace records the weights of
 // the very forward pass that produced the output (they are probabilities
 // over the allowed keys, zero where masked, and reproduce the output), the
-// explain picture holds the sentence and the prediction, the training loop
-// keeps curves.svg, and bad input fails naming the problem.
+// explain picture holds the sentence and the prediction and is legible at the
+// README's 900 px (sized to its content, whole tokens, a colour scale per
+// map), the plot's axes follow the data from step 0, the training loop keeps
+// curves.svg, and bad input fails naming the problem.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -31,6 +34,7 @@ namespace attn {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace testing_support;
 
 constexpr int64_t kBatch = 2, kLen = 7, kInput = 5;
@@ -290,6 +294,136 @@ std::string read_all(const std::string& path) {
   return s.str();
 }
 
+// What a reader of an SVG sees as text: every text node, joined by spaces
+// (a title wrapped over two <text> lines reads as one).
+std::string picture_text(const std::string& svg) {
+  std::string out;
+  for (size_t at = svg.find('>'); at != std::string::npos; at = svg.find('>', at + 1)) {
+    const size_t end = svg.find('<', at);
+    if (end == std::string::npos) break;
+    const std::string text = svg.substr(at + 1, end - at - 1);
+    if (text.find_first_not_of(" \n") != std::string::npos) out += (out.empty() ? "" : " ") + text;
+  }
+  return out;
+}
+
+// The value of the first `name="..."` after position `from` in an SVG.
+std::string attribute(const std::string& svg, const std::string& name, size_t from = 0) {
+  const size_t at = svg.find(" " + name + "=\"", from);
+  if (at == std::string::npos) return "(no " + name + ")";
+  const size_t start = at + name.size() + 3;
+  return svg.substr(start, svg.find('"', start) - start);
+}
+
+double svg_width(const std::string& svg) { return std::stod(attribute(svg, "width", svg.find("<svg"))); }
+
+// Every text node's content, one per <text>...</text> or <tspan>.
+std::vector<std::string> text_nodes(const std::string& svg) {
+  std::vector<std::string> out;
+  for (size_t at = svg.find("<text"); at != std::string::npos; at = svg.find("<text", at + 1)) {
+    const size_t start = svg.find('>', at) + 1;
+    out.push_back(svg.substr(start, svg.find('<', start) - start));
+  }
+  return out;
+}
+
+// An MTSA explanation made up without a model: two heads (forward and
+// backward mask), weights that vary over the pairs, alignments that are
+// distributions over the allowed keys, two features.
+Explanation made_up_mtsa(const std::vector<std::string>& tokens) {
+  Explanation e;
+  e.encoder = "mtsa";
+  e.tokens = tokens;
+  e.original_length = static_cast<int64_t>(tokens.size());
+  e.labels = {"ham", "spam"};
+  e.probabilities = {0.2, 0.8};
+  e.predicted = 1;
+  const int64_t n = static_cast<int64_t>(tokens.size()), heads = 2, d = 2;
+  std::vector<double> t2t, mask, align, s2t(static_cast<size_t>(n * d), 1.0 / static_cast<double>(n));
+  for (int64_t c = 0; c < heads; ++c)
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t keys = c == 0 ? i : n - 1 - i;
+      for (int64_t j = 0; j < n; ++j) {
+        const bool ok = c == 0 ? j < i : j > i;
+        mask.push_back(ok);
+        t2t.push_back(ok ? 0.5 + 0.4 * std::sin(static_cast<double>(i * n + j)) : 0.0);
+        for (int64_t f = 0; f < d; ++f) align.push_back(ok ? 1.0 / static_cast<double>(keys) : 0.0);
+      }
+    }
+  e.trace.record("token2token", from_vector(t2t, {1, heads, n, n}));
+  e.trace.record("mask", from_vector(mask, {1, heads, n, n}));
+  e.trace.record("alignment", from_vector(align, {1, heads, n, n, d}));
+  e.trace.record("source2token", from_vector(s2t, {1, n, d}));
+  return e;
+}
+
+std::vector<std::string> words_of(const std::string& sentence) {
+  std::vector<std::string> out;
+  std::istringstream in(sentence);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+const std::string kSpamSentence =
+    "congratulations ! you have been selected to receive a free cruise , call now to claim your prize";
+
+// At the README's width (900 px, or the picture's own when narrower) every
+// label is at least 11 px and each heat map's grid at least 200 px across.
+TEST(ExplainPicture, ShortSentenceIsLegibleAt900Px) {
+  const std::string svg = render_explanation_svg(made_up_mtsa(words_of(kSpamSentence)));
+  const double width = svg_width(svg);
+  EXPECT_LE(width, 900) << "a sentence of 18 tokens fits the README's width";
+  const double scale = std::min(1.0, 900 / width);
+  double smallest = 1e9;
+  for (size_t at = svg.find("font-size=\""); at != std::string::npos; at = svg.find("font-size=\"", at + 1))
+    smallest = std::min(smallest, std::stod(svg.substr(at + 11)));
+  EXPECT_GE(smallest * scale, 11) << "the smallest type, as read at 900 px";
+  // The grey rectangle behind each map's cells is the map's full grid.
+  const size_t grid = svg.find("fill=\"#d0d0d0\"/>");
+  ASSERT_NE(grid, std::string::npos);
+  const double grid_width = std::stod(attribute(svg, "width", svg.rfind("<rect", grid)));
+  EXPECT_GE(grid_width * scale, 200) << "the heat map as read at 900 px";
+}
+
+TEST(ExplainPicture, SizedToItsContent) {
+  const double short_width = svg_width(render_explanation_svg(made_up_mtsa(words_of("free cruise , call"))));
+  const double long_width = svg_width(render_explanation_svg(made_up_mtsa(words_of(kSpamSentence))));
+  EXPECT_LT(short_width, long_width) << "four tokens need a narrower picture than eighteen";
+  EXPECT_GE(short_width, 600) << "the header and titles still have room";
+  // A sentence of 60 tokens (--max-tokens' default) still fits one map to a row near the README's width.
+  std::string sixty;
+  for (int i = 0; i < 60; ++i) sixty += "word" + std::to_string(i) + " ";
+  EXPECT_LE(svg_width(render_explanation_svg(made_up_mtsa(words_of(sixty)))), 1000);
+}
+
+TEST(ExplainPicture, LabelsAreWholeTokens) {
+  const std::string longest = "supercalifragilisticexpialidocious";
+  const std::string svg = render_explanation_svg(made_up_mtsa(words_of("congratulations , " + longest + " cruise")));
+  const std::vector<std::string> texts = text_nodes(svg);
+  // Each token labels the rows and the columns of both heads' two maps, and the source2token bars.
+  EXPECT_EQ(std::count(texts.begin(), texts.end(), longest), 2 * 2 * 2 + 1);
+  EXPECT_EQ(std::count(texts.begin(), texts.end(), "congratulations"), 2 * 2 * 2 + 1);
+  for (const std::string& text : texts)
+    EXPECT_FALSE(text.size() >= 2 && text.compare(text.size() - 2, 2, "..") == 0) << "a cut label: " << text;
+}
+
+TEST(ExplainPicture, EveryHeatMapHasAColourScale) {
+  const std::string svg = render_explanation_svg(made_up_mtsa(words_of("free cruise , call now")));
+  EXPECT_THAT(svg, HasSubstr("<linearGradient id=\"attn-shade\""));
+  int scales = 0;
+  for (size_t at = svg.find("<g class=\"colour-scale\""); at != std::string::npos;
+       at = svg.find("<g class=\"colour-scale\"", at + 1)) {
+    ++scales;
+    const std::string scale = svg.substr(at, svg.find("</g>", at) - at);
+    EXPECT_THAT(scale, HasSubstr("fill=\"url(#attn-shade)\""));
+    EXPECT_THAT(scale, HasSubstr(">0</text>"));
+    EXPECT_THAT(scale, HasSubstr(">masked</text>")) << "every head masks some pairs";
+  }
+  EXPECT_EQ(scales, 4) << "2 heads x (token2token, alignment)";
+  EXPECT_THAT(svg, HasSubstr(">1</text>")) << "token2token weights lie on one scale, 0 to 1";
+  EXPECT_THAT(svg, HasSubstr(">each row's largest</text>")) << "alignments are shaded row by row";
+}
+
 TEST(Explain, PictureOfTheForwardPassThatPredicted) {
   const std::string dir = test_data::fresh_dir();
   const std::string run_dir = trained_run(dir);
@@ -314,17 +448,17 @@ TEST(Explain, PictureOfTheForwardPassThatPredicted) {
   EXPECT_THAT(svg, HasSubstr("<svg xmlns=\"http://www.w3.org/2000/svg\""));
   EXPECT_THAT(svg, HasSubstr("sentence: the cat &amp; alpha &lt; sat &gt; on the mat"));
   EXPECT_THAT(svg, HasSubstr("prediction: " + run.labels.at(static_cast<size_t>(e.predicted)) + " with probability"));
-  EXPECT_THAT(svg, HasSubstr("head 1 (forward mask): token2token"));
-  EXPECT_THAT(svg, HasSubstr("head 2 (backward mask): alignment"));
-  EXPECT_THAT(svg, HasSubstr("source2token weights"));
-  EXPECT_THAT(render_explanation_svg(e, {3}), HasSubstr("feature 3"));
+  EXPECT_THAT(picture_text(svg), HasSubstr("head 1 (forward mask): token2token"));
+  EXPECT_THAT(picture_text(svg), HasSubstr("head 2 (backward mask): alignment"));
+  EXPECT_THAT(picture_text(svg), HasSubstr("source2token weights"));
+  EXPECT_THAT(picture_text(render_explanation_svg(e, {3})), HasSubstr("feature 3"));
 
   // A long sentence is cut, and the picture says so.
   std::string long_sentence;
   for (int i = 0; i < 70; ++i) long_sentence += "word" + std::to_string(i) + " ";
   const Explanation cut = explain_sentence(run, long_sentence, 60);
   EXPECT_EQ(cut.tokens.size(), 60u);
-  EXPECT_THAT(render_explanation_svg(cut), HasSubstr("the first 60 of its 70 tokens"));
+  EXPECT_THAT(picture_text(render_explanation_svg(cut)), HasSubstr("the first 60 of its 70 tokens"));
 
   // Bad input fails naming the problem.
   EXPECT_THAT(error_of([&] { explain_sentence(run, "  \t ", 60); }), HasSubstr("has no tokens"));
@@ -377,7 +511,82 @@ TEST(Plot, ReadsRunsAndRefusesBadLogs) {
   const std::string no_step = test_data::write(dir, "n/metrics.jsonl", "{\"accuracy\": 0.5}\n");
   EXPECT_THAT(error_of([&] { read_metrics_log(no_step, "n"); }), HasSubstr("has no \"step\""));
   EXPECT_THAT(error_of([&] { render_training_curves({read_metrics_log(good, "a")}, "pearson"); }),
-              HasSubstr("has no dev metric 'pearson'"));
+              HasSubstr("has no metric 'pearson'"));
+}
+
+// The axis ranges a chart drew, from its panels' plot areas: {lo, hi} of
+// panel `panel`'s `axis` ("x" or "y").
+std::pair<double, double> axis_range(const std::string& svg, int panel, const std::string& axis) {
+  size_t at = svg.find("class=\"plot-area\"");
+  for (int k = 0; k < panel && at != std::string::npos; ++k) at = svg.find("class=\"plot-area\"", at + 1);
+  if (at == std::string::npos) return {std::nan(""), std::nan("")};
+  std::istringstream in(attribute(svg, "data-" + axis + "-axis", at));
+  std::pair<double, double> range{std::nan(""), std::nan("")};
+  in >> range.first >> range.second;
+  return range;
+}
+
+TEST(Plot, MetricAxisFollowsTheData) {
+  const std::string dir = test_data::fresh_dir();
+  const std::string log = test_data::write(dir, "a/metrics.jsonl",
+                                           "{\"accuracy\": 0.80, \"step\": 25, \"train_loss\": 0.52}\n"
+                                           "{\"accuracy\": 0.91, \"step\": 50, \"train_loss\": 0.31}\n"
+                                           "{\"accuracy\": 0.95, \"step\": 75, \"train_loss\": 0.24}\n");
+  const std::string svg = render_training_curves({read_metrics_log(log, "a")});
+  const auto [lo, hi] = axis_range(svg, 1, "y");  // panel 1: dev accuracy
+  EXPECT_GT(lo, 0.7) << "the axis is not stretched down to 0";
+  EXPECT_LE(lo, 0.80);
+  EXPECT_GE(hi, 0.95);
+  EXPECT_LT(hi, 1.0);
+  EXPECT_THAT(svg, HasSubstr(">0.85</text>")) << "ticks inside the data's range";
+  const auto [loss_lo, loss_hi] = axis_range(svg, 0, "y");
+  EXPECT_GT(loss_lo, 0.1);
+  EXPECT_LE(loss_lo, 0.24);
+  EXPECT_GE(loss_hi, 0.52);
+  // A flat line still gets an axis around its value.
+  const std::string flat = test_data::write(dir, "f/metrics.jsonl",
+                                            "{\"accuracy\": 0.5, \"step\": 1}\n{\"accuracy\": 0.5, \"step\": 2}\n");
+  const auto [flat_lo, flat_hi] = axis_range(render_training_curves({read_metrics_log(flat, "f")}), 1, "y");
+  EXPECT_LT(flat_lo, 0.5);
+  EXPECT_GT(flat_hi, 0.5);
+}
+
+TEST(Plot, StepAxisStartsAtZeroAndDrawsStepZero) {
+  const std::string dir = test_data::fresh_dir();
+  // The trainer's first evaluation is after --eval-every steps: the axis still starts where training did.
+  const std::string later = test_data::write(dir, "a/metrics.jsonl",
+                                             "{\"accuracy\": 0.6, \"step\": 40, \"train_loss\": 0.6}\n"
+                                             "{\"accuracy\": 0.7, \"step\": 80, \"train_loss\": 0.5}\n");
+  const std::string svg = render_training_curves({read_metrics_log(later, "a")});
+  EXPECT_EQ(axis_range(svg, 0, "x").first, 0);
+  EXPECT_EQ(axis_range(svg, 1, "x").first, 0);
+  // An evaluation at step 0 (the model before training) is a point on the left edge.
+  const std::string from_zero = test_data::write(dir, "z/metrics.jsonl",
+                                                 "{\"accuracy\": 0.5, \"step\": 0}\n"
+                                                 "{\"accuracy\": 0.7, \"step\": 80, \"train_loss\": 0.5}\n");
+  const std::string zero_svg = render_training_curves({read_metrics_log(from_zero, "z")});
+  const size_t dev_area = zero_svg.find("class=\"plot-area\"", zero_svg.find("class=\"plot-area\"") + 1);
+  const size_t dev_line = zero_svg.find("<polyline", dev_area);
+  ASSERT_NE(dev_line, std::string::npos);
+  const std::string points = attribute(zero_svg, "points", dev_line);
+  EXPECT_EQ(points.substr(0, points.find(',')), attribute(zero_svg, "x", zero_svg.rfind("<rect", dev_area)));
+  EXPECT_EQ(std::count(points.begin(), points.end(), ','), 2) << "both evaluations are drawn: " << points;
+}
+
+TEST(Plot, UnknownMetricListsTheMetricsTheRunHas) {
+  const std::string dir = test_data::fresh_dir();
+  const std::string log = test_data::write(
+      dir, "a/metrics.jsonl",
+      "{\"accuracy\": 0.5, \"epoch\": 1, \"loss\": 0.7, \"macro_f1\": 0.4, \"step\": 10, \"train_loss\": 0.69}\n");
+  const std::string message = error_of([&] { render_training_curves({read_metrics_log(log, "runs/a")}, "f1"); });
+  EXPECT_THAT(message, HasSubstr("run 'runs/a' has no metric 'f1'"));
+  EXPECT_THAT(message, HasSubstr("accuracy, loss, macro_f1, train_loss"));
+  EXPECT_THAT(message, Not(HasSubstr("epoch"))) << "step and epoch are the x axis, not metrics";
+  // A metric some evaluations lack names the step.
+  const std::string gap = test_data::write(dir, "g/metrics.jsonl",
+                                           "{\"accuracy\": 0.5, \"step\": 10}\n{\"loss\": 0.5, \"step\": 20}\n");
+  EXPECT_THAT(error_of([&] { render_training_curves({read_metrics_log(gap, "g")}, "accuracy"); }),
+              HasSubstr("run 'g' has no metric 'accuracy' at step 20"));
 }
 
 }  // namespace

@@ -14,9 +14,11 @@ const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#94
                                 "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
 constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
 
-constexpr double kPanelWidth = 520, kPanelHeight = 380;
-constexpr double kLeft = 78, kRight = 18, kTop = 34, kBottom = 52;  // plot margins inside a panel
-constexpr double kTitleHeight = 30, kLegendWidth = 200;
+// Two panels are 900 px wide: the width a README shows the picture at.
+constexpr double kPanelWidth = 450, kPanelHeight = 340;
+constexpr double kLeft = 80, kRight = 18, kTop = 34, kBottom = 52;  // plot margins inside a panel
+constexpr double kTitleHeight = 30;
+constexpr double kTickFont = 13, kAxisFont = 13, kLegendFont = 13;
 
 std::string num(double v) {
   char buf[32];
@@ -28,6 +30,12 @@ std::string tick_label(double v) {
   char buf[32];
   if (v != 0 && (std::fabs(v) >= 1e6 || std::fabs(v) < 1e-3)) std::snprintf(buf, sizeof buf, "%.0e", v);
   else std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string attr_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
 }
 
@@ -59,6 +67,7 @@ std::string render_panel(const ChartPanel& panel, double ox, double oy) {
     yr.add(panel.log_y ? 1 : 0);
     yr.add(panel.log_y ? 10 : 1);
   }
+  if (panel.x_from_zero) xr.add(0);
   if (xr.hi == xr.lo) xr.hi = xr.lo + 1;
 
   std::vector<double> xt = linear_ticks(xr.lo, xr.hi);
@@ -71,9 +80,14 @@ std::string render_panel(const ChartPanel& panel, double ox, double oy) {
     if (y1 <= y0) y1 = y0 * 10;
     yt = log_ticks(y0, y1);
   } else {
-    yt = linear_ticks(std::min(0.0, yr.lo), yr.hi == yr.lo ? yr.lo + 1 : yr.hi);
-    y0 = std::min(std::min(0.0, yr.lo), yt.front());
-    y1 = std::max(yr.hi, yt.back());
+    // The data's own range, so that small differences (accuracies of 0.80
+    // to 0.95) are visible; a flat line gets a band around its value.
+    const double spread = yr.hi - yr.lo;
+    const double margin = spread > 0 ? 0.05 * spread : yr.lo != 0 ? 0.05 * std::fabs(yr.lo) : 0.5;
+    y0 = yr.lo - margin;
+    y1 = yr.hi + margin;
+    if (yr.lo >= 0 && y0 < 0) y0 = 0;  // a loss or an accuracy never goes below 0
+    yt = linear_ticks(y0, y1);
   }
 
   const double pl = ox + kLeft, pr = ox + kPanelWidth - kRight, pt = oy + kTop, pb = oy + kPanelHeight - kBottom;
@@ -86,7 +100,10 @@ std::string render_panel(const ChartPanel& panel, double ox, double oy) {
 
   std::string out = "<g class=\"panel\">\n";
   out += "<text x=\"" + num((pl + pr) / 2) + "\" y=\"" + num(oy + 20) +
-         "\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">" + xml_escape(panel.title) + "</text>\n";
+         "\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">" + xml_escape(panel.title) + "</text>\n";
+  out += "<rect class=\"plot-area\" x=\"" + num(pl) + "\" y=\"" + num(pt) + "\" width=\"" + num(pr - pl) +
+         "\" height=\"" + num(pb - pt) + "\" fill=\"none\" data-x-axis=\"" + attr_number(x0) + " " +
+         attr_number(x1) + "\" data-y-axis=\"" + attr_number(y0) + " " + attr_number(y1) + "\"/>\n";
   // Grid and ticks.
   for (double t : xt) {
     if (t < x0 - 1e-9 || t > x1 + 1e-9) continue;
@@ -95,7 +112,7 @@ std::string render_panel(const ChartPanel& panel, double ox, double oy) {
            "\" stroke=\"#e6e6e6\"/>\n";
     out += "<line x1=\"" + x + "\" y1=\"" + num(pb) + "\" x2=\"" + x + "\" y2=\"" + num(pb + 5) +
            "\" stroke=\"black\"/>\n";
-    out += "<text x=\"" + x + "\" y=\"" + num(pb + 18) + "\" text-anchor=\"middle\" font-size=\"11\">" +
+    out += "<text x=\"" + x + "\" y=\"" + num(pb + 19) + "\" text-anchor=\"middle\" font-size=\"" + num(kTickFont) + "\">" +
            tick_label(t) + "</text>\n";
   }
   for (double t : yt) {
@@ -105,7 +122,7 @@ std::string render_panel(const ChartPanel& panel, double ox, double oy) {
            "\" stroke=\"#e6e6e6\"/>\n";
     out += "<line x1=\"" + num(pl - 5) + "\" y1=\"" + y + "\" x2=\"" + num(pl) + "\" y2=\"" + y +
            "\" stroke=\"black\"/>\n";
-    out += "<text x=\"" + num(pl - 8) + "\" y=\"" + num(sy(t) + 4) + "\" text-anchor=\"end\" font-size=\"11\">" +
+    out += "<text x=\"" + num(pl - 8) + "\" y=\"" + num(sy(t) + 4) + "\" text-anchor=\"end\" font-size=\"" + num(kTickFont) + "\">" +
            tick_label(t) + "</text>\n";
   }
   // Axes and their labels.
@@ -113,10 +130,10 @@ std::string render_panel(const ChartPanel& panel, double ox, double oy) {
          "\" stroke=\"black\"/>\n";
   out += "<line x1=\"" + num(pl) + "\" y1=\"" + num(pt) + "\" x2=\"" + num(pl) + "\" y2=\"" + num(pb) +
          "\" stroke=\"black\"/>\n";
-  out += "<text x=\"" + num((pl + pr) / 2) + "\" y=\"" + num(pb + 40) +
-         "\" text-anchor=\"middle\" font-size=\"12\">" + xml_escape(panel.x_label) + "</text>\n";
+  out += "<text x=\"" + num((pl + pr) / 2) + "\" y=\"" + num(pb + 42) +
+         "\" text-anchor=\"middle\" font-size=\"" + num(kAxisFont) + "\">" + xml_escape(panel.x_label) + "</text>\n";
   const double ly = (pt + pb) / 2, lx = ox + 18;
-  out += "<text x=\"" + num(lx) + "\" y=\"" + num(ly) + "\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 " +
+  out += "<text x=\"" + num(lx) + "\" y=\"" + num(ly) + "\" text-anchor=\"middle\" font-size=\"" + num(kAxisFont) + "\" transform=\"rotate(-90 " +
          num(lx) + " " + num(ly) + ")\">" + xml_escape(panel.y_label) + "</text>\n";
   // One polyline and markers per series.
   for (const ChartSeries& s : panel.series) {
@@ -211,37 +228,79 @@ std::string xml_escape(const std::string& text) {
   return out;
 }
 
+double estimated_text_width(const std::string& text, double font_size, bool bold) {
+  // Average advances of a sans-serif face (DejaVu Sans, what Chromium and
+  // librsvg fall back to here): about 0.56 em per Latin character, bold a
+  // little wider, and a full em for the wide scripts (three- and four-byte
+  // UTF-8: CJK, emoji). Over rather than under: text wraps a little early
+  // instead of running out of the picture.
+  double ems = 0;
+  for (unsigned char c : text) {
+    if ((c & 0xC0) == 0x80) continue;  // a continuation byte: same character
+    ems += c >= 0xE0 ? 1.0 : bold ? 0.64 : 0.56;
+  }
+  return ems * font_size;
+}
+
+std::vector<std::string> wrap_text(const std::string& text, double max_width, double font_size, bool bold) {
+  std::vector<std::string> lines;
+  std::string line;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t space = text.find(' ', at);
+    const std::string word = text.substr(at, space == std::string::npos ? std::string::npos : space - at);
+    at = space == std::string::npos ? text.size() : space + 1;
+    if (word.empty()) continue;
+    const std::string joined = line.empty() ? word : line + " " + word;
+    if (!line.empty() && estimated_text_width(joined, font_size, bold) > max_width) {
+      lines.push_back(line);
+      line = word;  // a word wider than the line stays whole on a line of its own
+    } else {
+      line = joined;
+    }
+  }
+  if (!line.empty() || lines.empty()) lines.push_back(line);
+  return lines;
+}
+
 std::string render_svg_chart(const std::string& title, const std::vector<ChartPanel>& panels) {
   const size_t n = std::max<size_t>(1, panels.size());
-  const double width = kPanelWidth * static_cast<double>(n) + kLegendWidth;
-  // The legend: every distinct series name once, in first-seen order.
+  const double width = kPanelWidth * static_cast<double>(n);
+  // The legend: every distinct series name once, in first-seen order, laid
+  // out in rows under the panels (beside them it would cost a fifth of the
+  // width the panels need).
   std::vector<const ChartSeries*> legend;
   std::set<std::string> seen;
   for (const ChartPanel& p : panels)
     for (const ChartSeries& s : p.series)
       if (seen.insert(s.name).second) legend.push_back(&s);
-  const double height = std::max(kTitleHeight + kPanelHeight, kTitleHeight + 40 + 20.0 * legend.size());
+  std::string entries;
+  const double first_x = kLeft, row_height = 22;
+  double x = first_x, y = kTitleHeight + kPanelHeight + 14;
+  for (const ChartSeries* s : legend) {
+    const double entry = 34 + estimated_text_width(s->name, kLegendFont, false) + 24;
+    if (x > first_x && x + entry > width - kRight) {
+      x = first_x;
+      y += row_height;
+    }
+    entries += "<line x1=\"" + num(x) + "\" y1=\"" + num(y) + "\" x2=\"" + num(x + 28) + "\" y2=\"" + num(y) +
+               "\" stroke=\"" + color_of(s->color) + "\" stroke-width=\"2.5\"" +
+               (s->dashed ? " stroke-dasharray=\"6,4\"" : "") + "/>\n";
+    entries += "<text x=\"" + num(x + 34) + "\" y=\"" + num(y + 4.5) + "\" font-size=\"" + num(kLegendFont) + "\">" +
+               xml_escape(s->name) + "</text>\n";
+    x += entry;
+  }
+  const double height = (legend.empty() ? kTitleHeight + kPanelHeight : y + row_height) + 6;
 
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(height) +
          "\" viewBox=\"0 0 " + num(width) + " " + num(height) + "\" font-family=\"sans-serif\">\n";
   out += "<rect x=\"0\" y=\"0\" width=\"" + num(width) + "\" height=\"" + num(height) + "\" fill=\"white\"/>\n";
-  out += "<text x=\"" + num(width / 2) + "\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">" + xml_escape(title) +
+  out += "<text x=\"" + num(width / 2) + "\" y=\"21\" text-anchor=\"middle\" font-size=\"17\">" + xml_escape(title) +
          "</text>\n";
   for (size_t i = 0; i < panels.size(); ++i)
     out += render_panel(panels[i], kPanelWidth * static_cast<double>(i), kTitleHeight);
-  const double lx = kPanelWidth * static_cast<double>(n) + 10;
-  out += "<g class=\"legend\">\n";
-  double y = kTitleHeight + kTop + 4;
-  for (const ChartSeries* s : legend) {
-    out += "<line x1=\"" + num(lx) + "\" y1=\"" + num(y) + "\" x2=\"" + num(lx + 28) + "\" y2=\"" + num(y) +
-           "\" stroke=\"" + color_of(s->color) + "\" stroke-width=\"2\"" +
-           (s->dashed ? " stroke-dasharray=\"6,4\"" : "") + "/>\n";
-    out += "<text x=\"" + num(lx + 34) + "\" y=\"" + num(y + 4) + "\" font-size=\"12\">" + xml_escape(s->name) +
-           "</text>\n";
-    y += 20;
-  }
-  out += "</g>\n</svg>\n";
+  out += "<g class=\"legend\">\n" + entries + "</g>\n</svg>\n";
   return out;
 }
 

@@ -12,7 +12,24 @@ namespace attn {
 
 namespace {
 
-constexpr double kCell = 13, kLabelChars = 14, kCharWidth = 6.2, kPageWidth = 1900, kGap = 30;
+// Sizes in px. A short sentence's picture is at most kPageWidth wide, the
+// width the README shows it at, so these are the sizes a reader sees there.
+constexpr double kPageWidth = 900, kMinPageWidth = 600, kMargin = 16, kGap = 24;
+constexpr double kHeaderFont = 14, kSectionFont = 15, kTitleFont = 14, kScaleFont = 12;
+// A block's title wraps to its content, but never narrower than this, so
+// that "head 1 (forward mask): token2token" stays on one line.
+constexpr double kMinTitleWidth = 340;
+constexpr double kScaleWidth = 140, kBarHeight = 70;
+constexpr const char* kMaskedGrey = "#d0d0d0";
+
+// A heat map's cell: smaller for longer sentences, so that two maps of an
+// 18-token sentence sit side by side within kPageWidth; never under 12 px
+// (the 60 tokens --max-tokens allows fill one row), never over 26 px.
+double cell_size(size_t tokens) {
+  return std::clamp(std::floor(270.0 / static_cast<double>(std::max<size_t>(tokens, 1))), 12.0, 26.0);
+}
+// The token labels' type: 12 px, smaller only where cells are too narrow for it.
+double label_font(double cell) { return std::clamp(cell - 3, 10.0, 12.0); }
 
 std::string num(double v) {
   char buf[32];
@@ -26,13 +43,14 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-// Labels longer than kLabelChars characters (bytes; a cut inside a UTF-8
-// sequence is repaired by xml_escape) end in "..".
-std::string short_label(const std::string& s) {
-  return s.size() <= kLabelChars ? s : s.substr(0, static_cast<size_t>(kLabelChars) - 2) + "..";
+std::string shortest(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
 }
 
-// White to dark blue by share of the map's largest value.
+// White to dark blue by share of the map's largest value; the colour scale's
+// gradient (kShadeGradient) runs between the same two colours.
 std::string shade(double share) {
   share = std::clamp(std::isfinite(share) ? share : 0.0, 0.0, 1.0);
   const int r = static_cast<int>(std::lround(255 - share * (255 - 8)));
@@ -42,6 +60,10 @@ std::string shade(double share) {
   std::snprintf(buf, sizeof buf, "#%02x%02x%02x", r, g, b);
   return buf;
 }
+constexpr const char* kShadeGradient =
+    "<defs><linearGradient id=\"attn-shade\" x1=\"0\" y1=\"0\" x2=\"1\" y2=\"0\">"
+    "<stop offset=\"0\" stop-color=\"#ffffff\"/><stop offset=\"1\" stop-color=\"#08306b\"/>"
+    "</linearGradient></defs>\n";
 
 struct Heatmap {
   std::string title;
@@ -74,24 +96,67 @@ struct Block {
   double width = 0, height = 0;
 };
 
-double label_width(const std::vector<std::string>& labels) {
-  size_t chars = 1;
-  for (const std::string& l : labels) chars = std::max(chars, short_label(l).size());
-  return static_cast<double>(chars) * kCharWidth + 8;
-}
-
 std::string label_style(bool marked) { return marked ? " font-weight=\"bold\" fill=\"#b2182b\"" : ""; }
 
-// A bold title and a note in smaller type, and the width they take.
-std::string title_svg(const std::string& title, const std::string& note, double& width) {
-  width = std::max(width, 7.8 * static_cast<double>(title.size()) + 6.0 * static_cast<double>(note.size()) + 10);
-  return "<text x=\"0\" y=\"14\" font-size=\"13\" font-weight=\"bold\">" + xml_escape(title) +
-         " <tspan font-weight=\"normal\" font-size=\"11\">" + xml_escape(note) + "</tspan></text>\n";
+// Lines of text, the first baseline at y, one line every font + 4 px.
+std::string text_lines(const std::vector<std::string>& lines, double x, double y, double font, const std::string& style) {
+  std::string s;
+  for (size_t k = 0; k < lines.size(); ++k)
+    s += "<text x=\"" + num(x) + "\" y=\"" + num(y + static_cast<double>(k) * (font + 4)) + "\" font-size=\"" +
+         num(font) + "\"" + style + ">" + xml_escape(lines[k]) + "</text>\n";
+  return s;
+}
+
+double lines_height(size_t lines, double font) { return static_cast<double>(lines) * (font + 4); }
+
+double widest(const std::vector<std::string>& lines, double font, bool bold) {
+  double w = 0;
+  for (const std::string& l : lines) w = std::max(w, estimated_text_width(l, font, bold));
+  return w;
+}
+
+// What a map's shades mean, drawn from (x, y): the gradient from 0 to `high`
+// and, when the map has masked pairs, the grey they are drawn in.
+std::string colour_scale(double x, double y, const std::string& high, bool masked) {
+  std::string s = "<g class=\"colour-scale\" transform=\"translate(" + num(x) + " " + num(y) + ")\">\n";
+  s += "<rect x=\"0\" y=\"0\" width=\"" + num(kScaleWidth) +
+       "\" height=\"10\" fill=\"url(#attn-shade)\" stroke=\"#888\" stroke-width=\"0.5\"/>\n";
+  s += "<text x=\"0\" y=\"24\" font-size=\"" + num(kScaleFont) + "\">0</text>\n";
+  s += "<text x=\"" + num(kScaleWidth) + "\" y=\"24\" text-anchor=\"end\" font-size=\"" + num(kScaleFont) + "\">" +
+       xml_escape(high) + "</text>\n";
+  if (masked) {
+    s += "<rect x=\"" + num(kScaleWidth + 16) + "\" y=\"0\" width=\"10\" height=\"10\" fill=\"" + kMaskedGrey + "\"/>\n";
+    s += "<text x=\"" + num(kScaleWidth + 30) + "\" y=\"10\" font-size=\"" + num(kScaleFont) + "\">masked</text>\n";
+  }
+  return s + "</g>\n";
+}
+
+double colour_scale_width(bool masked) {
+  return kScaleWidth + (masked ? 30 + estimated_text_width("masked", kScaleFont) : 0);
 }
 
 Block draw_heatmap(const Heatmap& m) {
   const size_t nr = m.rows.size(), nc = m.cols.size();
-  const double left = label_width(m.rows), top = 22 + label_width(m.cols) * 0.87;
+  const double cell = cell_size(std::max(nr, nc)), font = label_font(cell);
+  const auto row_marked = [&](size_t i) { return !m.row_marked.empty() && m.row_marked[i]; };
+  const auto col_marked = [&](size_t j) { return !m.col_marked.empty() && m.col_marked[j]; };
+  double row_labels = 0;
+  for (size_t i = 0; i < nr; ++i) row_labels = std::max(row_labels, estimated_text_width(m.rows[i], font, row_marked(i)));
+  const double left = row_labels + 8;
+  // Column labels are whole tokens turned 60 degrees: one of width w rises
+  // 0.87 w above the grid and reaches 0.5 w to the right of its column.
+  const auto col_x = [&](size_t j) { return left + cell * (static_cast<double>(j) + 0.5) + 0.3 * font; };
+  double rise = font, right = left + cell * static_cast<double>(nc);
+  for (size_t j = 0; j < nc; ++j) {
+    const double w = estimated_text_width(m.cols[j], font, col_marked(j));
+    rise = std::max(rise, 0.87 * w + 0.5 * font);
+    right = std::max(right, col_x(j) + 0.5 * w + 0.5 * font);
+  }
+  const bool any_masked = std::find(m.allowed.begin(), m.allowed.end(), 0) != m.allowed.end();
+  const double content = std::max(right, left + colour_scale_width(any_masked));
+  const std::vector<std::string> title = wrap_text(m.title, std::max(content, kMinTitleWidth), kTitleFont, true);
+  const double top = lines_height(title.size(), kTitleFont) + 4 + rise;
+
   // The value drawn darkest in each row.
   std::vector<double> peak(nr, m.top);
   if (m.top <= 0)
@@ -101,57 +166,81 @@ Block draw_heatmap(const Heatmap& m) {
         p = std::max(p, m.value[k]);
       }
   if (!m.per_row) std::fill(peak.begin(), peak.end(), peak.empty() ? 0.0 : peak[0]);
+
   Block b;
-  b.width = left + kCell * static_cast<double>(nc) + 10;
-  b.height = top + kCell * static_cast<double>(nr) + 12;
   std::string& s = b.svg;
-  s += title_svg(m.title, m.per_row ? "(darkest = each row's largest weight)" : "(darkest = " + fixed(peak.empty() ? 0.0 : peak[0], 3) + ")", b.width);
-  s += "<rect x=\"" + num(left) + "\" y=\"" + num(top) + "\" width=\"" + num(kCell * static_cast<double>(nc)) +
-       "\" height=\"" + num(kCell * static_cast<double>(nr)) + "\" fill=\"#d0d0d0\"/>\n";
+  s += text_lines(title, 0, kTitleFont, kTitleFont, " font-weight=\"bold\"");
+  s += "<rect x=\"" + num(left) + "\" y=\"" + num(top) + "\" width=\"" + num(cell * static_cast<double>(nc)) +
+       "\" height=\"" + num(cell * static_cast<double>(nr)) + "\" fill=\"" + kMaskedGrey + "\"/>\n";
   for (size_t i = 0; i < nr; ++i)
     for (size_t j = 0; j < nc; ++j) {
       const size_t k = i * nc + j;
       if (!m.allowed[k]) continue;
-      s += "<rect x=\"" + num(left + kCell * static_cast<double>(j)) + "\" y=\"" +
-           num(top + kCell * static_cast<double>(i)) + "\" width=\"" + num(kCell) + "\" height=\"" + num(kCell) +
+      s += "<rect x=\"" + num(left + cell * static_cast<double>(j)) + "\" y=\"" +
+           num(top + cell * static_cast<double>(i)) + "\" width=\"" + num(cell) + "\" height=\"" + num(cell) +
            "\" fill=\"" + shade(peak[i] > 0 ? m.value[k] / peak[i] : 0) + "\"/>\n";
     }
   for (size_t i = 0; i < nr; ++i)
-    s += "<text x=\"" + num(left - 4) + "\" y=\"" + num(top + kCell * (static_cast<double>(i) + 0.75)) +
-         "\" text-anchor=\"end\" font-size=\"10\"" + label_style(!m.row_marked.empty() && m.row_marked[i]) + ">" +
-         xml_escape(short_label(m.rows[i])) + "</text>\n";
+    s += "<text x=\"" + num(left - 5) + "\" y=\"" + num(top + cell * (static_cast<double>(i) + 0.5) + 0.35 * font) +
+         "\" text-anchor=\"end\" font-size=\"" + num(font) + "\"" + label_style(row_marked(i)) + ">" +
+         xml_escape(m.rows[i]) + "</text>\n";
   for (size_t j = 0; j < nc; ++j) {
-    const double x = left + kCell * (static_cast<double>(j) + 0.7), y = top - 4;
-    s += "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" font-size=\"10\" transform=\"rotate(-60 " + num(x) + " " +
-         num(y) + ")\"" + label_style(!m.col_marked.empty() && m.col_marked[j]) + ">" +
-         xml_escape(short_label(m.cols[j])) + "</text>\n";
+    const double x = col_x(j), y = top - 4;
+    s += "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" font-size=\"" + num(font) + "\" transform=\"rotate(-60 " +
+         num(x) + " " + num(y) + ")\"" + label_style(col_marked(j)) + ">" + xml_escape(m.cols[j]) + "</text>\n";
   }
+  const double scale_y = top + cell * static_cast<double>(nr) + 12;
+  const std::string high = m.per_row ? "each row's largest" : shortest(peak.empty() ? 0.0 : peak[0]);
+  s += colour_scale(left, scale_y, high, any_masked);
+  b.width = std::max(content, widest(title, kTitleFont, true));
+  b.height = scale_y + 30;
   return b;
 }
 
-// One bar per token, its height and shade the weight's share of the largest.
+// One bar per token, its height and shade the weight's share of the largest;
+// the axis on the left gives the largest weight's value.
 Block draw_strip(const Strip& st) {
-  constexpr double kBar = 60;
-  const double top = 22, left = 4, base = top + kBar;
+  const size_t n = st.labels.size();
+  const double cell = cell_size(n), font = label_font(cell);
   double peak = 0;
   for (double v : st.value)
     if (std::isfinite(v)) peak = std::max(peak, v);
-  Block b;
-  b.width = left + kCell * static_cast<double>(st.labels.size()) + 10;
-  b.height = base + label_width(st.labels) * 0.87 + 12;
-  std::string& s = b.svg;
-  s += title_svg(st.title, "(tallest = " + fixed(peak, 3) + ")", b.width);
-  s += "<line x1=\"" + num(left) + "\" y1=\"" + num(base) + "\" x2=\"" +
-       num(left + kCell * static_cast<double>(st.labels.size())) + "\" y2=\"" + num(base) + "\" stroke=\"#888\"/>\n";
-  for (size_t j = 0; j < st.labels.size(); ++j) {
-    const double x = left + kCell * static_cast<double>(j);
-    const double share = peak > 0 && std::isfinite(st.value[j]) ? std::clamp(st.value[j] / peak, 0.0, 1.0) : 0.0;
-    s += "<rect x=\"" + num(x + 1) + "\" y=\"" + num(base - kBar * share) + "\" width=\"" + num(kCell - 2) +
-         "\" height=\"" + num(kBar * share) + "\" fill=\"" + shade(0.25 + 0.75 * share) + "\"/>\n";
-    const double tx = x + kCell * 0.3, ty = base + 8;
-    s += "<text x=\"" + num(tx) + "\" y=\"" + num(ty) + "\" font-size=\"10\" transform=\"rotate(60 " + num(tx) + " " +
-         num(ty) + ")\">" + xml_escape(short_label(st.labels[j])) + "</text>\n";
+  const std::string peak_text = fixed(peak, 3);
+  const double left = estimated_text_width(peak_text, kScaleFont) + 12;
+  // Token labels turned 60 degrees downwards: one of width w drops 0.87 w
+  // below the bars and reaches 0.5 w to the right of its column.
+  const auto col_x = [&](size_t j) { return left + cell * (static_cast<double>(j) + 0.5) - 0.3 * font; };
+  double drop = font, right = left + cell * static_cast<double>(n);
+  for (size_t j = 0; j < n; ++j) {
+    const double w = estimated_text_width(st.labels[j], font);
+    drop = std::max(drop, 0.87 * w + 0.5 * font);
+    right = std::max(right, col_x(j) + 0.5 * w + 0.5 * font);
   }
+  const std::vector<std::string> title = wrap_text(st.title, std::max(right, kMinTitleWidth), kTitleFont, true);
+  const double top = lines_height(title.size(), kTitleFont) + 10, base = top + kBarHeight;
+
+  Block b;
+  std::string& s = b.svg;
+  s += text_lines(title, 0, kTitleFont, kTitleFont, " font-weight=\"bold\"");
+  s += "<line x1=\"" + num(left - 3) + "\" y1=\"" + num(top) + "\" x2=\"" + num(left - 3) + "\" y2=\"" + num(base) +
+       "\" stroke=\"#888\"/>\n";
+  s += "<text x=\"" + num(left - 6) + "\" y=\"" + num(top + 0.35 * kScaleFont) + "\" text-anchor=\"end\" font-size=\"" +
+       num(kScaleFont) + "\">" + peak_text + "</text>\n";
+  s += "<text x=\"" + num(left - 6) + "\" y=\"" + num(base) + "\" text-anchor=\"end\" font-size=\"" + num(kScaleFont) +
+       "\">0</text>\n";
+  s += "<line x1=\"" + num(left - 3) + "\" y1=\"" + num(base) + "\" x2=\"" + num(left + cell * static_cast<double>(n)) +
+       "\" y2=\"" + num(base) + "\" stroke=\"#888\"/>\n";
+  for (size_t j = 0; j < n; ++j) {
+    const double x = left + cell * static_cast<double>(j);
+    const double share = peak > 0 && std::isfinite(st.value[j]) ? std::clamp(st.value[j] / peak, 0.0, 1.0) : 0.0;
+    s += "<rect x=\"" + num(x + 1) + "\" y=\"" + num(base - kBarHeight * share) + "\" width=\"" + num(cell - 2) +
+         "\" height=\"" + num(kBarHeight * share) + "\" fill=\"" + shade(0.25 + 0.75 * share) + "\"/>\n";
+    const double tx = col_x(j), ty = base + 6;
+    s += "<text x=\"" + num(tx) + "\" y=\"" + num(ty) + "\" font-size=\"" + num(font) + "\" transform=\"rotate(60 " +
+         num(tx) + " " + num(ty) + ")\">" + xml_escape(st.labels[j]) + "</text>\n";
+  }
+  b.width = std::max(right, widest(title, kTitleFont, true));
+  b.height = base + 6 + drop + 6;
   return b;
 }
 
@@ -288,7 +377,7 @@ void add_biblosan(const Explanation& e, int64_t feature, std::vector<Section>& o
     std::vector<std::string> names;
     for (size_t b = 0; b < blocks; ++b) {
       const size_t last = std::min(n, (b + 1) * r) - 1;
-      names.push_back(std::to_string(b + 1) + ": " + e.tokens[b * r] + (last > b * r ? ".." + e.tokens[last] : ""));
+      names.push_back(std::to_string(b + 1) + ": " + e.tokens[b * r] + (last > b * r ? " \u2013 " + e.tokens[last] : ""));
     }
     Heatmap inter{dir + " inter-block", names, names, features_reduced(e.trace.get(dir + ".inter"), feature, dir + " inter-block"),
                   std::vector<char>(blocks * blocks, 0), {}, {}};
@@ -337,21 +426,42 @@ void add_mstrans(const Explanation& e, std::vector<Section>& out) {
   }
 }
 
-// Places blocks left to right, wrapping at the page width; returns the height used.
-double place(const std::vector<Block>& blocks, double y, std::string& svg, double& width) {
-  double x = 20, row_height = 0;
-  for (const Block& b : blocks) {
-    if (x > 20 && x + b.width > kPageWidth) {
-      y += row_height + kGap;
-      x = 20;
-      row_height = 0;
+
+// Blocks left to right in rows, a new row when the next block would pass
+// kPageWidth; the rows as indices into `blocks`.
+std::vector<std::vector<size_t>> rows_of(const std::vector<Block>& blocks) {
+  std::vector<std::vector<size_t>> rows;
+  double x = kMargin;
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    if (rows.empty() || (x > kMargin && x + blocks[k].width + kMargin > kPageWidth)) {
+      rows.emplace_back();
+      x = kMargin;
     }
-    svg += "<g transform=\"translate(" + num(x) + " " + num(y) + ")\">\n" + b.svg + "</g>\n";
-    width = std::max(width, x + b.width + 20);
-    x += b.width + kGap;
-    row_height = std::max(row_height, b.height);
+    rows.back().push_back(k);
+    x += blocks[k].width + kGap;
   }
-  return y + row_height;
+  return rows;
+}
+
+// The width a row of blocks takes, margins included.
+double row_width(const std::vector<Block>& blocks, const std::vector<size_t>& row) {
+  double w = 2 * kMargin - kGap;
+  for (size_t k : row) w += blocks[k].width + kGap;
+  return w;
+}
+
+// Draws the rows from y down; returns the y below the last.
+double place(const std::vector<Block>& blocks, double y, std::string& svg) {
+  for (const std::vector<size_t>& row : rows_of(blocks)) {
+    double x = kMargin, height = 0;
+    for (size_t k : row) {
+      svg += "<g transform=\"translate(" + num(x) + " " + num(y) + ")\">\n" + blocks[k].svg + "</g>\n";
+      x += blocks[k].width + kGap;
+      height = std::max(height, blocks[k].height);
+    }
+    y += height + kGap;
+  }
+  return y;
 }
 
 }  // namespace
@@ -369,52 +479,55 @@ std::string render_explanation_svg(const Explanation& e, const ExplainPictureOpt
   ATTN_CHECK(f < 0 || e.encoder != "mstrans", "explain",
              "--feature picks a feature of multi-dimensional attention; mstrans's attention is one weight per pair");
 
-  // Header: the sentence (wrapped), the note on truncation, the prediction.
-  std::vector<std::string> header;
-  std::string line = "sentence:";
-  for (const std::string& t : e.tokens) {
-    if (line.size() + t.size() > 150) {
-      header.push_back(line);
-      line = "  ";
-    }
-    line += " " + t;
+  // Every block is drawn first: the page is as wide as its widest row of
+  // blocks (within kPageWidth unless one block alone is wider), and the text
+  // wraps to that width.
+  std::vector<std::vector<Block>> maps(sections.size()), strips(sections.size());
+  double width = kMinPageWidth;
+  for (size_t k = 0; k < sections.size(); ++k) {
+    for (const Heatmap& m : sections[k].maps) maps[k].push_back(draw_heatmap(m));
+    for (const Strip& st : sections[k].strips) strips[k].push_back(draw_strip(st));
+    for (const auto* blocks : {&maps[k], &strips[k]})
+      for (const std::vector<size_t>& row : rows_of(*blocks)) width = std::max(width, row_width(*blocks, row));
   }
-  header.push_back(line);
+  const double text_width = width - 2 * kMargin;
+
+  // Header: the sentence, the note on truncation, the prediction.
+  std::string sentence = "sentence:";
+  for (const std::string& t : e.tokens) sentence += " " + t;
+  std::vector<std::string> header = wrap_text(sentence, text_width, kHeaderFont);
   if (e.truncated())
     header.push_back("(long sentence: the first " + std::to_string(e.tokens.size()) + " of its " +
                      std::to_string(e.original_length) + " tokens were given to the model and are shown)");
   std::string classes;
   for (size_t k = 0; k < e.labels.size(); ++k)
     classes += (k ? ", " : "") + std::string("p(") + e.labels[k] + ") = " + fixed(e.probabilities.at(k), 4);
-  header.push_back("prediction: " + e.labels.at(static_cast<size_t>(e.predicted)) + " with probability " +
-                   fixed(e.probabilities.at(static_cast<size_t>(e.predicted)), 4) + "   (" + classes + ")");
+  const std::vector<std::string> prediction =
+      wrap_text("prediction: " + e.labels.at(static_cast<size_t>(e.predicted)) + " with probability " +
+                    fixed(e.probabilities.at(static_cast<size_t>(e.predicted)), 4) + " (" + classes + ")",
+                text_width, kHeaderFont);
+  header.insert(header.end(), prediction.begin(), prediction.end());
   if (sections.empty()) header.push_back("the " + e.encoder + " encoder records no attention weights to show");
 
   std::string body;
-  double width = 900, y = 28;
-  body += "<text x=\"20\" y=\"" + num(y) + "\" font-size=\"16\" font-weight=\"bold\">attn explain: " +
+  double y = 28;
+  body += "<text x=\"" + num(kMargin) + "\" y=\"" + num(y) + "\" font-size=\"17\" font-weight=\"bold\">attn explain: " +
           xml_escape(e.encoder) + "</text>\n";
-  for (const std::string& h : header) {
-    y += 20;
-    body += "<text x=\"20\" y=\"" + num(y) + "\" font-size=\"13\" xml:space=\"preserve\">" + xml_escape(h) + "</text>\n";
-    width = std::max(width, 40 + 7.2 * static_cast<double>(h.size()));
+  y += 8 + kHeaderFont;
+  body += text_lines(header, kMargin, y, kHeaderFont, "");
+  y += lines_height(header.size(), kHeaderFont);
+  for (size_t k = 0; k < sections.size(); ++k) {
+    y += 24;
+    const std::vector<std::string> title = wrap_text(sections[k].title, text_width, kSectionFont, true);
+    body += text_lines(title, kMargin, y, kSectionFont, " font-weight=\"bold\" fill=\"#333\"");
+    y = place(maps[k], y + lines_height(title.size(), kSectionFont), body);
+    y = place(strips[k], y, body);
   }
-  for (const Section& s : sections) {
-    y += 40;
-    body += "<text x=\"20\" y=\"" + num(y) + "\" font-size=\"14\" font-weight=\"bold\" fill=\"#333\">" +
-            xml_escape(s.title) + "</text>\n";
-    width = std::max(width, 40 + 8.4 * static_cast<double>(s.title.size()));
-    std::vector<Block> blocks;
-    for (const Heatmap& m : s.maps) blocks.push_back(draw_heatmap(m));
-    y = place(blocks, y + 16, body, width);
-    blocks.clear();
-    for (const Strip& st : s.strips) blocks.push_back(draw_strip(st));
-    if (!blocks.empty()) y = place(blocks, y + kGap, body, width);
-  }
-  y += 30;
+  y += 6;
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(y) +
          "\" viewBox=\"0 0 " + num(width) + " " + num(y) + "\" font-family=\"sans-serif\">\n";
+  out += kShadeGradient;
   out += "<rect x=\"0\" y=\"0\" width=\"" + num(width) + "\" height=\"" + num(y) + "\" fill=\"white\"/>\n";
   return out + body + "</svg>\n";
 }

@@ -1,7 +1,9 @@
 #include "attn/train/pictures/training_curves.h"
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include "attn/engine/error.h"
@@ -51,6 +53,22 @@ std::string default_dev_metric(const MetricsLog& log) {
   return "";
 }
 
+namespace {
+
+// The columns of a run's metrics.jsonl a chart can draw (every key but step
+// and epoch), for an error that names what --metric could have been.
+std::string metrics_of(const MetricsLog& run) {
+  std::set<std::string> names;
+  for (const auto& e : run.evaluations)
+    for (const auto& [key, value] : e)
+      if (key != "step" && key != "epoch") names.insert(key);
+  std::string list;
+  for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+  return list.empty() ? "none" : list;
+}
+
+}  // namespace
+
 std::string render_training_curves(const std::vector<MetricsLog>& runs, const std::string& metric) {
   ATTN_CHECK(!runs.empty(), "plot", "no runs to plot");
   std::string chosen = metric;
@@ -61,14 +79,22 @@ std::string render_training_curves(const std::vector<MetricsLog>& runs, const st
                  "' were selected on different dev metrics (", chosen, ", ", default_dev_metric(run),
                  "); pick one with --metric");
   }
-  ChartPanel loss{"training loss", "step", "mean training loss since the previous evaluation", {}, false};
-  ChartPanel dev{"dev " + chosen, "step", chosen, {}, false};
+  // Both panels start at step 0, where training starts: the trainer's first
+  // evaluation comes after its first --eval-every steps, and a log that has
+  // a step-0 evaluation (the model before training) gets that point drawn.
+  ChartPanel loss{"training loss", "step", "loss (mean since last evaluation)", {}, false, true};
+  ChartPanel dev{"dev " + chosen, "step", chosen, {}, false, true};
   for (size_t r = 0; r < runs.size(); ++r) {
     ChartSeries l{runs[r].name, {}, static_cast<int>(r), false}, d{runs[r].name, {}, static_cast<int>(r), false};
-    for (const auto& e : runs[r].evaluations) {
+    const auto& evaluations = runs[r].evaluations;
+    ATTN_CHECK(std::any_of(evaluations.begin(), evaluations.end(), [&](const auto& e) { return e.count(chosen) > 0; }),
+               "plot", "run '", runs[r].name, "' has no metric '", chosen,
+               "'; its metrics.jsonl has: ", metrics_of(runs[r]));
+    for (const auto& e : evaluations) {
       const double step = e.at("step");
       if (e.count("train_loss")) l.points.emplace_back(step, e.at("train_loss"));
-      ATTN_CHECK(e.count(chosen), "plot", "run '", runs[r].name, "' has no dev metric '", chosen, "' at step ", step);
+      ATTN_CHECK(e.count(chosen), "plot", "run '", runs[r].name, "' has no metric '", chosen, "' at step ", step,
+                 " (its other evaluations have it)");
       d.points.emplace_back(step, e.at(chosen));
     }
     loss.series.push_back(std::move(l));

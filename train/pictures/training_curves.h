@@ -24,8 +24,9 @@ MetricsLog read_metrics_log(const std::string& path, const std::string& name);
 // or token_accuracy, the first one its first evaluation has.
 std::string default_dev_metric(const MetricsLog& log);
 
-// metric "" = each run's default_dev_metric (they must agree). Throws when a
-// run lacks the metric.
+// metric "" = each run's default_dev_metric (they must agree). Both panels'
+// x axes start at step 0. Throws when a run lacks the metric, naming the
+// metrics its log has.
 std::string render_training_curves(const std::vector<MetricsLog>& runs, const std::string& metric = "");
 
 // Rewrites <run_dir>/curves.svg (atomically) from <run_dir>/metrics.jsonl.
