@@ -34,7 +34,10 @@ std::string flag_help(const std::string& name) {
       lead = &d;
       break;
     }
-  std::string help = lead->key->doc + " (config key " + name;
+  // The value's kind leads, as `--help` shows it (util/cli_args.h): INT, FLOAT or VALUE.
+  const ConfigType type = lead->key->type;
+  std::string help = std::string(type == ConfigType::Int ? "INT: " : type == ConfigType::Float ? "FLOAT: " : "") +
+                     lead->key->doc + " (config key " + name;
   if (ds.size() > 1 || lead->table != &task_model_config_keys()) {
     std::string owners;
     for (const Declaration& d : ds) owners += (owners.empty() ? "" : ", ") + d.table->owner();

@@ -49,11 +49,11 @@ int run_train_command(const std::vector<std::string>& args) {
                        "Models (--model):\n" + encoder_summaries());
   p.option("preset", "", "one of the papers' experiments (`attn presets` lists them; explicit flags override)")
       .option("task", "classify", "classify, pair, relatedness or tag")
-      .option("data", "", "data folder or file (default data: classify only)")
+      .option("data", "", "PATH: data folder or file (default data: classify only)")
       .option("format", "auto", std::string("data format: ") + data_formats_help())
       .option("fold", "0", "cr, mpqa, subj: the cross-validation fold (0-9) that is the test split")
       .option("model", "", encoder_choices() + " (default: " + kDefaultEncoder + ", or --config's)")
-      .option("config", "", "model config file (key = value lines; the keys are listed below)");
+      .option("config", "", "FILE: model config file (key = value lines; the keys are listed below)");
   for (const ModelFlag& f : model_flag_list) p.option(f.flag, "", f.help);
   p.option("device", "cpu", "cpu or cuda")
       .option("epochs", "3", "training epochs")
@@ -71,11 +71,11 @@ int run_train_command(const std::vector<std::string>& args) {
       .option("clip", "5", "FLOAT: clip gradients to this global norm (0: off; no paper clips)")
       .option("eval-every", "0", "steps between dev evaluations (0: each epoch); each epoch's end and the run's end are evaluated as well")
       .option("checkpoint-every", "50", "steps between resumable checkpoints")
-      .option("run", "", "run folder (default: runs/<model>-<task>)")
+      .option("run", "", "PATH: run folder (default: runs/<model>-<task>)")
       .flag("resume", "continue the run in --run from its last checkpoint")
       .flag("overwrite", "replace an existing run in --run (without it, an existing run is never touched)")
-      .option("glove", "", "GloVe vectors (text format) for the embeddings")
-      .option("cache", "", "cache folder for downloaded data (default: $ATTN_CACHE or ~/.cache/attn)")
+      .option("glove", "", "FILE: GloVe vectors (text format) for the embeddings")
+      .option("cache", "", "PATH: cache folder for downloaded data (default: $ATTN_CACHE or ~/.cache/attn)")
       .option("max-words", "0", "SpamAssassin: keep the first N words of each message (0: all)")
       .flag("allow-similar-labels", "tsv/conll data: keep labels that differ only by whitespace or number format (\" 1\", \"01\" beside \"1\") and a header-like first line as classes instead of refusing them")
       .option("rl-reward", "probability", "ReSAN: probability (Eq. 17: p(y*|x) - lambda * f) or neg-loss (the released code: -(loss + lambda * f))")
