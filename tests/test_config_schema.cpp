@@ -216,7 +216,10 @@ TEST(ConfigFlags, TrainFlagsAndTheirHelpComeFromTheTables) {
   ::testing::internal::CaptureStdout();
   run_train_command({"--help"});
   const std::string help = ::testing::internal::GetCapturedStdout();
-  for (const ModelFlag& f : model_flags()) EXPECT_THAT(help, HasSubstr("--" + f.flag + " VALUE")) << f.flag;
+  // Each flag shows its value's kind, from the key's type.
+  for (const ModelFlag& f : model_flags()) EXPECT_THAT(help, ::testing::ContainsRegex("--" + f.flag + " (INT|FLOAT) ")) << f.flag;
+  EXPECT_THAT(help, HasSubstr("--keep-prob FLOAT"));
+  EXPECT_THAT(help, HasSubstr("--heads INT"));
   EXPECT_THAT(help, HasSubstr("int 1..65536, default 300"));  // --hidden's range and default
   for (const ConfigSchema* table : every_table())
     for (const ConfigKey& k : table->keys()) EXPECT_THAT(help, HasSubstr("    " + k.name + " ")) << k.name;
