@@ -25,14 +25,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string anomaly_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const AnomalyError& e) {
-    return e.what();
-  }
-  return "(no anomaly)";
-}
+std::string anomaly_of(const std::function<void()>& f) { return testing_support::error_of<AnomalyError>(f); }
 
 TEST(AnomalyDetection, NothingIsCheckedWithoutADetector) {
   EXPECT_EQ(kernel_observer(), nullptr);  // the default: the kernel path does one load and no checks

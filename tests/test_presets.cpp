@@ -97,16 +97,6 @@ TEST(Presets, ListingSaysWhichPaperEachShortNameIsWithoutInternalNumbers) {
   EXPECT_THAT(listing, ::testing::Not(HasSubstr("seed 0")));
 }
 
-// The message of the UsageError f throws, or "(no error)".
-std::string usage_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 std::string stdout_of(int (*command)(const std::vector<std::string>&), const std::vector<std::string>& args,
                       int* rc) {
   ::testing::internal::CaptureStdout();
@@ -120,7 +110,7 @@ TEST(Presets, PresetsNameShowsThatPresetAlone) {
   EXPECT_EQ(rc, 0);
   EXPECT_THAT(one, HasSubstr("resan-sick: ReSAN on SICK"));
   EXPECT_THAT(one, ::testing::Not(HasSubstr("mtsa-snli")));
-  EXPECT_THAT(usage_error_of([] { run_presets_command({"resan-sik"}); }), HasSubstr("did you mean 'resan-sick'?"));
+  EXPECT_THAT(testing_support::error_of<UsageError>([] { run_presets_command({"resan-sik"}); }), HasSubstr("did you mean 'resan-sick'?"));
   EXPECT_THROW(run_presets_command({"resan-sick", "mtsa-snli"}), UsageError);
 }
 
@@ -133,13 +123,13 @@ TEST(Presets, TrainHelpWithAPresetShowsItsValuesAsTheDefaults) {
   EXPECT_THAT(with_preset, HasSubstr("examples per mini-batch (default: 128)"));  // App. B's batch
   EXPECT_THAT(with_preset, HasSubstr("(default: adadelta)"));
   EXPECT_THAT(with_preset, HasSubstr("model config keys: activation = elu"));
-  EXPECT_THAT(usage_error_of([] { run_train_command({"--preset", "mtsa-imbd", "--help"}); }),
+  EXPECT_THAT(testing_support::error_of<UsageError>([] { run_train_command({"--preset", "mtsa-imbd", "--help"}); }),
               HasSubstr("unknown --preset 'mtsa-imbd'"));
 }
 
 TEST(Presets, AnotherModelThatCannotTakeThePresetsSettingsNamesThePreset) {
   const std::string err =
-      usage_error_of([] { run_train_command({"--preset", "mtsa-sst5", "--model", "bow", "--data", "unused"}); });
+      testing_support::error_of<UsageError>([] { run_train_command({"--preset", "mtsa-sst5", "--model", "bow", "--data", "unused"}); });
   EXPECT_THAT(err, HasSubstr("--preset mtsa-sst5 sets model settings of the mtsa encoder that --model bow does not take"));
   EXPECT_THAT(err, HasSubstr("'--hidden 600'"));
   EXPECT_THAT(err, ::testing::Not(HasSubstr(".cpp:")));

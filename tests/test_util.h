@@ -17,11 +17,14 @@
 namespace attn {
 namespace testing_support {
 
-// The message of the attn::Error that f throws, or "(no error)".
-inline std::string error_of(const std::function<void()>& f) {
+// The message of the exception of type E that f throws (attn::Error unless
+// named: UsageError, AnomalyError), or "(no error)"; any other exception
+// propagates and fails the test.
+template <typename E = Error>
+std::string error_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const Error& e) {
+  } catch (const E& e) {
     return e.what();
   }
   return "(no error)";
