@@ -1,5 +1,7 @@
 #include "attn/models/config.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -37,6 +39,11 @@ Config Config::parse(const std::string& text, const std::string& source) {
 }
 
 Config Config::load(const std::string& path) {
+  // An ifstream opens a folder and reads nothing from it: that would be a
+  // config of defaults, not the file the user meant.
+  struct stat st;
+  ATTN_CHECK(::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode), "config", "'", path,
+             "' is a folder; give a file");
   std::ifstream in(path);
   ATTN_CHECK(in.good(), "config", "cannot open '", path, "'");
   std::stringstream ss;

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "attn/models/config.h"
 #include "attn/nn/glove.h"
 #include "attn/train/data/formats/loaders.h"
 #include "test_data_util.h"
@@ -55,6 +56,11 @@ TEST(SentencePerLine, AnEmptyOrBlankClassFileIsAnErrorNamingIt) {
 TEST(UserErrors, AFolderGivenAsAFileIsNamedAsAFolder) {
   const std::string dir = fresh_dir();
   EXPECT_THAT(error_of([&] { load_trec(dir, dir, false); }), HasSubstr(dir + " is a folder; give a file"));
+}
+
+TEST(UserErrors, AFolderGivenAsAModelConfigIsNamedAsAFolder) {
+  const std::string dir = fresh_dir();
+  EXPECT_THAT(error_of([&] { Config::load(dir); }), HasSubstr("'" + dir + "' is a folder; give a file"));
 }
 
 TEST(UserErrors, AWord2vecHeaderIsReadAsAHeaderNotAVector) {

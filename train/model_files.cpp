@@ -41,7 +41,7 @@ void load_model_state(const std::string& path, Module& m, const std::string& enc
   try {
     load_into_module(m, tensors, true);
   } catch (const Error& e) {
-    throw Error("weights " + path + ": " + e.what());
+    throw Error("weights " + path + ": " + e.user_message());
   }
 }
 

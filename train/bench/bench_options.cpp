@@ -286,7 +286,7 @@ bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, st
       build_encoder(config, EncoderContext{4, DType::F32, &init, &noise});
       config.check_all_used("encoder '" + name + "' with --set");
     } catch (const Error& e) {
-      throw UsageError(std::string("attn bench: --models: ") + e.what());
+      throw UsageError(std::string("attn bench: --models: ") + e.user_message());
     }
   }
   *s = out;

@@ -24,8 +24,13 @@ SavedRun load_saved_run(const std::string& dir, const std::string& weights_file)
   // An empty or damaged run.cfg is an error, never a run with default settings.
   ATTN_CHECK(r.run_config.has("task"), "run", run.run_config(),
              " has no task line: the file is empty or damaged (attn train writes it)");
-  r.task = task_from_name(r.run_config.get("task", "classify"));
-  r.max_len = r.run_config.get_int("max_len", 0);
+  // A value the file's reader refuses is named with the file it came from.
+  try {
+    r.task = task_from_name(r.run_config.get("task", "classify"));
+    r.max_len = r.run_config.get_int("max_len", 0);
+  } catch (const Error& e) {
+    throw Error("run: " + run.run_config() + ": " + e.user_message() + " (attn train writes it; was it edited?)");
+  }
   r.vocab = Vocabulary::load(run.vocab());
   r.labels = read_labels(run);
   ATTN_CHECK(r.task == TaskKind::Relatedness || r.labels.size() >= 2, "run", run.labels(), " names ",
