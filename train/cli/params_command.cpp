@@ -90,7 +90,7 @@ int run_params_command(const std::vector<std::string>& args) {
     q.classes = q.task == TaskKind::Relatedness ? relatedness_classes(q.config) : p.get_int("classes", 2, 1 << 20);
     if (p.is_set("vocab-size")) q.vocab_size = p.get_int("vocab-size", 2, int64_t{1} << 31);
   }
-  if (p.is_set("input-dim")) q.config.set(kInputDimKey, std::to_string(p.get_int("input-dim", 1, 1 << 20)));
+  if (p.is_set("input-dim")) q.config.set(kInputDimKey, std::to_string(p.get_int("input-dim", 1, 65536)));
   check_model_config(q.config, "the model config '" + q.source + "'");
   const int64_t dim = input_dim_of(q.config);
 
