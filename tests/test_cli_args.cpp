@@ -62,6 +62,19 @@ TEST(ArgParser, GivenValuesAndDefaultsStillParse) {
   EXPECT_FALSE(p.is_set("resume"));
 }
 
+TEST(ArgParser, AChoiceOutsideItsValuesIsAUsageErrorNamingThemAndTheNearest) {
+  ArgParser p("train", "test");
+  p.option("task", "classify", "task").option("device", "cpu", "device");
+  ASSERT_TRUE(p.parse({"--task", "tagg"}));
+  EXPECT_EQ(p.get_choice("device", {"cpu", "cuda"}), "cpu");
+  try {
+    p.get_choice("task", {"classify", "pair", "relatedness", "tag"});
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("unknown --task 'tagg' (did you mean 'tag'?); known: classify, pair"));
+  }
+}
+
 TEST(ArgParser, HelpNamesEachValuesKind) {
   ArgParser p("train", "test");
   p.option("run", "", "PATH: run folder").option("epochs", "3", "epochs").option("lr", "0.5", "rate");

@@ -158,6 +158,16 @@ ArgParser& ArgParser::epilog(const std::string& text) {
   return *this;
 }
 
+std::string ArgParser::get_choice(const std::string& name, const std::vector<std::string>& choices) const {
+  const std::string value = get(name);
+  if (std::find(choices.begin(), choices.end(), value) != choices.end()) return value;
+  std::string known;
+  for (const std::string& c : choices) known += (known.empty() ? "" : ", ") + c;
+  const std::string guess = text::nearest_word(value, choices);
+  throw UsageError("attn " + command_ + ": unknown --" + name + " '" + value + "'" +
+                   (guess.empty() ? "" : " (did you mean '" + guess + "'?)") + "; known: " + known);
+}
+
 ArgParser& ArgParser::example(const std::string& command_line, const std::string& what) {
   examples_.emplace_back(command_line, what);
   return *this;

@@ -48,6 +48,9 @@ class ArgParser {
   double get_double(const std::string& name) const;
   // ... and within [min, max].
   double get_double(const std::string& name, double min, double max = std::numeric_limits<double>::max()) const;
+  // The value, which must be one of `choices` (a UsageError naming them and
+  // the nearest one otherwise).
+  std::string get_choice(const std::string& name, const std::vector<std::string>& choices) const;
   bool is_set(const std::string& name) const;  // flag given, or option given explicitly
   // Replaces an option's default (a preset's value) without marking it set:
   // a value given on the command line still wins. Unknown names throw.

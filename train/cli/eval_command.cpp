@@ -30,7 +30,7 @@ int run_eval_command(const std::vector<std::string>& args) {
     return 0;
   }
   if (p.get("run").empty()) throw UsageError("attn eval: --run is required");
-  const Device device = parse_device(p.get("device"), "eval");  // before any work: fails fast without a GPU
+  const Device device = parse_device(p.get_choice("device", {"cpu", "cuda"}), "eval");  // before any work: fails fast without a GPU
   SavedRun run = load_saved_run(p.get("run"), p.get("weights"));
   run.model->to(device);
   DataSpec spec;

@@ -85,7 +85,7 @@ int run_forward_command(const std::vector<std::string>& args) {
   check_output_file("attn forward --output", output_path, {input_path, p.get("weights"), p.get("model")});
   const bool init_weights = p.is_set("init-weights");
   const int64_t seed = p.get_int("seed");
-  const Device device = parse_device(p.get("device"), "forward");
+  const Device device = parse_device(p.get_choice("device", {"cpu", "cuda"}), "forward");
 
   // Read and check the inputs before any work, so a bad file fails fast.
   std::map<std::string, Tensor> in = load_safetensors(input_path);
@@ -120,8 +120,10 @@ int run_forward_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "forward: wrote freshly initialised weights (seed %lld) to %s\n",
                  static_cast<long long>(seed), weights_path.c_str());
   } else {
-    ATTN_CHECK(text::file_exists(weights_path), kOp, "the weights file '", weights_path,
+    ATTN_CHECK(attn::file_exists(weights_path), kOp, "the weights file '", weights_path,
                "' does not exist (pass --init-weights to create it)");
+    ATTN_CHECK(text::file_exists(weights_path), kOp, "the weights '", weights_path,
+               "' are a folder or another non-file; give a safetensors file");
     load_model_state(weights_path, *encoder, mechanism);
   }
 

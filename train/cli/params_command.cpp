@@ -86,7 +86,7 @@ int run_params_command(const std::vector<std::string>& args) {
     // A registered name with no file of that name: the encoder with its defaults.
     if (find_encoder(q.source) && !text::file_exists(q.source)) q.config.set("encoder", q.source);
     else q.config = Config::load(q.source);
-    q.task = task_from_name(p.get("task"));
+    q.task = task_from_name(p.get_choice("task", {"classify", "pair", "relatedness", "tag"}));
     q.classes = q.task == TaskKind::Relatedness ? relatedness_classes(q.config) : p.get_int("classes", 2, 1 << 20);
     if (p.is_set("vocab-size")) q.vocab_size = p.get_int("vocab-size", 2, int64_t{1} << 31);
   }

@@ -82,7 +82,7 @@ int run_predict_command(const std::vector<std::string>& args) {
   }
   if (p.get("run").empty()) throw UsageError("attn predict: --run is required");
   const bool probabilities = p.is_set("probabilities"), json = p.is_set("json");
-  const Device device = parse_device(p.get("device"), "predict");  // before any work: fails fast without a GPU
+  const Device device = parse_device(p.get_choice("device", {"cpu", "cuda"}), "predict");  // before any work: fails fast without a GPU
   SavedRun run = load_saved_run(p.get("run"), p.get("weights"));
   if (probabilities && run.task != TaskKind::Classify && run.task != TaskKind::Pair)
     throw UsageError("attn predict: --probabilities is for classify and pair runs; " + p.get("run") + " is a " +

@@ -113,11 +113,11 @@ int run_train_command(const std::vector<std::string>& args) {
     preset_model = apply_preset(p.get("preset"), p);
     o.preset = p.get("preset");
   }
-  o.device = parse_device(p.get("device"), "train");
+  o.device = parse_device(p.get_choice("device", {"cpu", "cuda"}), "train");
 
   // Every value is checked before anything is read or written: a bad flag is
   // an error, never a silent default or a switched-off feature.
-  o.data.task = task_from_name(p.get("task"));
+  o.data.task = task_from_name(p.get_choice("task", {"classify", "pair", "relatedness", "tag"}));
   o.data.data = p.get("data");
   o.data.format = p.get("format");
   // Only the classify task's SpamAssassin corpus comes without --data: a
