@@ -6,7 +6,10 @@
 # overflowing sizes, a trained run and damaged copies of it, safetensors
 # files) are made here, in WORK_DIR. Every case runs under `timeout`, so a
 # hang fails it (status 124). Prints one line per case and a summary; fails
-# if any case's status or message differs.
+# if any case's status or message differs. Every output the cases name lies
+# in WORK_DIR (a named pipe stands for a device), but run it only against a
+# build of this checkout: a binary without the checks may write where an
+# empty output path points.
 #
 # Environment: ATTN_BAD_INPUTS_ONLY=REGEX runs only the cases whose name
 # matches; ATTN_BAD_INPUTS_VERBOSE=1 prints every case's stderr, not only a
@@ -32,6 +35,9 @@ export PATH="$work/bin:$PATH" ATTN_CACHE="$work/cache"
 cd "$work" || exit 2
 
 fail_setup() { echo "check_bad_inputs: setting up the inputs failed: $*" >&2; exit 2; }
+
+# A named pipe: an output that exists and is not a regular file, like a device.
+mkfifo not_a_file
 
 # --- Data folders -----------------------------------------------------------
 # tiny/: a two-class label<TAB>text folder the training cases read.

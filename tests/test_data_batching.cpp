@@ -31,6 +31,22 @@ Example sentence(std::vector<std::string> tokens, int64_t label) {
 
 Vocabulary vocab() { return Vocabulary::from_words({"a", "b", "c", "d"}); }  // ids 2..5
 
+// More distinct words than any fixed cap the vocabulary once had (50,000):
+// with no cap every training word gets a row, as the papers and the presets
+// say; a cap keeps the most frequent.
+TEST(VocabularyCap, NoCapKeepsEveryTrainingWordAndACapKeepsTheMostFrequent) {
+  std::vector<Example> examples(1);
+  for (int i = 0; i < 60000; ++i) examples[0].tokens.push_back("w" + std::to_string(i));
+  examples[0].tokens.push_back("w7");  // the one word seen twice
+  const Vocabulary all = Vocabulary::build(examples, 1, 0);
+  EXPECT_EQ(all.size(), 60000 + 2);
+  EXPECT_NE(all.id("w59999"), Vocabulary::kUnk);
+  const Vocabulary capped = Vocabulary::build(examples, 1, 3);
+  EXPECT_EQ(capped.size(), 3);
+  EXPECT_NE(capped.id("w7"), Vocabulary::kUnk);
+  EXPECT_EQ(capped.id("w8"), Vocabulary::kUnk);
+}
+
 TEST(DataBatching, PadsAndMasksInSourceOrder) {
   std::vector<Example> ex = {sentence({"a", "b", "c"}, 1), sentence({"d"}, 0), sentence({"b", "zzz"}, 2)};
   BatchOptions opt;
