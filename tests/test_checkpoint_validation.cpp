@@ -298,8 +298,8 @@ TEST(CheckpointValidation, ResumeAfterAKillDropsLaterMetricsAndStaleTemporaries)
   }
   EXPECT_EQ(steps, (std::vector<double>{1, 2, 3, 4}));
   EXPECT_GT(previous_loss, 0.0);
-  EXPECT_FALSE(file_exists(stale));
-  EXPECT_TRUE(file_exists(live));  // this process is alive: not removed
+  EXPECT_FALSE(path_exists(stale));
+  EXPECT_TRUE(path_exists(live));  // this process is alive: not removed
 }
 
 TEST(CheckpointValidation, TrainLossMeanSurvivesResume) {

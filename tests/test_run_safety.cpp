@@ -44,7 +44,7 @@ TrainOptions options(const std::string& dir, const std::string& encoder) {
 }
 
 void expect_finite_if_present(const std::string& path) {
-  if (!file_exists(path)) return;
+  if (!path_exists(path)) return;
   std::map<std::string, Tensor> all = load_safetensors(path);
   EXPECT_EQ(first_nonfinite(all), "") << path << " holds a non-finite tensor";
 }
@@ -62,7 +62,7 @@ TEST(RunSafety, HugeLearningRateStopsNamingTheKernelAndKeepsCheckpointsFinite) {
   EXPECT_THAT(msg, ::testing::Not(HasSubstr("try a lower --lr")));
   expect_finite_if_present(o.run_dir + "/best.safetensors");
   expect_finite_if_present(o.run_dir + "/last.safetensors");
-  EXPECT_TRUE(file_exists(o.run_dir + "/last.safetensors"));  // checkpoint_every 1: written before the failure
+  EXPECT_TRUE(path_exists(o.run_dir + "/last.safetensors"));  // checkpoint_every 1: written before the failure
 }
 
 TEST(RunSafety, DetectAnomalyStopsTrainingAtTheFirstNonFiniteKernel) {
@@ -110,7 +110,7 @@ TEST(RunSafety, CheckpointWithANanIsRefusedAndTheOldFileKept) {
   EXPECT_THAT(error_of([&] { save_training_checkpoint(path, model, {&adam}, TrainProgress{}); }),
               HasSubstr("'model." + name + "' holds a NaN or infinite value"));
   expect_finite_if_present(path);
-  EXPECT_TRUE(file_exists(path));
+  EXPECT_TRUE(path_exists(path));
 }
 
 TEST(RunSafety, EvalAndPredictRefuseNonFiniteWeights) {

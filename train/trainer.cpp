@@ -157,7 +157,7 @@ void Trainer::log(const std::string& line) const {
 // The vocabulary comes from the run folder when resuming.
 void Trainer::read_or_build_vocabulary() {
   if (o_.resume) {
-    ATTN_CHECK(file_exists(run_.last()), "train", "--resume: no checkpoint at '", run_.last(), "'");
+    ATTN_CHECK(path_exists(run_.last()), "train", "--resume: no checkpoint at '", run_.last(), "'");
     vocab_ = Vocabulary::load(run_.vocab());
     ATTN_CHECK(read_labels(run_) == data_.label_names, "train", "--resume: the labels in '", run_.labels(),
                "' differ from the data's");
@@ -267,7 +267,7 @@ TrainResult Trainer::train() {
   // Test metrics of the best dev checkpoint, evaluated as it was on dev.
   extension_->end_training();
   if (progress_.best_step < 0) report_best_without_a_finite_score();
-  if (file_exists(run_.best())) load_best_weights(run_.best(), *model_);
+  if (path_exists(run_.best())) load_best_weights(run_.best(), *model_);
   result_.test = evaluate(*model_, data_.test, vocab_, data_.label_names, eval_options_);
   result_.primary = result_.test.primary;  // set even when a finished run is resumed and trains no step
   result_.best_dev = progress_.best_dev;
@@ -422,7 +422,7 @@ bool Trainer::keep_as_best(double score) {
 
 // Said even with --quiet: the best checkpoint was not chosen by its score.
 void Trainer::report_best_without_a_finite_score() const {
-  if (!file_exists(run_.best())) return;
+  if (!path_exists(run_.best())) return;
   std::map<std::string, std::string> metadata;
   load_safetensors(run_.best(), &metadata);
   const auto step = metadata.find("step");

@@ -68,7 +68,7 @@ void append_line(const std::string& path, const std::string& line) {
   std::fclose(f);
 }
 
-bool file_exists(const std::string& path) {
+bool path_exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
 }
@@ -79,7 +79,7 @@ void make_directories(const std::string& path) {
   while (pos != std::string::npos) {
     pos = path.find('/', pos + 1);
     partial = path.substr(0, pos);
-    if (partial.empty() || file_exists(partial)) continue;
+    if (partial.empty() || path_exists(partial)) continue;
     ATTN_CHECK(::mkdir(partial.c_str(), 0755) == 0 || errno == EEXIST, "make_directories", "cannot create '", partial,
                "': ", std::strerror(errno));
   }

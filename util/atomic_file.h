@@ -16,7 +16,8 @@ void check_output_file(const std::string& what, const std::string& path, const s
 void write_file_atomically(const std::string& path, const std::string& contents);
 // Appends one line (a '\n' is added) and flushes; used for the metrics log.
 void append_line(const std::string& path, const std::string& line);
-bool file_exists(const std::string& path);
+// Anything is at `path`: a file, a folder or another kind (text::is_regular_file asks for a file).
+bool path_exists(const std::string& path);
 // Creates a directory and its parents; throws naming the path on failure.
 void make_directories(const std::string& path);
 

@@ -120,7 +120,7 @@ std::string nearest_word(const std::string& word, const std::vector<std::string>
   return best;
 }
 
-bool file_exists(const std::string& path) {
+bool is_regular_file(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }

@@ -51,7 +51,8 @@ std::vector<std::string> split_lines(const std::string& text);
 // when none is within a few typos (at most max(2, |word| / 3) edits).
 std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates);
 
-bool file_exists(const std::string& path);
+// A regular file (or a link to one) is at `path`: not a folder, device or pipe.
+bool is_regular_file(const std::string& path);
 std::string join_path(const std::string& dir, const std::string& name);
 // Last component of a path, ignoring trailing slashes ("data/trec/" -> "trec").
 std::string base_name(const std::string& path);

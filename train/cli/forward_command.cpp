@@ -120,9 +120,9 @@ int run_forward_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "forward: wrote freshly initialised weights (seed %lld) to %s\n",
                  static_cast<long long>(seed), weights_path.c_str());
   } else {
-    ATTN_CHECK(attn::file_exists(weights_path), kOp, "the weights file '", weights_path,
+    ATTN_CHECK(path_exists(weights_path), kOp, "the weights file '", weights_path,
                "' does not exist (pass --init-weights to create it)");
-    ATTN_CHECK(text::file_exists(weights_path), kOp, "the weights '", weights_path,
+    ATTN_CHECK(text::is_regular_file(weights_path), kOp, "the weights '", weights_path,
                "' are a folder or another non-file; give a safetensors file");
     load_model_state(weights_path, *encoder, mechanism);
   }

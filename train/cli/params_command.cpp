@@ -36,7 +36,7 @@ struct ParamsQuery {
 ParamsQuery query_from_run(const std::string& dir) {
   const RunFiles run{dir};
   for (const std::string& path : {run.model_config(), run.run_config(), run.vocab(), run.labels()})
-    if (!text::file_exists(path))
+    if (!text::is_regular_file(path))
       throw UsageError("attn params: '" + dir + "' is not a run folder: " + path + " is missing");
   ParamsQuery q;
   q.source = run.model_config();
@@ -84,7 +84,7 @@ int run_params_command(const std::vector<std::string>& args) {
   } else {
     q.source = p.get("model");
     // A registered name with no file of that name: the encoder with its defaults.
-    if (find_encoder(q.source) && !text::file_exists(q.source)) q.config.set("encoder", q.source);
+    if (find_encoder(q.source) && !text::is_regular_file(q.source)) q.config.set("encoder", q.source);
     else q.config = Config::load(q.source);
     q.task = task_from_name(p.get_choice("task", {"classify", "pair", "relatedness", "tag"}));
     q.classes = q.task == TaskKind::Relatedness ? relatedness_classes(q.config) : p.get_int("classes", 2, 1 << 20);

@@ -1,7 +1,5 @@
 // `attn train`: trains a model on a task and prints one JSON line with the
 // test metrics (also written to the run folder as test_metrics.json).
-#include <sys/stat.h>
-
 #include <cstdio>
 #include <iostream>
 #include <set>
@@ -10,6 +8,7 @@
 #include "attn/engine/error.h"
 #include "attn/util/atomic_file.h"
 #include "attn/util/cli_args.h"
+#include "attn/util/text.h"
 #include "attn/models/encoder.h"
 #include "attn/models/model_config_check.h"
 #include "attn/train/cli/commands.h"
@@ -31,11 +30,6 @@ std::string preset_named_in(const std::vector<std::string>& args) {
     if (args[i].rfind("--preset=", 0) == 0) return args[i].substr(9);
   }
   return "";
-}
-
-bool is_regular_file(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 }  // namespace
@@ -172,7 +166,7 @@ int run_train_command(const std::vector<std::string>& args) {
   // and the model flags over it (a change there is refused by train_model).
   o.run_dir = p.get("run");
   if (p.is_set("config")) {
-    if (!is_regular_file(p.get("config")))
+    if (!text::is_regular_file(p.get("config")))
       throw UsageError("attn train: --config '" + p.get("config") + "' is not a readable file");
   }
   if (o.resume && o.run_dir.empty() && !p.is_set("model"))
@@ -180,7 +174,7 @@ int run_train_command(const std::vector<std::string>& args) {
   std::string model_name = p.get("model");
   if (o.resume) {
     const std::string run_dir = o.run_dir.empty() ? "runs/" + model_name + "-" + p.get("task") : o.run_dir;
-    if (is_regular_file(RunFiles{run_dir}.model_config())) o.model = Config::load(RunFiles{run_dir}.model_config());
+    if (text::is_regular_file(RunFiles{run_dir}.model_config())) o.model = Config::load(RunFiles{run_dir}.model_config());
   } else {
     o.model = preset_model;
   }
@@ -232,7 +226,7 @@ int run_train_command(const std::vector<std::string>& args) {
   // Held until the command returns: through training and test_metrics.json.
   const RunFolderLock lock(o.run_dir);
   // Settings not given again on --resume are the run's own.
-  if (o.resume && is_regular_file(RunFiles{o.run_dir}.run_config()))
+  if (o.resume && text::is_regular_file(RunFiles{o.run_dir}.run_config()))
     apply_run_settings(Config::load(RunFiles{o.run_dir}.run_config()), o, [&](const std::string& key) {
       std::string flag = key;
       for (char& c : flag)

@@ -16,7 +16,7 @@ std::string join(const std::string& dir, const std::string& file) { return dir +
 // SNLI/MultiNLI ship as *_train.jsonl etc.; accept the usual names.
 std::string first_existing(const std::string& dir, const std::vector<std::string>& names) {
   for (const std::string& n : names)
-    if (file_exists(join(dir, n))) return join(dir, n);
+    if (path_exists(join(dir, n))) return join(dir, n);
   ATTN_CHECK(false, "data", "none of ", names.front(), " (or its usual variants) found in '", dir, "'");
   return "";
 }
@@ -94,7 +94,7 @@ Dataset load_task_data(const DataSpec& spec) {
     if (spec.verbose) o.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
     data = load_spam_assassin(o);
   } else {
-    ATTN_CHECK(file_exists(spec.data), "data", "'", spec.data, "' does not exist");
+    ATTN_CHECK(path_exists(spec.data), "data", "'", spec.data, "' does not exist");
     DataSpec s = spec;
     if (s.format == "auto") {
       switch (s.task) {

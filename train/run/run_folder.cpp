@@ -47,7 +47,7 @@ void remove_stale_temporaries(const std::string& dir) {
 }
 
 void keep_metrics_up_to(const std::string& path, int64_t step) {
-  if (!file_exists(path)) return;
+  if (!path_exists(path)) return;
   std::ifstream in(path);
   std::string kept, line;
   bool changed = false;
@@ -68,7 +68,7 @@ void keep_metrics_up_to(const std::string& path, int64_t step) {
 
 std::string existing_run_file(const RunFiles& run) {
   for (const std::string& path : {run.model_config(), run.run_config(), run.last(), run.best(), run.metrics()})
-    if (file_exists(path)) return path;
+    if (path_exists(path)) return path;
   return "";
 }
 

@@ -45,7 +45,7 @@ bool holds_only_the_lock(const std::string& dir) {
 }  // namespace
 
 RunFolderLock::RunFolderLock(const std::string& dir) : dir_(dir) {
-  created_dir_ = !file_exists(dir);
+  created_dir_ = !path_exists(dir);
   make_directories(dir);
   const std::string path = path_in(dir);
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);

@@ -17,7 +17,7 @@ SavedRun load_saved_run(const std::string& dir, const std::string& weights_file)
   r.dir = dir;
   const RunFiles run{dir};
   for (const std::string& path : {run.model_config(), run.run_config(), run.vocab(), run.labels()})
-    ATTN_CHECK(file_exists(path), "run", "'", dir, "' is not a run folder: ", path, " is missing");
+    ATTN_CHECK(path_exists(path), "run", "'", dir, "' is not a run folder: ", path, " is missing");
   r.model_config = Config::load(run.model_config());
   check_model_config(r.model_config, "the model config '" + run.model_config() + "'");
   r.run_config = Config::load(run.run_config());
@@ -42,7 +42,7 @@ SavedRun load_saved_run(const std::string& dir, const std::string& weights_file)
   r.noise = std::make_unique<Generator>(2);
   r.model = std::make_unique<TaskModel>(r.model_config, r.task, r.vocab.size(), classes, DType::F32, *r.init, *r.noise);
   const std::string weights = run.file(weights_file);
-  ATTN_CHECK(file_exists(weights), "run", "no weights at '", weights, "' (has the run finished an evaluation?)");
+  ATTN_CHECK(path_exists(weights), "run", "no weights at '", weights, "' (has the run finished an evaluation?)");
   std::map<std::string, std::string> metadata;
   const std::map<std::string, Tensor> state = load_model_weights(weights, &metadata);
   require_finite(state, "'" + weights + "'");  // a NaN model would answer class 0 for everything

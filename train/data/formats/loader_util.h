@@ -15,7 +15,7 @@ namespace loader_util {
 
 using text::base_name;
 using text::fail_at;
-using text::file_exists;
+using text::is_regular_file;
 using text::is_blank;
 using text::join_path;
 using text::kQuoteLimit;

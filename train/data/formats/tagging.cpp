@@ -129,9 +129,9 @@ Dataset load_tagging_dir(const std::string& dir, bool allow_similar_labels) {
   auto pick = [&](const std::string& stem, bool& conll) -> std::string {
     std::string tsv = join_path(dir, stem + ".tsv"), co = join_path(dir, stem + ".conll");
     conll = false;
-    if (loader_util::file_exists(tsv)) return tsv;
+    if (loader_util::is_regular_file(tsv)) return tsv;
     conll = true;
-    if (loader_util::file_exists(co)) return co;
+    if (loader_util::is_regular_file(co)) return co;
     return "";
   };
   bool train_conll = false, dev_conll = false, test_conll = false;

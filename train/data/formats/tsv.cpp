@@ -42,7 +42,7 @@ std::vector<RawLine> read_labelled(const char* loader, const std::string& file, 
 Dataset load_labelled_dir(const char* loader, const std::string& dir, TaskKind task, bool allow_similar_labels) {
   size_t fields = task == TaskKind::Pair ? 3 : 2;
   std::string dev_file = join_path(dir, "dev.tsv");
-  bool has_dev = loader_util::file_exists(dev_file);
+  bool has_dev = loader_util::is_regular_file(dev_file);
   loader_util::LabelTally labels;
   std::vector<RawLine> train = read_labelled(loader, join_path(dir, "train.tsv"), fields, labels);
   std::vector<RawLine> dev = has_dev ? read_labelled(loader, dev_file, fields, labels) : std::vector<RawLine>();
