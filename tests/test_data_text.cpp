@@ -7,6 +7,7 @@
 
 #include "attn/train/data/tokenizer.h"
 #include "attn/train/data/vocab.h"
+#include "attn/util/text.h"
 #include "test_data_util.h"
 
 namespace attn {
@@ -56,6 +57,20 @@ std::vector<Example> small_corpus() {
   b.tokens_b = {"the", "cat"};
   c.tokens = {"a", "cat", "the"};
   return {a, b, c};  // the: 4, cat: 3, a/dog/sat: 1
+}
+
+// `attn predict` cuts its input with split_lines, the loaders cut files with
+// read_lines: one rule for both, so a sentence is the same line either way.
+TEST(DataLines, TextAndFileAreCutAlikeAtEveryLineEnd) {
+  const std::string dir = fresh_dir();
+  for (const std::string text : {std::string(""), std::string("\n"), std::string("a"), std::string("a\n"),
+                                 std::string("a\r\nb\rc\n\nd"), std::string("a\r\rb\r"),
+                                 std::string("\xEF\xBB\xBF" "a\nb")}) {
+    const std::string path = write(dir, "lines.txt", text);
+    EXPECT_EQ(text::split_lines(text), text::read_lines("test", path)) << "text of " << text.size() << " bytes";
+  }
+  EXPECT_THAT(text::split_lines("a\r\nb\rc\n\nd"), ElementsAre("a", "b", "c", "", "d"));
+  EXPECT_THAT(text::split_lines("\xEF\xBB\xBF" "a\r"), ElementsAre("a"));
 }
 
 TEST(DataVocab, BuildOrdersByCountThenWord) {

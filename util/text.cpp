@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 
 #include "attn/util/error.h"
 
@@ -36,17 +37,20 @@ std::string quote(const std::string& text) {
 }
 
 LineReader::LineReader(const std::string& loader, const std::string& file)
-    : loader_(loader), file_(file), in_(file, std::ios::binary) {
+    : loader_(loader), file_(file), in_(std::make_unique<std::ifstream>(file, std::ios::binary)) {
   struct stat st;
   if (::stat(file.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     throw Error(loader + ": " + file + " is a folder; give a file");
-  if (!in_) throw Error(loader + ": cannot open " + file);
+  if (!*in_) throw Error(loader + ": cannot open " + file);
 }
+
+LineReader::LineReader(const std::string& loader, const std::string& name, std::unique_ptr<std::istream> in)
+    : loader_(loader), file_(name), in_(std::move(in)) {}
 
 bool LineReader::next(std::string& line) {
   if (!in_chunk_) {
-    if (!std::getline(in_, chunk_)) {
-      if (in_.bad()) throw Error(loader_ + ": read error in " + file_);
+    if (!std::getline(*in_, chunk_)) {
+      if (in_->bad()) throw Error(loader_ + ": read error in " + file_);
       return false;
     }
     pos_ = 0;
@@ -65,27 +69,23 @@ bool LineReader::next(std::string& line) {
   return true;
 }
 
-std::vector<std::string> read_lines(const std::string& loader, const std::string& file) {
-  LineReader reader(loader, file);
+namespace {
+
+std::vector<std::string> all_lines(LineReader&& reader) {
   std::vector<std::string> lines;
   std::string line;
   while (reader.next(line)) lines.push_back(line);
   return lines;
 }
 
+}  // namespace
+
+std::vector<std::string> read_lines(const std::string& loader, const std::string& file) {
+  return all_lines(LineReader(loader, file));
+}
+
 std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t start = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
-  while (start < text.size()) {
-    const size_t end = text.find_first_of("\r\n", start);
-    if (end == std::string::npos) {
-      lines.push_back(text.substr(start));
-      break;
-    }
-    lines.push_back(text.substr(start, end - start));
-    start = end + (text.compare(end, 2, "\r\n") == 0 ? 2 : 1);
-  }
-  return lines;
+  return all_lines(LineReader("text", "the text", std::make_unique<std::istringstream>(text)));
 }
 
 namespace {

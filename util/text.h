@@ -3,6 +3,8 @@
 #pragma once
 #include <cstdint>
 #include <fstream>
+#include <istream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,8 @@ class LineReader {
  public:
   // Throws "<loader>: cannot open <file>".
   LineReader(const std::string& loader, const std::string& file);
+  // Reads an open stream (a string's text, stdin); `name` is what errors call it.
+  LineReader(const std::string& loader, const std::string& name, std::unique_ptr<std::istream> in);
   // The next line without its line end; false at the end of the file.
   bool next(std::string& line);
   // 1-based number of the line next() returned last.
@@ -35,7 +39,7 @@ class LineReader {
 
  private:
   std::string loader_, file_;
-  std::ifstream in_;
+  std::unique_ptr<std::istream> in_;
   std::string chunk_;  // text up to the next '\n', may hold several '\r'-ended lines
   size_t pos_ = 0;     // start of the next line in chunk_
   bool in_chunk_ = false;
@@ -44,8 +48,7 @@ class LineReader {
 
 // All lines of a text file, read with LineReader.
 std::vector<std::string> read_lines(const std::string& loader, const std::string& file);
-// `text` cut into lines as read_lines cuts a file: at LF, CRLF or a lone CR,
-// a leading UTF-8 byte-order mark dropped, no empty line after a final break.
+// `text` cut into lines by LineReader, as read_lines cuts a file.
 std::vector<std::string> split_lines(const std::string& text);
 // The candidate nearest to `word` by edit distance, for "did you mean": ""
 // when none is within a few typos (at most max(2, |word| / 3) edits).
