@@ -317,10 +317,14 @@ wait_for_target() {
 # The second writer: refused while this process holds the folder, naming it.
 check_second_writer() {  # cfg run
   local -n settings=settings_$1
+  # The first writer is paused (it keeps its lock) so that anything that
+  # changes metrics.jsonl meanwhile can only be the second writer.
+  kill -STOP "$pid"
   cp "$2/metrics.jsonl" "$work/metrics.before" 2> /dev/null || : > "$work/metrics.before"
-  if "$attn" train "${settings[@]}" --run "$2" --resume > /dev/null 2> "$work/second.log"; then
-    fail "a second writer was let into $2"
-  fi
+  local refused=1
+  "$attn" train "${settings[@]}" --run "$2" --resume > /dev/null 2> "$work/second.log" && refused=0
+  kill -CONT "$pid"
+  (( refused )) || fail "a second writer was let into $2"
   grep -q "in use by another attn train (process $pid)" "$work/second.log" ||
     fail "the second writer's error does not name process $pid: $(cat "$work/second.log")"
   cmp -s "$work/metrics.before" "$2/metrics.jsonl" 2> /dev/null || [[ ! -f $2/metrics.jsonl ]] ||
