@@ -122,7 +122,8 @@ TEST(TokenConv, Float32AgreesWithFloat64AndStaysFinite) {
   // Extreme but finite inputs stay finite: inputs near 1e18 against weights
   // near 1e-2, 64 products summed, stay far below FLT_MAX (3.4e38).
   const Tensor big = cast(mul_scalar(x, 1e18), DType::F32);
-  for (double v : token_conv(big, mask, cast(mul_scalar(w, 1e-2), DType::F32)).to_vector()) EXPECT_TRUE(std::isfinite(v));
+  for (double v : token_conv(big, mask, cast(mul_scalar(w, 1e-2), DType::F32)).to_vector())
+    EXPECT_TRUE(std::isfinite(v));
 }
 
 TEST(TokenConv, ErrorsNameTheShapes) {
@@ -135,8 +136,7 @@ TEST(TokenConv, ErrorsNameTheShapes) {
     EXPECT_NE(std::string(e.what()).find("[3, 5, 2]"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("[2, 3, 4]"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(token_conv(x, length_mask({1, 2, 3}, 3), rand_uniform({3, 4, 2}, -1, 1, g, DType::F64)),
-               std::exception);
+  EXPECT_THROW(token_conv(x, length_mask({1, 2, 3}, 3), rand_uniform({3, 4, 2}, -1, 1, g, DType::F64)), std::exception);
   EXPECT_THROW(token_unfold(x, Tensor(), 0), std::exception);
 }
 

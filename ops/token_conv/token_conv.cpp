@@ -55,15 +55,15 @@ Tensor token_unfold(const Tensor& x, const Tensor& mask, int64_t width) {
   return cols;
 }
 
-Tensor token_conv(const Tensor& x, const Tensor& mask, const Tensor& weight, const Tensor& bias) {
+Tensor token_conv(const Tensor& x, const Tensor& mask, const Tensor& weight, const Tensor& bias, Activation act) {
   constexpr const char* kOp = "token_conv";
   check_input(kOp, x, mask);
   ATTN_CHECK(weight.defined() && weight.dim() == 3 && weight.size(1) == x.size(2) && weight.size(0) >= 1, kOp,
              "weight must be [k, d_in, d_out] with d_in = ", x.size(2), " (x ", shape_str(x.shape()), "), got ",
              describe(weight));
   ATTN_CHECK(weight.dtype() == x.dtype() && weight.device() == x.device(), kOp, "weight is ",
-             dtype_name(weight.dtype()), " on ", device_name(weight.device()), ", x is ", dtype_name(x.dtype()),
-             " on ", device_name(x.device()));
+             dtype_name(weight.dtype()), " on ", device_name(weight.device()), ", x is ", dtype_name(x.dtype()), " on ",
+             device_name(x.device()));
   const int64_t k = weight.size(0), d_in = weight.size(1), d_out = weight.size(2);
   if (bias.defined())
     ATTN_CHECK(bias.shape() == Shape({d_out}) && bias.dtype() == x.dtype() && bias.device() == x.device(), kOp,
@@ -73,10 +73,11 @@ Tensor token_conv(const Tensor& x, const Tensor& mask, const Tensor& weight, con
   // [B, n, k, d_in] read as [B, n, k d_in] is a view; the weight's taps
   // stacked as [k d_in, d_out] match it row for row.
   const Tensor cols = reshape(token_unfold(x, mask, k), {B, n, k * d_in});
-  Tensor y = matmul(cols, reshape(weight, {k * d_in, d_out}), bias);
+  Tensor y = matmul(cols, reshape(weight, {k * d_in, d_out}), bias, act);
   if (!mask.defined()) return y;
-  // The bias alone reached the padded rows (their windows are all zero);
-  // they are selected to exactly zero, which also stops their gradient.
+  // The bias (and act of it) alone reached the padded rows, whose windows
+  // are all zero; they are selected to exactly zero, which also stops their
+  // gradient.
   const Tensor pad = eq(unsqueeze(mask, -1), zeros({}, DType::U8, mask.device()));
   return masked_fill(y, pad, 0.0);
 }

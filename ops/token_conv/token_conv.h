@@ -17,6 +17,7 @@
 // products per example instead of one large one.
 #pragma once
 #include "attn/engine/tensor.h"
+#include "attn/ops/unary/unary_activation.h"
 
 namespace attn {
 
@@ -31,8 +32,10 @@ Tensor token_unfold(const Tensor& x, const Tensor& mask, int64_t width);
 // taps), bias [d_out] or undefined -> [B, n, d_out]:
 //   y[b, t] = bias + sum_j x[b, t + j - (k - 1) / 2] weight[j]   (valid t),
 //   y[b, t] = 0                                                  (padded t),
-// taps off the sentence or on padded tokens left out. Differentiable in x,
-// weight and bias.
-Tensor token_conv(const Tensor& x, const Tensor& mask, const Tensor& weight, const Tensor& bias = Tensor());
+// taps off the sentence or on padded tokens left out, and act applied to
+// valid tokens as the GEMM stores its sums (the GEMM's fused relu).
+// Differentiable in x, weight and bias.
+Tensor token_conv(const Tensor& x, const Tensor& mask, const Tensor& weight, const Tensor& bias = Tensor(),
+                  Activation act = Activation::None);
 
 }  // namespace attn

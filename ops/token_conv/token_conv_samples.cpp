@@ -32,7 +32,7 @@ void register_token_conv_samples(OpRegistry& r) {
 
     // Lengths 3, 0, 1 and 5 over n = 5; huge entries at padded tokens.
     Tensor x = input({4, 5, 2}, gen);
-    write_element(x, (0 * 5 + 4) * 2, 1e30);  // example 0, token 4 (padded)
+    write_element(x, (0 * 5 + 4) * 2, 1e30);       // example 0, token 4 (padded)
     write_element(x, (1 * 5 + 2) * 2 + 1, -1e30);  // example 1, token 2 (padded)
     const Tensor lengths = samples::length_mask({3, 0, 1, 5}, 5);
     cases.push_back({"4x5x2 width 4 -> 3, lengths 3, 0, 1, 5, huge padded entries",
@@ -60,9 +60,10 @@ void register_token_conv_samples(OpRegistry& r) {
     Generator gen(433);
     std::vector<OpCase> cases;
     const Tensor mask = samples::length_mask({4, 1, 0}, 4);
-    cases.push_back({"3x4x2 width 3, lengths 4, 1, 0",
-                     {samples::input({3, 4, 2}, gen)},
-                     [mask](const std::vector<Tensor>& in) { return token_unfold(in[0], samples::like(mask, in[0]), 3); }});
+    cases.push_back(
+        {"3x4x2 width 3, lengths 4, 1, 0", {samples::input({3, 4, 2}, gen)}, [mask](const std::vector<Tensor>& in) {
+           return token_unfold(in[0], samples::like(mask, in[0]), 3);
+         }});
     cases.push_back({"1x5x2 width 4, every token valid",
                      {samples::input({1, 5, 2}, gen)},
                      [](const std::vector<Tensor>& in) { return token_unfold(in[0], Tensor(), 4); }});
