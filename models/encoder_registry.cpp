@@ -7,8 +7,10 @@
 #include "attn/models/bow.h"
 #include "attn/models/disan.h"
 #include "attn/models/encoder.h"
+#include "attn/models/hrchycnn.h"
 #include "attn/models/masks.h"
 #include "attn/models/mtsa.h"
+#include "attn/models/multicnn.h"
 #include "attn/models/multiscale.h"
 #include "attn/models/resan.h"
 #include "attn/models/transformer.h"
@@ -23,7 +25,8 @@ const std::vector<EncoderInfo>& encoder_registry() {
   // Transformer, whose default windows n/16, n/8, n/4 grow with n); the fused
   // attention of DiSAN and ReSAN holds O(n d) tensors plus small n x n masks
   // (1.25); Bi-BloSAN's blocks of length ~n^(1/3) give n*r and (n/r)^2 terms
-  // (1.5); the bag of words is linear.
+  // (1.5); the bag of words and the CNN baselines (convolutions over a
+  // fixed window of tokens) are linear.
   static const std::vector<EncoderInfo> registry = {
       {"mtsa", "multi-mask tensorized self-attention (MTSA)", build_mtsa_encoder, mtsa_config_keys, true, 2.0, 2.0,
        "diff_prod"},
@@ -37,6 +40,10 @@ const std::vector<EncoderInfo>& encoder_registry() {
        resan_config_keys, true, 1.25, 2.0, "diff_prod"},
       {"transformer", "Transformer encoder (multi-head self-attention)", build_transformer_encoder,
        transformer_config_keys, true, 2.0, 2.0, "diff_prod"},
+      {"multicnn", "Multi-CNN baseline: 3-, 4- and 5-gram convolutions, relu (Kim 2014)", build_multicnn_encoder,
+       multicnn_config_keys, true, 1.0, 1.0, "diff_prod"},
+      {"hrchycnn", "Hrchy-CNN baseline: stacked convolutions, gated linear units, residuals (Gehring et al. 2017)",
+       build_hrchycnn_encoder, hrchycnn_config_keys, true, 1.0, 1.0, "diff_prod"},
       {"bow", "bag of words: the mean of the inputs (the floor to beat)", build_bow_encoder, bow_config_keys, false,
        1.0, 1.0, "diff_prod"},
   };

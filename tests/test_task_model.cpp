@@ -57,7 +57,7 @@ TEST(TaskModel, ParameterNamesAreHierarchical) {
 
 TEST(TaskModel, PairFeaturesDefaultToTheEncodersPaper) {
   EXPECT_STREQ(find_encoder("mstrans")->pair_features, "absdiff_diff");  // seed 003
-  for (const char* name : {"mtsa", "disan", "biblosan", "resan", "transformer", "bow"})
+  for (const char* name : {"mtsa", "disan", "biblosan", "resan", "transformer", "bow", "multicnn", "hrchycnn"})
     EXPECT_STREQ(find_encoder(name)->pair_features, "diff_prod") << name;
   // An explicit key wins, and a wrong one is refused.
   Generator init(1), noise(2);
