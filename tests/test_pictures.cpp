@@ -407,6 +407,22 @@ TEST(ExplainPicture, LabelsAreWholeTokens) {
     EXPECT_FALSE(text.size() >= 2 && text.compare(text.size() - 2, 2, "..") == 0) << "a cut label: " << text;
 }
 
+// The RNN and CNN baselines fuse context without attention weights: their
+// picture shows the source2token readout on top of them.
+TEST(ExplainPicture, AnEncoderWithoutAttentionWeightsShowsItsReadout) {
+  const std::vector<std::string> tokens = words_of("free cruise , call now");
+  Explanation e = made_up_mtsa(tokens);
+  e.encoder = "multicnn";
+  AttentionTrace readout_only;
+  readout_only.record("source2token", e.trace.get("source2token"));
+  e.trace = readout_only;
+  const std::string svg = render_explanation_svg(e);
+  EXPECT_THAT(svg, HasSubstr("source2token weights"));
+  EXPECT_THAT(svg, HasSubstr("multicnn: its context fusion has no attention weights"));
+  const std::vector<std::string> texts = text_nodes(svg);
+  EXPECT_EQ(std::count(texts.begin(), texts.end(), "cruise"), 1);  // the bars' label
+}
+
 TEST(ExplainPicture, EveryHeatMapHasAColourScale) {
   const std::string svg = render_explanation_svg(made_up_mtsa(words_of("free cruise , call now")));
   EXPECT_THAT(svg, HasSubstr("<linearGradient id=\"attn-shade\""));

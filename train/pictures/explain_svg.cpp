@@ -389,6 +389,14 @@ void add_biblosan(const Explanation& e, int64_t feature, std::vector<Section>& o
   out.push_back(std::move(s));
 }
 
+// An encoder whose context fusion has no attention weights (the RNN and CNN
+// baselines): the source2token readout on top is what it attends with.
+void add_readout_only(const Explanation& e, int64_t feature, std::vector<Section>& out) {
+  Section s{e.encoder + ": its context fusion has no attention weights; the sentence readout's are shown", {}, {}};
+  s.strips.push_back(source2token_strip(e, feature));
+  out.push_back(std::move(s));
+}
+
 void add_mstrans(const Explanation& e, std::vector<Section>& out) {
   std::vector<std::string> labels{"[CLS]"};
   labels.insert(labels.end(), e.tokens.begin(), e.tokens.end());
@@ -476,6 +484,7 @@ std::string render_explanation_svg(const Explanation& e, const ExplainPictureOpt
   else if (e.encoder == "biblosan") add_biblosan(e, f, sections);
   else if (e.encoder == "resan") add_resan(e, f, sections);
   else if (e.encoder == "mstrans") add_mstrans(e, sections);
+  else if (e.trace.has("source2token")) add_readout_only(e, f, sections);
   ATTN_CHECK(f < 0 || e.encoder != "mstrans", "explain",
              "--feature picks a feature of multi-dimensional attention; mstrans's attention is one weight per pair");
 
