@@ -100,7 +100,8 @@ TEST_P(CudaModels, ForwardAndBackwardMatchTheCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Encoders, CudaModels,
-                         ::testing::Values("bow", "mtsa", "disan", "biblosan", "mstrans", "resan", "transformer"),
+                         ::testing::Values("bow", "mtsa", "disan", "biblosan", "mstrans", "resan", "transformer", "bilstm",
+                                           "bigru"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
