@@ -49,7 +49,12 @@ struct StepPtrs {
   T* dp;              // [S, B, G]: the gradient of the step's product (its pre-activations' hh part)
 };
 
-template <class T> ATTN_HD T sig(T x) { return unary_math::stable_sigmoid(x); }
+// The activations as the device computes them: each kernel file passes its
+// own (the CPU its vectorisable float32 polynomials, the GPU these).
+struct DeviceMath {
+  template <class T> ATTN_HD static T sig(T x) { return unary_math::stable_sigmoid(x); }
+  template <class T> ATTN_HD static T tanh(T x) { return std::tanh(x); }
+};
 
 template <class T>
 ATTN_HD bool active(const StepPtrs<T>& p, int64_t b, int64_t* pos) {
@@ -63,7 +68,7 @@ template <class T> ATTN_HD T bias(const StepPtrs<T>& p, int64_t col) { return p.
 
 // ---- forward ----
 
-template <class T>
+template <class M, class T>
 ATTN_HD void lstm_forward(const StepPtrs<T>& p, int64_t e) {
   const int64_t b = e / p.h, j = e % p.h, S = p.step;
   const int64_t sb = (S * p.B + b) * p.h + j, nb = ((S + 1) * p.B + b) * p.h + j;
@@ -76,9 +81,9 @@ ATTN_HD void lstm_forward(const StepPtrs<T>& p, int64_t e) {
   const T* x = p.xw + (b * p.n + pos) * p.G;
   const T* q = p.hh + b * p.G;
   auto pre = [&](int g) { return x[g * p.h + j] + q[g * p.h + j] + bias(p, g * p.h + j); };
-  const T i = sig(pre(p.gi)), f = sig(pre(p.gf) + p.forget_bias), g = std::tanh(pre(p.gg)), o = sig(pre(p.go));
+  const T i = M::sig(pre(p.gi)), f = M::sig(pre(p.gf) + p.forget_bias), g = M::tanh(pre(p.gg)), o = M::sig(pre(p.go));
   const T c = f * p.cs[sb] + i * g;
-  const T hn = o * std::tanh(c);
+  const T hn = o * M::tanh(c);
   T* a = p.acts + (S * p.B + b) * p.G;
   a[p.gi * p.h + j] = i;
   a[p.gf * p.h + j] = f;
@@ -90,7 +95,7 @@ ATTN_HD void lstm_forward(const StepPtrs<T>& p, int64_t e) {
 }
 
 // PyTorch's GRU: r, z, n in that order; n = tanh(x_n + r (h W_n + b_hn)).
-template <class T>
+template <class M, class T>
 ATTN_HD void gru_torch_forward(const StepPtrs<T>& p, int64_t e) {
   const int64_t b = e / p.h, j = e % p.h, S = p.step, H = p.h;
   const int64_t sb = (S * p.B + b) * H + j, nb = ((S + 1) * p.B + b) * H + j;
@@ -101,10 +106,10 @@ ATTN_HD void gru_torch_forward(const StepPtrs<T>& p, int64_t e) {
   }
   const T* x = p.xw + (b * p.n + pos) * p.G;
   const T* q = p.hh + b * p.G;
-  const T r = sig(x[j] + q[j] + bias(p, j));
-  const T z = sig(x[H + j] + q[H + j] + bias(p, H + j));
+  const T r = M::sig(x[j] + q[j] + bias(p, j));
+  const T z = M::sig(x[H + j] + q[H + j] + bias(p, H + j));
   const T qn = q[2 * H + j] + bias(p, 2 * H + j);
-  const T nn = std::tanh(x[2 * H + j] + r * qn);
+  const T nn = M::tanh(x[2 * H + j] + r * qn);
   const T hn = (T(1) - z) * nn + z * p.hs[sb];
   T* a = p.acts + (S * p.B + b) * p.G;
   a[j] = r;
@@ -117,7 +122,7 @@ ATTN_HD void gru_torch_forward(const StepPtrs<T>& p, int64_t e) {
 
 // TensorFlow's GRUCell, first stage: r, u from [B, 2h] hh; keeps r * h for
 // the candidate's product.
-template <class T>
+template <class M, class T>
 ATTN_HD void gru_tf_gates_forward(const StepPtrs<T>& p, int64_t e) {
   const int64_t b = e / p.h, j = e % p.h, S = p.step, H = p.h;
   const int64_t sb = (S * p.B + b) * H + j;
@@ -128,8 +133,8 @@ ATTN_HD void gru_tf_gates_forward(const StepPtrs<T>& p, int64_t e) {
   }
   const T* x = p.xw + (b * p.n + pos) * p.G;
   const T* q = p.hh + b * 2 * H;
-  const T r = sig(x[j] + q[j]);
-  const T u = sig(x[H + j] + q[H + j]);
+  const T r = M::sig(x[j] + q[j]);
+  const T u = M::sig(x[H + j] + q[H + j]);
   T* a = p.acts + (S * p.B + b) * p.G;
   a[j] = r;
   a[H + j] = u;
@@ -137,7 +142,7 @@ ATTN_HD void gru_tf_gates_forward(const StepPtrs<T>& p, int64_t e) {
 }
 
 // Second stage: c = tanh(x_c + (r h) W_c), h' = u h + (1 - u) c, hh [B, h].
-template <class T>
+template <class M, class T>
 ATTN_HD void gru_tf_candidate_forward(const StepPtrs<T>& p, int64_t e) {
   const int64_t b = e / p.h, j = e % p.h, S = p.step, H = p.h;
   const int64_t sb = (S * p.B + b) * H + j, nb = ((S + 1) * p.B + b) * H + j;
@@ -148,7 +153,7 @@ ATTN_HD void gru_tf_candidate_forward(const StepPtrs<T>& p, int64_t e) {
   }
   const T* x = p.xw + (b * p.n + pos) * p.G;
   T* a = p.acts + (S * p.B + b) * p.G;
-  const T c = std::tanh(x[2 * H + j] + p.hh[b * H + j]);
+  const T c = M::tanh(x[2 * H + j] + p.hh[b * H + j]);
   const T u = a[H + j];
   const T hn = u * p.hs[sb] + (T(1) - u) * c;
   a[2 * H + j] = c;
@@ -171,7 +176,7 @@ ATTN_HD void zero_dp(const StepPtrs<T>& p, int64_t b, int64_t j, int64_t blocks,
   for (int64_t g = 0; g < blocks; ++g) p.dp[(p.step * p.B + b) * p.G + (first + g) * p.h + j] = T(0);
 }
 
-template <class T>
+template <class M, class T>
 ATTN_HD void lstm_backward(const StepPtrs<T>& p, int64_t e) {
   const int64_t b = e / p.h, j = e % p.h, S = p.step, H = p.h;
   int64_t pos = 0;
@@ -184,7 +189,7 @@ ATTN_HD void lstm_backward(const StepPtrs<T>& p, int64_t e) {
   const T* a = p.acts + (S * p.B + b) * p.G;
   const T i = a[p.gi * H + j], f = a[p.gf * H + j], g = a[p.gg * H + j], o = a[p.go * H + j];
   const T c = p.cs[((S + 1) * p.B + b) * H + j], c_prev = p.cs[(S * p.B + b) * H + j];
-  const T tc = std::tanh(c);
+  const T tc = M::tanh(c);
   const T dc = p.dc[b * H + j] + dh * o * (T(1) - tc * tc);
   T* d = p.dp + (S * p.B + b) * p.G;
   d[p.gi * H + j] = dc * g * i * (T(1) - i);
@@ -197,7 +202,7 @@ ATTN_HD void lstm_backward(const StepPtrs<T>& p, int64_t e) {
   p.dh[b * H + j] = T(0);  // the state reaches this step only through the product
 }
 
-template <class T>
+template <class M, class T>
 ATTN_HD void gru_torch_backward(const StepPtrs<T>& p, int64_t e) {
   const int64_t b = e / p.h, j = e % p.h, S = p.step, H = p.h;
   int64_t pos = 0;
@@ -225,7 +230,7 @@ ATTN_HD void gru_torch_backward(const StepPtrs<T>& p, int64_t e) {
 
 // TensorFlow GRU, first backward stage (the candidate): leaves da_c in dp's
 // third block for the caller's product d(r h) = da_c W_c^T.
-template <class T>
+template <class M, class T>
 ATTN_HD void gru_tf_candidate_backward(const StepPtrs<T>& p, int64_t e) {
   const int64_t b = e / p.h, j = e % p.h, S = p.step, H = p.h;
   int64_t pos = 0;
@@ -246,7 +251,7 @@ ATTN_HD void gru_tf_candidate_backward(const StepPtrs<T>& p, int64_t e) {
 }
 
 // Second stage: the gates, given d(r h).
-template <class T>
+template <class M, class T>
 ATTN_HD void gru_tf_gates_backward(const StepPtrs<T>& p, int64_t e) {
   const int64_t b = e / p.h, j = e % p.h, S = p.step, H = p.h;
   int64_t pos = 0;

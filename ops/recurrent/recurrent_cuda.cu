@@ -13,16 +13,16 @@ __global__ void step_kernel(recurrent_math::StepPtrs<T> p, RecurrentStepKind kin
   ATTN_CUDA_LOOP(e, p.B * p.h) {
     switch (kind) {
       case RecurrentStepKind::Lstm:
-        backward ? recurrent_math::lstm_backward(p, e) : recurrent_math::lstm_forward(p, e);
+        backward ? recurrent_math::lstm_backward<recurrent_math::DeviceMath>(p, e) : recurrent_math::lstm_forward<recurrent_math::DeviceMath>(p, e);
         break;
       case RecurrentStepKind::GruTorch:
-        backward ? recurrent_math::gru_torch_backward(p, e) : recurrent_math::gru_torch_forward(p, e);
+        backward ? recurrent_math::gru_torch_backward<recurrent_math::DeviceMath>(p, e) : recurrent_math::gru_torch_forward<recurrent_math::DeviceMath>(p, e);
         break;
       case RecurrentStepKind::GruTfGates:
-        backward ? recurrent_math::gru_tf_gates_backward(p, e) : recurrent_math::gru_tf_gates_forward(p, e);
+        backward ? recurrent_math::gru_tf_gates_backward<recurrent_math::DeviceMath>(p, e) : recurrent_math::gru_tf_gates_forward<recurrent_math::DeviceMath>(p, e);
         break;
       case RecurrentStepKind::GruTfCandidate:
-        backward ? recurrent_math::gru_tf_candidate_backward(p, e) : recurrent_math::gru_tf_candidate_forward(p, e);
+        backward ? recurrent_math::gru_tf_candidate_backward<recurrent_math::DeviceMath>(p, e) : recurrent_math::gru_tf_candidate_forward<recurrent_math::DeviceMath>(p, e);
         break;
     }
   }
