@@ -90,6 +90,7 @@ Tensor length_mask(const std::vector<int64_t>& lengths, int64_t n);
   X(window_attention)                                                                                          \
   X(dot_product_attention)                                                                                     \
   X(token_conv)                                                                                                \
+  X(recurrent)                                                                                                 \
   /* a new family: one more X(name) line above */
 
 #define ATTN_DECLARE_OP_SAMPLES(family) void register_##family##_samples(OpRegistry& r);

@@ -100,9 +100,8 @@ TEST_P(CudaModels, ForwardAndBackwardMatchTheCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Encoders, CudaModels,
-                         ::testing::Values("bow", "mtsa", "disan", "biblosan", "mstrans", "resan", "transformer",
-                                           "multicnn",
-                                           "hrchycnn"),
+                         ::testing::Values("bow", "mtsa", "disan", "biblosan", "mstrans", "resan", "transformer", "bilstm",
+                                           "bigru", "multicnn", "hrchycnn"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
