@@ -138,7 +138,7 @@ TEST(TrainingStep, ANonFiniteLossIsNotAppliedButStillSynchronised) {
     step.run(batch, at);
     FAIL() << "a NaN loss was applied";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("train: step 3 (epoch 1, batch 1): the loss is nan"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("train: step 3 (epoch 1, batch 1): the loss is NaN"), std::string::npos)
         << e.what();
   }
   EXPECT_TRUE(f.stopped);

@@ -18,11 +18,11 @@ namespace {
 std::string nonfinite_problem(double loss, const std::vector<double>& norms) {
   std::ostringstream what;
   if (!std::isfinite(loss)) {
-    what << "the loss is " << loss;
+    what << "the loss is " << (std::isnan(loss) ? "NaN" : loss > 0 ? "+Inf" : "-Inf");
   } else {
     for (double norm : norms)
       if (!std::isfinite(norm)) {
-        what << "the gradient norm is " << norm << " (loss " << loss << ")";
+        what << "the gradient norm is " << (std::isnan(norm) ? "NaN" : "+Inf") << " (loss " << loss << ")";
         break;
       }
   }

@@ -4,6 +4,7 @@
 
 #include "attn/engine/error.h"
 #include "attn/util/atomic_file.h"
+#include "attn/util/text.h"
 #include "attn/train/data/formats/loaders.h"
 #include "attn/train/data/spam/spam_assassin.h"
 
@@ -106,6 +107,9 @@ Dataset load_task_data(const DataSpec& spec) {
         case TaskKind::Tag: s.format = "conll"; break;
       }
     }
+    // A single file where a folder of split files belongs (`--data train.tsv`).
+    ATTN_CHECK(s.format != "tsv" || !text::is_regular_file(s.data), "data", "'", s.data,
+               "' is a file; --format tsv reads a folder holding train.tsv, test.tsv and optionally dev.tsv");
     data = load_named_format(s);
   }
   ATTN_CHECK(data.task == spec.task, "data", "the data is for the ", task_name(data.task), " task, not ",
