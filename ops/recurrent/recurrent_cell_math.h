@@ -56,12 +56,30 @@ struct DeviceMath {
   template <class T> ATTN_HD static T tanh(T x) { return std::tanh(x); }
 };
 
+// Where one call's (example b, hidden unit j) reads and writes in this step.
+struct Unit {
+  int64_t b, j;
+  bool on;       // the step lies within the sentence (s < len[b])
+  int64_t pos;   // its token: s, or len[b] - 1 - s in reverse (0 when off)
+  int64_t prev;  // (s, b, j) in hs and cs [S+1, B, h]: the state before the step
+  int64_t next;  // (s + 1, b, j): the state after it
+  int64_t row;   // (s, b, 0) in acts and dp [S, B, G]
+  int64_t tok;   // (b, pos, 0) in xw and dxw [B, n, G]
+};
+
 template <class T>
-ATTN_HD bool active(const StepPtrs<T>& p, int64_t b, int64_t* pos) {
-  const int64_t len = p.len[b];
-  if (p.step >= len) return false;
-  *pos = p.reverse ? len - 1 - p.step : p.step;
-  return true;
+ATTN_HD Unit unit_of(const StepPtrs<T>& p, int64_t e) {
+  Unit u;
+  u.b = e / p.h;
+  u.j = e % p.h;
+  const int64_t len = p.len[u.b], S = p.step;
+  u.on = S < len;
+  u.pos = !u.on ? 0 : p.reverse ? len - 1 - S : S;
+  u.prev = (S * p.B + u.b) * p.h + u.j;
+  u.next = ((S + 1) * p.B + u.b) * p.h + u.j;
+  u.row = (S * p.B + u.b) * p.G;
+  u.tok = (u.b * p.n + u.pos) * p.G;
+  return u;
 }
 
 template <class T> ATTN_HD T bias(const StepPtrs<T>& p, int64_t col) { return p.b_hh ? p.b_hh[col] : T(0); }
@@ -70,95 +88,91 @@ template <class T> ATTN_HD T bias(const StepPtrs<T>& p, int64_t col) { return p.
 
 template <class M, class T>
 ATTN_HD void lstm_forward(const StepPtrs<T>& p, int64_t e) {
-  const int64_t b = e / p.h, j = e % p.h, S = p.step;
-  const int64_t sb = (S * p.B + b) * p.h + j, nb = ((S + 1) * p.B + b) * p.h + j;
-  int64_t pos;
-  if (!active(p, b, &pos)) {
-    p.hs[nb] = p.hs[sb];
-    p.cs[nb] = p.cs[sb];
+  const Unit u = unit_of(p, e);
+  const int64_t j = u.j, H = p.h;
+  if (!u.on) {
+    p.hs[u.next] = p.hs[u.prev];
+    p.cs[u.next] = p.cs[u.prev];
     return;
   }
-  const T* x = p.xw + (b * p.n + pos) * p.G;
-  const T* q = p.hh + b * p.G;
-  auto pre = [&](int g) { return x[g * p.h + j] + q[g * p.h + j] + bias(p, g * p.h + j); };
+  const T* x = p.xw + u.tok;
+  const T* q = p.hh + u.b * p.G;
+  auto pre = [&](int g) { return x[g * H + j] + q[g * H + j] + bias(p, g * H + j); };
   const T i = M::sig(pre(p.gi)), f = M::sig(pre(p.gf) + p.forget_bias), g = M::tanh(pre(p.gg)), o = M::sig(pre(p.go));
-  const T c = f * p.cs[sb] + i * g;
+  const T c = f * p.cs[u.prev] + i * g;
   const T hn = o * M::tanh(c);
-  T* a = p.acts + (S * p.B + b) * p.G;
-  a[p.gi * p.h + j] = i;
-  a[p.gf * p.h + j] = f;
-  a[p.gg * p.h + j] = g;
-  a[p.go * p.h + j] = o;
-  p.cs[nb] = c;
-  p.hs[nb] = hn;
-  p.out[(b * p.n + pos) * p.h + j] = hn;
+  T* a = p.acts + u.row;
+  a[p.gi * H + j] = i;
+  a[p.gf * H + j] = f;
+  a[p.gg * H + j] = g;
+  a[p.go * H + j] = o;
+  p.cs[u.next] = c;
+  p.hs[u.next] = hn;
+  p.out[(u.b * p.n + u.pos) * H + j] = hn;
 }
 
 // PyTorch's GRU: r, z, n in that order; n = tanh(x_n + r (h W_n + b_hn)).
 template <class M, class T>
 ATTN_HD void gru_torch_forward(const StepPtrs<T>& p, int64_t e) {
-  const int64_t b = e / p.h, j = e % p.h, S = p.step, H = p.h;
-  const int64_t sb = (S * p.B + b) * H + j, nb = ((S + 1) * p.B + b) * H + j;
-  int64_t pos;
-  if (!active(p, b, &pos)) {
-    p.hs[nb] = p.hs[sb];
+  const Unit u = unit_of(p, e);
+  const int64_t j = u.j, H = p.h;
+  if (!u.on) {
+    p.hs[u.next] = p.hs[u.prev];
     return;
   }
-  const T* x = p.xw + (b * p.n + pos) * p.G;
-  const T* q = p.hh + b * p.G;
+  const T* x = p.xw + u.tok;
+  const T* q = p.hh + u.b * p.G;
   const T r = M::sig(x[j] + q[j] + bias(p, j));
   const T z = M::sig(x[H + j] + q[H + j] + bias(p, H + j));
   const T qn = q[2 * H + j] + bias(p, 2 * H + j);
   const T nn = M::tanh(x[2 * H + j] + r * qn);
-  const T hn = (T(1) - z) * nn + z * p.hs[sb];
-  T* a = p.acts + (S * p.B + b) * p.G;
+  const T hn = (T(1) - z) * nn + z * p.hs[u.prev];
+  T* a = p.acts + u.row;
   a[j] = r;
   a[H + j] = z;
   a[2 * H + j] = nn;
-  p.extra[sb] = qn;
-  p.hs[nb] = hn;
-  p.out[(b * p.n + pos) * H + j] = hn;
+  p.extra[u.prev] = qn;
+  p.hs[u.next] = hn;
+  p.out[(u.b * p.n + u.pos) * H + j] = hn;
 }
 
 // TensorFlow's GRUCell, first stage: r, u from [B, 2h] hh; keeps r * h for
 // the candidate's product.
 template <class M, class T>
 ATTN_HD void gru_tf_gates_forward(const StepPtrs<T>& p, int64_t e) {
-  const int64_t b = e / p.h, j = e % p.h, S = p.step, H = p.h;
-  const int64_t sb = (S * p.B + b) * H + j;
-  int64_t pos;
-  if (!active(p, b, &pos)) {
-    p.extra[sb] = T(0);
+  const Unit at = unit_of(p, e);
+  const int64_t j = at.j, H = p.h;
+  if (!at.on) {
+    p.extra[at.prev] = T(0);
     return;
   }
-  const T* x = p.xw + (b * p.n + pos) * p.G;
-  const T* q = p.hh + b * 2 * H;
+  const T* x = p.xw + at.tok;
+  const T* q = p.hh + at.b * 2 * H;
   const T r = M::sig(x[j] + q[j]);
   const T u = M::sig(x[H + j] + q[H + j]);
-  T* a = p.acts + (S * p.B + b) * p.G;
+  T* a = p.acts + at.row;
   a[j] = r;
   a[H + j] = u;
-  p.extra[sb] = r * p.hs[sb];
+  p.extra[at.prev] = r * p.hs[at.prev];
 }
 
 // Second stage: c = tanh(x_c + (r h) W_c), h' = u h + (1 - u) c, hh [B, h].
 template <class M, class T>
 ATTN_HD void gru_tf_candidate_forward(const StepPtrs<T>& p, int64_t e) {
-  const int64_t b = e / p.h, j = e % p.h, S = p.step, H = p.h;
-  const int64_t sb = (S * p.B + b) * H + j, nb = ((S + 1) * p.B + b) * H + j;
-  int64_t pos;
-  if (!active(p, b, &pos)) {
-    p.hs[nb] = p.hs[sb];
+  const Unit at = unit_of(p, e);
+  const int64_t j = at.j, H = p.h;
+  if (!at.on) {
+    p.hs[at.next] = p.hs[at.prev];
     return;
   }
-  const T* x = p.xw + (b * p.n + pos) * p.G;
-  T* a = p.acts + (S * p.B + b) * p.G;
-  const T c = M::tanh(x[2 * H + j] + p.hh[b * H + j]);
+  const T* x = p.xw + at.tok;
+  T* a = p.acts + at.row;
+  const T c = M::tanh(x[2 * H + j] + p.hh[at.b * H + j]);
   const T u = a[H + j];
-  const T hn = u * p.hs[sb] + (T(1) - u) * c;
+  const T hn = u * p.hs[at.prev] + (T(1) - u) * c;
   a[2 * H + j] = c;
-  p.hs[nb] = hn;
-  p.out[(b * p.n + pos) * H + j] = hn;
+  p.hs[at.next] = hn;
+  p.out[(at.b * p.n + at.pos) * H + j] = hn;
 }
 
 // ---- backward (steps in decreasing order) ----
@@ -166,37 +180,37 @@ ATTN_HD void gru_tf_candidate_forward(const StepPtrs<T>& p, int64_t e) {
 // The gradient reaching the state after step S of example b: what the later
 // steps carried, plus the output's at this token when the step is active.
 template <class T>
-ATTN_HD T incoming(const StepPtrs<T>& p, int64_t b, int64_t j, bool on, int64_t pos) {
-  const T carried = p.dh[b * p.h + j];
-  return on ? carried + p.grad_out[(b * p.n + pos) * p.h + j] : carried;
+ATTN_HD T incoming(const StepPtrs<T>& p, const Unit& u) {
+  const T carried = p.dh[u.b * p.h + u.j];
+  return u.on ? carried + p.grad_out[(u.b * p.n + u.pos) * p.h + u.j] : carried;
 }
 
+// An inactive step's product gradient: zero in its first `blocks` gate blocks.
 template <class T>
-ATTN_HD void zero_dp(const StepPtrs<T>& p, int64_t b, int64_t j, int64_t blocks, int64_t first) {
-  for (int64_t g = 0; g < blocks; ++g) p.dp[(p.step * p.B + b) * p.G + (first + g) * p.h + j] = T(0);
+ATTN_HD void zero_dp(const StepPtrs<T>& p, const Unit& u, int64_t blocks) {
+  for (int64_t g = 0; g < blocks; ++g) p.dp[u.row + g * p.h + u.j] = T(0);
 }
 
 template <class M, class T>
 ATTN_HD void lstm_backward(const StepPtrs<T>& p, int64_t e) {
-  const int64_t b = e / p.h, j = e % p.h, S = p.step, H = p.h;
-  int64_t pos = 0;
-  const bool on = active(p, b, &pos);
-  const T dh = incoming(p, b, j, on, pos);
-  if (!on) {  // the state passed through: dh and dc stay as they are
-    zero_dp(p, b, j, 4, 0);
+  const Unit u = unit_of(p, e);
+  const int64_t b = u.b, j = u.j, H = p.h;
+  const T dh = incoming(p, u);
+  if (!u.on) {  // the state passed through: dh and dc stay as they are
+    zero_dp(p, u, 4);
     return;
   }
-  const T* a = p.acts + (S * p.B + b) * p.G;
+  const T* a = p.acts + u.row;
   const T i = a[p.gi * H + j], f = a[p.gf * H + j], g = a[p.gg * H + j], o = a[p.go * H + j];
-  const T c = p.cs[((S + 1) * p.B + b) * H + j], c_prev = p.cs[(S * p.B + b) * H + j];
+  const T c = p.cs[u.next], c_prev = p.cs[u.prev];
   const T tc = M::tanh(c);
   const T dc = p.dc[b * H + j] + dh * o * (T(1) - tc * tc);
-  T* d = p.dp + (S * p.B + b) * p.G;
+  T* d = p.dp + u.row;
   d[p.gi * H + j] = dc * g * i * (T(1) - i);
   d[p.gf * H + j] = dc * c_prev * f * (T(1) - f);
   d[p.gg * H + j] = dc * i * (T(1) - g * g);
   d[p.go * H + j] = dh * tc * o * (T(1) - o);
-  T* dx = p.dxw + (b * p.n + pos) * p.G;
+  T* dx = p.dxw + u.tok;
   for (int k = 0; k < 4; ++k) dx[k * H + j] = d[k * H + j];
   p.dc[b * H + j] = dc * f;
   p.dh[b * H + j] = T(0);  // the state reaches this step only through the product
@@ -204,23 +218,21 @@ ATTN_HD void lstm_backward(const StepPtrs<T>& p, int64_t e) {
 
 template <class M, class T>
 ATTN_HD void gru_torch_backward(const StepPtrs<T>& p, int64_t e) {
-  const int64_t b = e / p.h, j = e % p.h, S = p.step, H = p.h;
-  int64_t pos = 0;
-  const bool on = active(p, b, &pos);
-  const T dh = incoming(p, b, j, on, pos);
-  if (!on) {
-    zero_dp(p, b, j, 3, 0);
+  const Unit u = unit_of(p, e);
+  const int64_t b = u.b, j = u.j, H = p.h;
+  const T dh = incoming(p, u);
+  if (!u.on) {
+    zero_dp(p, u, 3);
     return;
   }
-  const int64_t sb = (S * p.B + b) * H + j;
-  const T* a = p.acts + (S * p.B + b) * p.G;
+  const T* a = p.acts + u.row;
   const T r = a[j], z = a[H + j], nn = a[2 * H + j];
-  const T h_prev = p.hs[sb];
+  const T h_prev = p.hs[u.prev];
   const T dn = dh * (T(1) - z) * (T(1) - nn * nn);
-  const T dr = dn * p.extra[sb] * r * (T(1) - r);
+  const T dr = dn * p.extra[u.prev] * r * (T(1) - r);
   const T dz = dh * (h_prev - nn) * z * (T(1) - z);
-  T* d = p.dp + (S * p.B + b) * p.G;
-  T* dx = p.dxw + (b * p.n + pos) * p.G;
+  T* d = p.dp + u.row;
+  T* dx = p.dxw + u.tok;
   d[j] = dx[j] = dr;
   d[H + j] = dx[H + j] = dz;
   dx[2 * H + j] = dn;
@@ -232,38 +244,37 @@ ATTN_HD void gru_torch_backward(const StepPtrs<T>& p, int64_t e) {
 // third block for the caller's product d(r h) = da_c W_c^T.
 template <class M, class T>
 ATTN_HD void gru_tf_candidate_backward(const StepPtrs<T>& p, int64_t e) {
-  const int64_t b = e / p.h, j = e % p.h, S = p.step, H = p.h;
-  int64_t pos = 0;
-  const bool on = active(p, b, &pos);
-  const T dh = incoming(p, b, j, on, pos);
-  if (!on) {
-    zero_dp(p, b, j, 3, 0);
+  const Unit at = unit_of(p, e);
+  const int64_t b = at.b, j = at.j, H = p.h;
+  const T dh = incoming(p, at);
+  if (!at.on) {
+    zero_dp(p, at, 3);
     p.du[b * H + j] = T(0);
     return;
   }
-  const T* a = p.acts + (S * p.B + b) * p.G;
+  const T* a = p.acts + at.row;
   const T u = a[H + j], c = a[2 * H + j];
   const T dac = dh * (T(1) - u) * (T(1) - c * c);
-  p.dp[(S * p.B + b) * p.G + 2 * H + j] = dac;
-  p.dxw[(b * p.n + pos) * p.G + 2 * H + j] = dac;
-  p.du[b * H + j] = dh * (p.hs[(S * p.B + b) * H + j] - c) * u * (T(1) - u);
+  p.dp[at.row + 2 * H + j] = dac;
+  p.dxw[at.tok + 2 * H + j] = dac;
+  p.du[b * H + j] = dh * (p.hs[at.prev] - c) * u * (T(1) - u);
   p.dh[b * H + j] = dh * u;
 }
 
 // Second stage: the gates, given d(r h).
 template <class M, class T>
 ATTN_HD void gru_tf_gates_backward(const StepPtrs<T>& p, int64_t e) {
-  const int64_t b = e / p.h, j = e % p.h, S = p.step, H = p.h;
-  int64_t pos = 0;
-  if (!active(p, b, &pos)) return;  // dp is zero already; dh passed through
-  const T* a = p.acts + (S * p.B + b) * p.G;
+  const Unit u = unit_of(p, e);
+  const int64_t b = u.b, j = u.j, H = p.h;
+  if (!u.on) return;  // dp is zero already; dh passed through
+  const T* a = p.acts + u.row;
   const T r = a[j];
   const T drh = p.d_rh[b * H + j];
-  const T h_prev = p.hs[(S * p.B + b) * H + j];
+  const T h_prev = p.hs[u.prev];
   const T dar = drh * h_prev * r * (T(1) - r);
   const T dau = p.du[b * H + j];
-  T* d = p.dp + (S * p.B + b) * p.G;
-  T* dx = p.dxw + (b * p.n + pos) * p.G;
+  T* d = p.dp + u.row;
+  T* dx = p.dxw + u.tok;
   d[j] = dx[j] = dar;
   d[H + j] = dx[H + j] = dau;
   p.dh[b * H + j] += drh * r;
