@@ -26,7 +26,6 @@ namespace attn {
 namespace {
 
 using namespace test_data;
-using ::testing::HasSubstr;
 
 // ---------- checkpoints ----------
 

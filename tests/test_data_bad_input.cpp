@@ -17,11 +17,8 @@
 namespace attn {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using ::testing::Not;
 using namespace test_data;
-using Tokens = std::vector<std::string>;
 
 const std::string kBom = "\xEF\xBB\xBF";
 

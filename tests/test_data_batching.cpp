@@ -12,8 +12,6 @@
 namespace attn {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using namespace test_data;
 
 std::vector<int64_t> ints(const Tensor& t) {

@@ -10,7 +10,6 @@
 namespace attn {
 namespace {
 
-using ::testing::HasSubstr;
 using namespace test_data;
 
 TEST(DataJson, Scalars) {

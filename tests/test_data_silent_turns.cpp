@@ -11,7 +11,6 @@
 namespace attn {
 namespace {
 
-using ::testing::HasSubstr;
 using namespace test_data;
 
 TEST(TrecLabels, ALowercaseCoarseLabelIsAnErrorNotASeventhClass) {

@@ -16,10 +16,7 @@
 namespace attn {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using namespace test_data;
-using Tokens = std::vector<std::string>;
 
 TEST(DataEmail, KeepsSubjectAndBody) {
   std::string raw =

@@ -13,10 +13,7 @@
 namespace attn {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using namespace test_data;
-using Tokens = std::vector<std::string>;
 
 TEST(DataTokenizer, LowercasesAndSplitsPunctuation) {
   EXPECT_EQ(tokenize("Hello, World!"), (Tokens{"hello", ",", "world", "!"}));

@@ -1,6 +1,7 @@
 // Fixture files for the data tests: each test writes what it reads into its
 // own folder under ::testing::TempDir(), so no test needs the network.
 #pragma once
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -16,6 +17,11 @@
 
 namespace attn {
 namespace test_data {
+
+// What every data test names: `using namespace test_data;` brings them.
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using Tokens = std::vector<std::string>;
 
 // A fresh, empty folder named after the running test (one per test: a
 // second call in the same test returns the same folder, contents kept).

@@ -13,7 +13,6 @@
 namespace attn {
 namespace {
 
-using ::testing::HasSubstr;
 using namespace test_data;
 
 TEST(OutputPaths, EmptyDeviceAndFolderAreRefused) {

@@ -25,7 +25,6 @@ namespace attn {
 namespace {
 
 using namespace test_data;
-using ::testing::HasSubstr;
 
 Config tiny_config(const std::string& hidden) {
   Config c;

@@ -24,7 +24,6 @@ namespace attn {
 namespace {
 
 using namespace test_data;
-using ::testing::HasSubstr;
 
 // ---------- RunFolderLock ----------
 

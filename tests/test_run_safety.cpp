@@ -22,7 +22,6 @@ namespace attn {
 namespace {
 
 using namespace test_data;
-using ::testing::HasSubstr;
 
 std::string write_data(const std::string& dir) { return test_data::write_marker_data(dir, 128, 40, 40, 5); }
 

@@ -32,7 +32,6 @@ namespace attn {
 namespace {
 
 using namespace test_data;
-using ::testing::HasSubstr;
 
 
 // Relatedness = 1 + the number of marker words the two sentences share
