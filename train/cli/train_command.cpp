@@ -189,16 +189,16 @@ int run_train_command(const std::vector<std::string>& args) {
   // Model flags given on the command line or by the preset (a preset's
   // values are the parser's defaults, not "set" flags).
   std::set<std::string> preset_options;
+  std::string preset_encoder;  // the encoder the preset's model settings are for
   if (const Preset* preset = find_preset(o.preset))
-    for (const PresetSetting& setting : preset->settings) preset_options.insert(setting.key);
-  // A preset's model settings are its encoder's: with another --model, an
-  // error names the preset, whose settings they are.
-  auto in_preset_terms = [&](const std::string& message) {
-    if (o.preset.empty() || !p.is_set("model")) return message;
-    std::string preset_encoder;
-    for (const PresetSetting& setting : find_preset(o.preset)->settings)
+    for (const PresetSetting& setting : preset->settings) {
+      preset_options.insert(setting.key);
       if (setting.key == "model") preset_encoder = setting.value;
-    if (preset_encoder.empty() || preset_encoder == model_name) return message;
+    }
+  // With another --model, a setting that model cannot take is the preset's:
+  // the error names the preset.
+  const bool preset_of_another_encoder = p.is_set("model") && !preset_encoder.empty() && preset_encoder != model_name;
+  auto in_preset_terms = [&](const std::string& message) {
     return "--preset " + o.preset + " sets model settings of the " + preset_encoder + " encoder that --model " +
            model_name + " does not take (" + message + "); drop --model, or give " + model_name +
            "'s own settings instead of the preset";
@@ -208,9 +208,10 @@ int run_train_command(const std::vector<std::string>& args) {
     try {
       check_model_config_value(model_name, f.key, p.get(f.flag));
     } catch (const Error& e) {
-      throw UsageError("attn train: " +
-                       in_preset_terms(p.is_set(f.flag) ? "option '--" + f.flag + "': " + e.user_message()
-                                                        : "'--" + f.flag + " " + p.get(f.flag) + "': " + e.user_message()));
+      const std::string message = (p.is_set(f.flag) ? "option '--" + f.flag + "': "
+                                                    : "'--" + f.flag + " " + p.get(f.flag) + "': ") +
+                                  e.user_message();
+      throw UsageError("attn train: " + (preset_of_another_encoder ? in_preset_terms(message) : message));
     }
     o.model.set(f.key, p.get(f.flag));
   }
@@ -218,8 +219,7 @@ int run_train_command(const std::vector<std::string>& args) {
   try {
     check_model_config(o.model, "the model config");
   } catch (const Error& e) {
-    const std::string message = in_preset_terms(e.user_message());
-    if (message != e.user_message()) throw UsageError("attn train: " + message);
+    if (preset_of_another_encoder) throw UsageError("attn train: " + in_preset_terms(e.user_message()));
     throw;
   }
   if (o.run_dir.empty()) o.run_dir = "runs/" + model_name + "-" + p.get("task");
