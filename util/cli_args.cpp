@@ -161,11 +161,7 @@ ArgParser& ArgParser::epilog(const std::string& text) {
 std::string ArgParser::get_choice(const std::string& name, const std::vector<std::string>& choices) const {
   const std::string value = get(name);
   if (std::find(choices.begin(), choices.end(), value) != choices.end()) return value;
-  std::string known;
-  for (const std::string& c : choices) known += (known.empty() ? "" : ", ") + c;
-  const std::string guess = text::nearest_word(value, choices);
-  throw UsageError("attn " + command_ + ": unknown --" + name + " '" + value + "'" +
-                   (guess.empty() ? "" : " (did you mean '" + guess + "'?)") + "; known: " + known);
+  throw UsageError("attn " + command_ + ": unknown --" + name + " " + text::unknown_word_hint(value, choices));
 }
 
 ArgParser& ArgParser::example(const std::string& command_line, const std::string& what) {

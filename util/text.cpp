@@ -125,6 +125,13 @@ bool is_regular_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+std::string unknown_word_hint(const std::string& word, const std::vector<std::string>& known) {
+  const std::string guess = nearest_word(word, known);
+  std::string list;
+  for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+  return "'" + word + "'" + (guess.empty() ? "" : " (did you mean '" + guess + "'?)") + "; known: " + list;
+}
+
 std::string join_path(const std::string& dir, const std::string& name) {
   if (dir.empty()) return name;
   return dir.back() == '/' ? dir + name : dir + "/" + name;

@@ -53,6 +53,9 @@ std::vector<std::string> split_lines(const std::string& text);
 // The candidate nearest to `word` by edit distance, for "did you mean": ""
 // when none is within a few typos (at most max(2, |word| / 3) edits).
 std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates);
+// How an error names a word that is none of `known`: "'word' (did you mean
+// 'nearest'?); known: a, b, c" (without the guess when none is near).
+std::string unknown_word_hint(const std::string& word, const std::vector<std::string>& known);
 
 // A regular file (or a link to one) is at `path`: not a folder, device or pipe.
 bool is_regular_file(const std::string& path);

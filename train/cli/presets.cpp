@@ -231,15 +231,9 @@ void write_preset(std::ostream& os, const Preset& p) {
 // what_is_unknown: "attn train: unknown --preset"; the name, a guess and the known names follow.
 const Preset& known_preset(const std::string& name, const std::string& what_is_unknown) {
   if (const Preset* preset = find_preset(name)) return *preset;
-  std::string known;
-  for (const Preset& p : all_presets()) known += (known.empty() ? "" : ", ") + p.name;
-  const std::string guess = text::nearest_word(name, [] {
-    std::vector<std::string> names;
-    for (const Preset& p : all_presets()) names.push_back(p.name);
-    return names;
-  }());
-  throw UsageError(what_is_unknown + " '" + name + "'" + (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
-                   "; known: " + known + " (`attn presets` lists them)");
+  std::vector<std::string> names;
+  for (const Preset& p : all_presets()) names.push_back(p.name);
+  throw UsageError(what_is_unknown + " " + text::unknown_word_hint(name, names) + " (`attn presets` lists them)");
 }
 
 }  // namespace
