@@ -13,9 +13,9 @@
 #include "attn/models/task_model.h"
 #include "attn/train/cli/commands.h"
 #include "attn/train/cli/model_commands.h"
-#include "attn/train/data/vocab.h"
 #include "attn/train/model_files.h"
 #include "attn/train/run/run_folder.h"
+#include "attn/train/run/saved_run.h"
 #include "attn/util/cli_args.h"
 #include "attn/util/text.h"
 
@@ -33,21 +33,16 @@ struct ParamsQuery {
   int64_t vocab_size = 0;
 };
 
+// The run's model config, task, classes and vocabulary size, read and
+// checked as `attn eval` and `attn predict` read them.
 ParamsQuery query_from_run(const std::string& dir) {
-  const RunFiles run{dir};
-  for (const std::string& path : {run.model_config(), run.run_config(), run.vocab(), run.labels()})
-    if (!text::is_regular_file(path))
-      throw UsageError("attn params: '" + dir + "' is not a run folder: " + path + " is missing");
+  SavedRun run = read_saved_run_files(dir);
   ParamsQuery q;
-  q.source = run.model_config();
-  q.config = Config::load(q.source);
-  const Config run_config = Config::load(run.run_config());
-  if (!run_config.has("task"))
-    throw UsageError("attn params: " + run.run_config() + " has no task line: the file is empty or damaged");
-  q.task = task_from_name(run_config.get("task", ""));
-  q.classes = q.task == TaskKind::Relatedness ? relatedness_classes(q.config)
-                                              : static_cast<int64_t>(read_labels(run).size());
-  q.vocab_size = Vocabulary::load(run.vocab()).size();
+  q.source = RunFiles{dir}.model_config();
+  q.config = std::move(run.model_config);
+  q.task = run.task;
+  q.classes = run.classes;
+  q.vocab_size = run.vocab.size();
   return q;
 }
 

@@ -12,7 +12,7 @@
 
 namespace attn {
 
-SavedRun load_saved_run(const std::string& dir, const std::string& weights_file) {
+SavedRun read_saved_run_files(const std::string& dir) {
   SavedRun r;
   r.dir = dir;
   const RunFiles run{dir};
@@ -36,11 +36,17 @@ SavedRun load_saved_run(const std::string& dir, const std::string& weights_file)
   ATTN_CHECK(r.task == TaskKind::Relatedness || r.labels.size() >= 2, "run", run.labels(), " names ",
              r.labels.size(), " label(s); a ", task_name(r.task),
              " run has at least 2 (one per line): the file is empty or damaged");
-  int64_t classes = r.task == TaskKind::Relatedness ? relatedness_classes(r.model_config)
-                                                    : static_cast<int64_t>(r.labels.size());
+  r.classes = r.task == TaskKind::Relatedness ? relatedness_classes(r.model_config)
+                                              : static_cast<int64_t>(r.labels.size());
+  return r;
+}
+
+SavedRun load_saved_run(const std::string& dir, const std::string& weights_file) {
+  SavedRun r = read_saved_run_files(dir);
+  const RunFiles run{dir};
   r.init = std::make_unique<Generator>(1);
   r.noise = std::make_unique<Generator>(2);
-  r.model = std::make_unique<TaskModel>(r.model_config, r.task, r.vocab.size(), classes, DType::F32, *r.init, *r.noise);
+  r.model = std::make_unique<TaskModel>(r.model_config, r.task, r.vocab.size(), r.classes, DType::F32, *r.init, *r.noise);
   const std::string weights = run.file(weights_file);
   ATTN_CHECK(path_exists(weights), "run", "no weights at '", weights, "' (has the run finished an evaluation?)");
   std::map<std::string, std::string> metadata;

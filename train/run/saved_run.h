@@ -17,12 +17,17 @@ struct SavedRun {
   TaskKind task = TaskKind::Classify;
   Vocabulary vocab;
   std::vector<std::string> labels;
+  int64_t classes = 0;  // the head's: the labels, or relatedness's score bins
   int64_t max_len = 0;
   std::unique_ptr<Generator> init, noise;
-  std::unique_ptr<TaskModel> model;  // in evaluation mode, best weights loaded
+  std::unique_ptr<TaskModel> model;  // in evaluation mode, best weights loaded (null from read_saved_run_files)
 };
 
-// Throws naming the missing or malformed file.
+// The run's files without the model: configs, task, vocabulary, labels and
+// classes, each checked (`attn params --run`). Throws naming the missing or
+// malformed file.
+SavedRun read_saved_run_files(const std::string& dir);
+// ... and the model with the weights loaded. Throws naming the missing or malformed file.
 SavedRun load_saved_run(const std::string& dir, const std::string& weights_file = "best.safetensors");
 
 }  // namespace attn
