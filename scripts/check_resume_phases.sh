@@ -56,6 +56,7 @@ now() { t=${EPOCHREALTIME/./}; t=$((10#$t)); }  # sets t: microseconds
 now; start=$t
 fail() { echo "$me: FAIL: $*" >&2; exit 1; }
 say() { echo "$me: $*" >&2; }
+[[ -x $attn ]] || fail "no attn binary at $attn (build first, or give its path as the first argument)"
 pid=
 trap '[[ -z $pid ]] || kill -9 "$pid" 2> /dev/null || true' EXIT
 
@@ -414,6 +415,13 @@ chain() {
     pid=
     if (( status == 0 )); then
       miss "$name: process $k: $target (aimed at $aimed) did not stop it: the run finished"
+      break
+    fi
+    # test_metrics.json is the run's last write (temp file, then rename); a
+    # SIGKILL after it lands in a finished run on its way out, which the
+    # comparison below checks like any other.
+    if [[ $signal == KILL && -f $run/test_metrics.json ]]; then
+      miss "$name: process $k: $target (aimed at $aimed) landed after the run wrote test_metrics.json, as it exited"
       break
     fi
     classify "$cfg" "$run" "$name" "$target" "$signal" "$status" "$log"
