@@ -18,6 +18,8 @@ void write_file_atomically(const std::string& path, const std::string& contents)
 void append_line(const std::string& path, const std::string& line);
 // Anything is at `path`: a file, a folder or another kind (text::is_regular_file asks for a file).
 bool path_exists(const std::string& path);
+// A folder (or a link to one) is at `path`.
+bool is_directory(const std::string& path);
 // Creates a directory and its parents; throws naming the path on failure.
 void make_directories(const std::string& path);
 

@@ -11,7 +11,8 @@ namespace attn {
 namespace {
 
 const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+                                "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
+                                "#000000", "#98df8a"};
 constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
 
 // Two panels are 900 px wide: the width a README shows the picture at.

@@ -36,11 +36,12 @@ std::vector<std::string> split(const std::string& text, char sep) {
 using text::trim;
 
 // A positive integer, or a UsageError naming the flag and the whole value.
-int64_t positive_int(const std::string& piece, const std::string& flag, const std::string& whole) {
+int64_t positive_int(const std::string& piece, const std::string& flag, const std::string& whole,
+                     const std::string& command) {
   char* end = nullptr;
   long long v = std::strtoll(piece.c_str(), &end, 10);
   if (piece.empty() || *end != '\0' || v < 1)
-    throw UsageError("attn bench: " + flag + " expects positive integers, got '" + piece + "' in '" + whole + "'");
+    throw UsageError(command + ": " + flag + " expects positive integers, got '" + piece + "' in '" + whole + "'");
   return v;
 }
 
@@ -83,44 +84,44 @@ const std::vector<std::string>& default_bench_models() {
 constexpr int64_t kMaxBenchLength = 65536;
 constexpr size_t kMaxBenchLengths = 1024;
 
-std::vector<int64_t> parse_length_list(const std::string& text, const std::string& flag) {
-  if (trim(text).empty()) throw UsageError("attn bench: " + flag + " needs at least one length");
+std::vector<int64_t> parse_length_list(const std::string& text, const std::string& flag, const std::string& command) {
+  if (trim(text).empty()) throw UsageError(command + ": " + flag + " needs at least one length");
   std::vector<int64_t> out;
   auto bounded = [&](int64_t n) {
     if (n > kMaxBenchLength)
-      throw UsageError("attn bench: " + flag + " length " + std::to_string(n) + " is above the limit of " +
+      throw UsageError(command + ": " + flag + " length " + std::to_string(n) + " is above the limit of " +
                        std::to_string(kMaxBenchLength) + " tokens");
     return n;
   };
   auto add = [&](int64_t n) {
     if (out.size() == kMaxBenchLengths)
-      throw UsageError("attn bench: " + flag + " '" + text + "' gives more than " + std::to_string(kMaxBenchLengths) +
+      throw UsageError(command + ": " + flag + " '" + text + "' gives more than " + std::to_string(kMaxBenchLengths) +
                        " lengths");
     out.push_back(n);
   };
   for (const std::string& raw : split(text, ',')) {
     const std::string item = trim(raw);
     if (item.find(':') == std::string::npos) {
-      add(bounded(positive_int(item, flag, text)));
+      add(bounded(positive_int(item, flag, text, command)));
       continue;
     }
     std::vector<std::string> r = split(item, ':');
     if (r.size() != 3)
-      throw UsageError("attn bench: " + flag + " range '" + item + "' must be START:STOP:STEP, e.g. 16:384:16");
-    const int64_t start = bounded(positive_int(trim(r[0]), flag, text)),
-                  stop = bounded(positive_int(trim(r[1]), flag, text)), step = positive_int(trim(r[2]), flag, text);
+      throw UsageError(command + ": " + flag + " range '" + item + "' must be START:STOP:STEP, e.g. 16:384:16");
+    const int64_t start = bounded(positive_int(trim(r[0]), flag, text, command)),
+                  stop = bounded(positive_int(trim(r[1]), flag, text, command)), step = positive_int(trim(r[2]), flag, text, command);
     if (stop < start)
-      throw UsageError("attn bench: " + flag + " range '" + item + "' ends before it starts");
+      throw UsageError(command + ": " + flag + " range '" + item + "' ends before it starts");
     for (int64_t n = start; n <= stop; n += std::min(step, kMaxBenchLength + 1)) add(n);
   }
   for (size_t i = 1; i < out.size(); ++i)
     if (out[i] <= out[i - 1])
-      throw UsageError("attn bench: " + flag + " must be strictly increasing, got " + std::to_string(out[i - 1]) +
+      throw UsageError(command + ": " + flag + " must be strictly increasing, got " + std::to_string(out[i - 1]) +
                        " then " + std::to_string(out[i]) + " in '" + text + "'");
   return out;
 }
 
-std::vector<std::string> parse_model_list(const std::string& text) {
+std::vector<std::string> parse_model_list(const std::string& text, const std::string& command) {
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const std::string& raw : split(text, ',')) {
@@ -132,7 +133,7 @@ std::vector<std::string> parse_model_list(const std::string& text) {
   return out;
 }
 
-int64_t parse_byte_size(const std::string& text, const std::string& flag) {
+int64_t parse_byte_size(const std::string& text, const std::string& flag, const std::string& command) {
   const std::string s = trim(text);
   char* end = nullptr;
   const double number = std::strtod(s.c_str(), &end);
@@ -144,14 +145,15 @@ int64_t parse_byte_size(const std::string& text, const std::string& flag) {
   else if (unit == "GiB" || unit == "GB" || unit == "G") scale = 1024.0 * 1024 * 1024;
   else if (unit == "TiB" || unit == "TB" || unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
   if (s.empty() || end == s.c_str() || scale == 0 || !std::isfinite(number) || number <= 0)
-    throw UsageError("attn bench: " + flag + " expects a positive size such as 8GiB, 512MiB or 1000000 (bytes), got '" +
+    throw UsageError(command + ": " + flag + " expects a positive size such as 8GiB, 512MiB or 1000000 (bytes), got '" +
                      text + "'");
   const double bytes = number * scale;
-  if (bytes >= 9.0e18) throw UsageError("attn bench: " + flag + " is too large: '" + text + "'");
+  if (bytes >= 9.0e18) throw UsageError(command + ": " + flag + " is too large: '" + text + "'");
   return static_cast<int64_t>(bytes);
 }
 
 std::vector<std::pair<std::string, std::string>> parse_config_overrides(const std::string& text) {
+  const std::string command = "attn bench";
   std::vector<std::pair<std::string, std::string>> out;
   if (trim(text).empty()) return out;
   for (const std::string& raw : split(text, ',')) {
@@ -164,11 +166,11 @@ std::vector<std::pair<std::string, std::string>> parse_config_overrides(const st
   return out;
 }
 
-std::vector<BenchMode> parse_mode_list(const std::string& text) {
+std::vector<BenchMode> parse_mode_list(const std::string& text, const std::string& command) {
   if (text == "infer") return {BenchMode::Infer};
   if (text == "train") return {BenchMode::Train};
   if (text == "both") return {BenchMode::Infer, BenchMode::Train};
-  throw UsageError("attn bench: --mode must be infer, train or both, got '" + text + "'");
+  throw UsageError(command + ": --mode must be infer, train or both, got '" + text + "'");
 }
 
 bool parse_bench_args(const std::vector<std::string>& args, BenchSettings* s, std::string* help) {

@@ -43,17 +43,19 @@ struct BenchSettings {
 
 // "16,32,64" or a range "16:384:16" (start:stop:step, stop included when on
 // the grid), or a mix "8,16:64:16". Positive, strictly increasing. Throws
-// UsageError naming `flag` on anything else.
-std::vector<int64_t> parse_length_list(const std::string& text, const std::string& flag = "--lengths");
+// UsageError naming `command` and `flag` on anything else (so do the parsers below).
+std::vector<int64_t> parse_length_list(const std::string& text, const std::string& flag = "--lengths",
+                                       const std::string& command = "attn bench");
 // "mtsa,disan": non-empty comma list without duplicates (names are checked
 // against the encoder registry by parse_bench_args).
-std::vector<std::string> parse_model_list(const std::string& text);
+std::vector<std::string> parse_model_list(const std::string& text, const std::string& command = "attn bench");
 // "8589934592", "512MiB", "8GiB", "1.5GiB", also KiB/KB/MB/GB (powers of 1024). Throws UsageError.
-int64_t parse_byte_size(const std::string& text, const std::string& flag = "--mem-limit");
+int64_t parse_byte_size(const std::string& text, const std::string& flag = "--mem-limit",
+                        const std::string& command = "attn bench");
 // "key=value,key=value" (encoder config keys for --set). Throws UsageError.
 std::vector<std::pair<std::string, std::string>> parse_config_overrides(const std::string& text);
 // "infer", "train" or "both".
-std::vector<BenchMode> parse_mode_list(const std::string& text);
+std::vector<BenchMode> parse_mode_list(const std::string& text, const std::string& command = "attn bench");
 
 // Parses `attn bench` arguments. Returns false when --help was asked for
 // (the text is in *help). Throws UsageError on bad input.

@@ -7,11 +7,9 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <new>
 
 #include "attn/engine/allocator.h"
 #include "attn/engine/cuda/cuda_backend.h"
-#include "attn/models/config.h"
 #include "attn/models/encoder.h"
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
@@ -20,6 +18,7 @@
 #include "attn/train/bench/bench_options.h"
 #include "attn/train/bench/bench_report.h"
 #include "attn/train/bench/bench_runner.h"
+#include "attn/train/bench/bench_sweep.h"
 #include "attn/ops/cpu/sgemm_avx512.h"
 #include "attn/train/bench/op_profiler.h"
 #include "attn/train/bench/step_floor.h"
@@ -34,31 +33,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Whether `model` builds materialised scores under the --set keys; an
-// encoder without the key never does.
-bool materializes_scores(const std::string& model, const Config& overrides) {
-  const EncoderInfo* info = find_encoder(model);
-  if (!info || !info->config_keys().find("materialize_scores")) return false;
-  return info->config_keys().get_bool(overrides, "materialize_scores");
-}
-
-BenchPoint point_for(const BenchSettings& s, const std::string& model, BenchMode mode, int64_t length) {
-  BenchPoint p;
-  p.model = model;
-  p.mode = mode;
-  p.batch = s.batch;
-  p.length = length;
-  p.features = s.features;
-  p.hidden = s.hidden;
-  p.config = s.config;
-  p.device = s.device;
-  p.reps = s.reps;
-  p.warmup = s.warmup;
-  p.random_lengths = s.random_lengths;
-  p.seed = s.seed;
-  return p;
 }
 
 void print_machine_line(const BenchSettings& s) {
@@ -104,62 +78,13 @@ int run_sweep(const BenchSettings& s) {
   std::fflush(stdout);
 
   const auto start = Clock::now();
-  const size_t total = s.models.size() * s.modes.size() * s.lengths.size();
-  size_t done = 0;
-  std::vector<BenchResult> results;
-  Config overrides;
-  for (const auto& [key, value] : s.config) overrides.set(key, value);
-  for (const std::string& model : s.models) {
-    const double growth = memory_growth_exponent(model, materializes_scores(model, overrides));
-    for (BenchMode mode : s.modes) {
-      int64_t prev_length = 0, prev_peak = 0;
-      for (size_t li = 0; li < s.lengths.size(); ++li) {
-        const int64_t n = s.lengths[li];
-        BenchPoint point = point_for(s, model, mode, n);
-        ++done;
-        const int64_t predicted = predict_peak_bytes(prev_length, prev_peak, n, growth);
-        BenchResult r;
-        if (!fits_memory_budget(predicted, s.mem_limit_bytes)) {
-          r.point = point;
-          r.status = "over_budget";
-          r.peak_bytes = predicted;
-          r.note = "predicted peak " + format_bytes(predicted) + " > limit " + format_bytes(s.mem_limit_bytes);
-        } else {
-          std::fprintf(stderr, "[%zu/%zu %.0fs] %s %s length %lld ...\n", done, total, seconds_since(start),
-                       model.c_str(), bench_mode_name(mode), static_cast<long long>(n));
-          try {
-            r = run_bench_point(point);
-            if (r.peak_bytes > s.mem_limit_bytes) {
-              r.status = "over_budget";
-              r.note = "measured peak " + format_bytes(r.peak_bytes) + " > limit " + format_bytes(s.mem_limit_bytes);
-            }
-          } catch (const std::bad_alloc&) {
-            r = BenchResult();
-            r.point = point;
-            r.status = "error";
-            r.note = "out of memory (std::bad_alloc)";
-          } catch (const Error& e) {
-            r = BenchResult();
-            r.point = point;
-            r.status = "error";
-            r.note = e.what();
-          }
-        }
-        results.push_back(r);
-        std::printf("%s", bench_table_row(r).c_str());
+  const std::vector<BenchResult> results =
+      run_length_sweep(s, [&](const BenchResult& latest, const std::vector<BenchResult>& all) {
+        std::printf("%s", bench_table_row(latest).c_str());
         std::fflush(stdout);
-        write_outputs(s, results);
-        if (r.status != "ok") {
-          done += s.lengths.size() - li - 1;
-          break;
-        }
-        prev_length = n;
-        prev_peak = r.peak_bytes;
-      }
-    }
-  }
+        write_outputs(s, all);
+      });
   const double elapsed = seconds_since(start);
-  std::fprintf(stderr, "[%zu/%zu %.0fs] done\n", total, total, elapsed);
   std::printf("\nbench: %zu points in %.1f s\n", results.size(), elapsed);
   if (!s.csv_path.empty()) std::printf("wrote %s\n", s.csv_path.c_str());
   if (!s.svg_path.empty()) std::printf("wrote %s\n", s.svg_path.c_str());
@@ -179,7 +104,7 @@ int run_profile(const BenchSettings& s) {
   std::string trace = "model,length,call,depth,op,self_ms,bytes_allocated,tensors\n";
   for (const std::string& model : s.models) {
     for (int64_t n : s.lengths) {
-      BenchPoint point = point_for(s, model, BenchMode::Train, n);
+      BenchPoint point = sweep_point(s, model, BenchMode::Train, n);
       Generator init(point.seed), noise(point.seed + 1), data(point.seed + 2);
       std::unique_ptr<Encoder> encoder = make_bench_encoder(point, init, noise);
       BenchInputs inputs = make_bench_inputs(point, data);
@@ -253,7 +178,7 @@ int run_profile(const BenchSettings& s) {
 }
 
 int run_save_check(const BenchSettings& s) {
-  const BenchPoint point = point_for(s, s.models[0], s.modes[0], s.lengths[0]);
+  const BenchPoint point = sweep_point(s, s.models[0], s.modes[0], s.lengths[0]);
   save_bench_check(point, s.save_check_path);
   std::printf("wrote %s: %s, %s mode, batch %lld, length %lld, %lld features, float64, seed %llu\n",
               s.save_check_path.c_str(), point.model.c_str(), bench_mode_name(point.mode),

@@ -7,6 +7,7 @@
 #include "attn/train/cli/bench_command.h"
 #include "attn/train/cli/model_commands.h"
 #include "attn/train/cli/picture_commands.h"
+#include "attn/train/cli/study_command.h"
 
 namespace attn {
 
@@ -25,6 +26,8 @@ const std::vector<Command>& all_commands() {
       {"spirals", "train a small MLP with SGD on two interleaved spirals", run_spirals_command},
       {"bench", "time and memory of every encoder against sequence length (the papers' efficiency study)",
        run_bench_command},
+      {"study", "run one of the papers' efficiency studies here, our ratios beside the paper's (CSV, report, SVG)",
+       run_study_command},
       {"bench-matmul", "time a float32 matmul through the engine and through OpenBLAS directly", run_bench_matmul},
   };
   return commands;
