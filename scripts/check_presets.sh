@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every preset of `attn presets` for a few steps on the fixture data in
-# its official format (data/fixtures/) and checks each run: exit status 0,
-# a complete run folder, the preset recorded in run.cfg, and no NaN or Inf in
+# its official format (data/fixtures/) and checks each one: `attn train
+# --preset NAME --help` accepts it, the run exits with status 0 and leaves a
+# complete run folder, run.cfg records the preset, model.cfg the preset's
+# encoder and every model value it sets, and no NaN or Inf is in
 # the metrics (nor a null, which is how a non-finite metric is written). Only the batch size and the number of steps are overridden
 # (explicit flags win over a preset), so every other preset value is the
 # one exercised.
@@ -25,6 +27,15 @@ count=0
 for name in $names; do
   count=$((count + 1))
   format=$(awk -v p="$name:" '$1 == p {on = 1; next} /^[a-z0-9-]*: / {on = 0} on && $1 == "--format" {print $2; exit}' <<< "$listing")
+  encoder=$(awk -v p="$name:" '$1 == p {on = 1; next} /^[a-z0-9-]*: / {on = 0} on && $1 == "--model" {print $2; exit}' <<< "$listing")
+  if [ -z "$encoder" ]; then
+    echo "FAIL $name: the preset names no --model"; failed=$((failed + 1)); continue
+  fi
+  if ! "$attn" train --preset "$name" --help > "$work/$name.help" 2>&1; then
+    echo "FAIL $name: attn train --preset $name --help exited non-zero:"; sed 's/^/    /' "$work/$name.help" | tail -5
+    failed=$((failed + 1))
+    continue
+  fi
   case "$format" in
     sst5|sst2) dir="$fixtures/sst" ;;
     *) dir="$fixtures/$format" ;;
@@ -46,6 +57,9 @@ for name in $names; do
   if ! grep -qx "preset = $name" "$run/run.cfg"; then
     echo "FAIL $name: run.cfg does not record the preset"; failed=$((failed + 1)); continue
   fi
+  if ! grep -qx "encoder = $encoder" "$run/model.cfg"; then
+    echo "FAIL $name: model.cfg does not name the preset's encoder $encoder"; failed=$((failed + 1)); continue
+  fi
   # Every model value of the preset reached model.cfg: "model:KEY VALUE" lines
   # and the flags that are model keys (--hidden, --heads, --keep-prob, --head-hidden).
   wrong=$(awk -v p="$name:" '$1 == p {on = 1; next} /^[a-z0-9-]*: / {on = 0}
@@ -59,7 +73,7 @@ for name in $names; do
   if grep -qiE '(nan|inf|null)' "$run/metrics.jsonl" "$run/test_metrics.json"; then
     echo "FAIL $name: a metric is not finite:"; cat "$run/test_metrics.json"; failed=$((failed + 1)); continue
   fi
-  echo "ok   $name ($format): $(cat "$run/test_metrics.json")"
+  echo "ok   $name ($encoder, $format): $(cat "$run/test_metrics.json")"
 done
 echo "check_presets: $((count - failed)) of $count presets ran on their fixture data"
 [ "$failed" -eq 0 ]

@@ -6,10 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <set>
 
 #include "test_util.h"
+#include "attn/models/encoder.h"
+#include "attn/models/model_config_check.h"
 #include "attn/train/cli/commands.h"
+#include "attn/train/cli/model_flags.h"
 #include "attn/train/cli/presets.h"
 
 namespace attn {
@@ -33,6 +37,88 @@ TEST(Presets, EveryPaperExperimentTheIssueNamesExists) {
                            "biblosan-sick", "biblosan-sst5", "biblosan-trec", "mstrans-sst5", "mstrans-snli",
                            "resan-snli", "resan-sick", "disan-snli"})
     EXPECT_NE(find_preset(name), nullptr) << name;
+}
+
+// The RNN and CNN baseline rows: Bi-BloSAN paper Tables 1 (SNLI), 5 (SICK)
+// and 6 (classification), whose figures the MTSA paper's Tables 1 and 5 repeat.
+struct BaselineRow {
+  const char* preset;
+  const char* encoder;
+  const char* figure;
+  const char* table;
+};
+const BaselineRow kBaselineRows[] = {
+    {"bilstm-snli", "bilstm", "test accuracy 85.0", "Table 1"},
+    {"bigru-snli", "bigru", "test accuracy 84.9", "Table 1"},
+    {"multicnn-snli", "multicnn", "test accuracy 83.2", "Table 1"},
+    {"hrchycnn-snli", "hrchycnn", "test accuracy 83.9", "Table 1"},
+    {"bilstm-sick", "bilstm", "Pearson 0.8473, Spearman 0.7913, MSE 0.3276", "Table 5"},
+    {"multicnn-sick", "multicnn", "Pearson 0.8374, Spearman 0.7793, MSE 0.3395", "Table 5"},
+    {"hrchycnn-sick", "hrchycnn", "Pearson 0.8436, Spearman 0.7874, MSE 0.3162", "Table 5"},
+    {"bilstm-cr", "bilstm", "accuracy 84.6", "Table 6"},
+    {"bilstm-mpqa", "bilstm", "accuracy 90.2", "Table 6"},
+    {"bilstm-subj", "bilstm", "accuracy 94.7", "Table 6"},
+    {"bilstm-trec", "bilstm", "accuracy 94.4", "Table 6"},
+    {"bilstm-sst5", "bilstm", "test accuracy 49.9", "Table 6"},
+    {"bilstm-sst2", "bilstm", "test accuracy 87.7", "Table 6"},
+};
+
+std::string setting(const Preset& p, const std::string& key) {
+  for (const PresetSetting& s : p.settings)
+    if (s.key == key) return s.value;
+  return "";
+}
+
+TEST(Presets, EveryBaselineRowOfTheTablesHasAPresetWithItsFigureAndSectionSetup) {
+  for (const BaselineRow& row : kBaselineRows) {
+    SCOPED_TRACE(row.preset);
+    const Preset* p = find_preset(row.preset);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(setting(*p, "model"), row.encoder);
+    EXPECT_THAT(p->result, HasSubstr(row.figure));
+    EXPECT_THAT(p->source, HasSubstr("Bi-BloSAN paper"));
+    EXPECT_THAT(p->source, HasSubstr(row.table));
+    // The section's setup, shared with the Bi-BloSAN preset of the same section.
+    const std::string format = setting(*p, "format");
+    const Preset* biblosan = find_preset("biblosan-" + (format == "snli" || format == "sick" ? format : "sst5"));
+    ASSERT_NE(biblosan, nullptr);
+    for (const char* key : {"optimizer", "lr", "batch", "epochs", "keep-prob", "weight-decay", "head-hidden"})
+      EXPECT_EQ(setting(*p, key), setting(*biblosan, key)) << key;
+    EXPECT_EQ(setting(*p, "model:activation"), "relu");  // "in all models are set to Relu" (Sec. 4.1)
+  }
+  // The MTSA paper's copies of the rows name it.
+  EXPECT_THAT(find_preset("bigru-snli")->source, HasSubstr("MTSA paper Table 1"));
+  EXPECT_THAT(find_preset("bilstm-trec")->source, HasSubstr("MTSA paper Table 5"));
+  EXPECT_THAT(find_preset("bilstm-sst2")->source, HasSubstr("not in the MTSA paper"));
+  EXPECT_EQ(setting(*find_preset("bilstm-snli"), "batch"), "64");  // "for all methods" (Sec. 4.1)
+  EXPECT_EQ(setting(*find_preset("bilstm-cr"), "optimizer"), "adam");
+  EXPECT_EQ(setting(*find_preset("multicnn-sick"), "model:filters"), "200");
+  EXPECT_EQ(setting(*find_preset("hrchycnn-snli"), "model:layers"), "3");
+  EXPECT_EQ(setting(*find_preset("bigru-snli"), "hidden"), "300");
+}
+
+// Every preset names a registered encoder, and every model value it sets (its
+// model:KEY lines and the options that are model keys, such as --hidden) is
+// a key that encoder or the task model takes, with an allowed value: what
+// `attn train` checks before it reads any data.
+TEST(Presets, EveryPresetsModelSettingsAreKeysOfItsEncoder) {
+  std::map<std::string, std::string> key_of_flag;
+  for (const ModelFlag& f : model_flags()) key_of_flag[f.flag] = f.key;
+  for (const Preset& p : all_presets()) {
+    SCOPED_TRACE(p.name);
+    const std::string encoder = setting(p, "model");
+    ASSERT_NE(find_encoder(encoder), nullptr) << encoder;
+    Config model;
+    model.set("encoder", encoder);
+    for (const PresetSetting& s : p.settings) {
+      if (s.key.rfind("model:", 0) == 0) model.set(s.key.substr(6), s.value);
+      else if (key_of_flag.count(s.key)) {
+        EXPECT_NO_THROW(check_model_config_value(encoder, key_of_flag[s.key], s.value)) << s.key;
+        model.set(key_of_flag[s.key], s.value);
+      }
+    }
+    EXPECT_NO_THROW(check_model_config(model, p.name));
+  }
 }
 
 TEST(Presets, EachHasASourceAFigureAndDistinctKnownSettings) {
@@ -125,6 +211,14 @@ TEST(Presets, TrainHelpWithAPresetShowsItsValuesAsTheDefaults) {
   EXPECT_THAT(with_preset, HasSubstr("model config keys: activation = elu"));
   EXPECT_THAT(testing_support::error_of<UsageError>([] { run_train_command({"--preset", "mtsa-imbd", "--help"}); }),
               HasSubstr("unknown --preset 'mtsa-imbd'"));
+  for (const BaselineRow& row : kBaselineRows) {
+    const std::string help = stdout_of(run_train_command, {"--preset", row.preset, "--help"}, &rc);
+    EXPECT_EQ(rc, 0) << row.preset;
+    EXPECT_THAT(help, HasSubstr("model config keys: activation = relu")) << row.preset;
+  }
+  const std::string cnn = stdout_of(run_train_command, {"--preset", "multicnn-snli", "--help"}, &rc);
+  EXPECT_THAT(cnn, HasSubstr("filters = 200"));
+  EXPECT_THAT(cnn, HasSubstr("examples per mini-batch (default: 64)"));
 }
 
 TEST(Presets, AnotherModelThatCannotTakeThePresetsSettingsNamesThePreset) {

@@ -59,17 +59,21 @@ Settings mtsa(const std::string& task, const std::string& format, const std::str
   return s + kCommon;
 }
 
-// Bi-BloSAN (Bi-BloSAN paper): one setup per section.
-Settings biblosan(const std::string& task, const std::string& format, const Settings& section) {
+// The Bi-BloSAN paper's experiments, Bi-BloSAN and its baselines alike: one
+// training setup per section, which the paper gives for every method it
+// compares ("The batch size is set to 64 for all methods", Sec. 4.1), plus
+// the encoder's own settings.
+Settings biblosan_paper(const std::string& model, const std::string& task, const std::string& format,
+                        const Settings& encoder, const Settings& section) {
   Settings s = {
       {"task", task, ""},
       {"format", format, ""},
-      {"model", "biblosan", ""},
+      {"model", model, ""},
       {"model:activation", "relu", "\"The unspecified activation functions in all models are set to Relu\" (Sec. 4.1)"},
       {"model:head_activation", "relu", "as above"},
       {"head-hidden", "300", "\"a 300D fully connected layer\" (Sec. 4.1, 4.3)"},
   };
-  return s + section + kCommon;
+  return s + encoder + section + kCommon;
 }
 
 const Settings kBiblosanSnli = Settings{
@@ -79,13 +83,43 @@ const Settings kBiblosanSnli = Settings{
     {"weight-decay", "5e-5", "Sec. 4.1"},
 } + kAdadeltaLr;
 
+const Settings kBiblosanSick = Settings{
+    {"batch", "64", "\"Adadelta with batch size of 64\" (Sec. 4.3)"},
+    {"keep-prob", "0.7", "Sec. 4.3"},
+    {"weight-decay", "1e-4", "Sec. 4.3"},
+    {"epochs", "50", "unstated: 50, as Sec. 4.1"},
+} + kAdadeltaLr;
+
 const Settings kBiblosanClassify = Settings{
     {"batch", "32", "\"Adam with training batch size of 32\" (Sec. 4.4)"},
     {"epochs", "10", "unstated: 10"},
     {"keep-prob", "0.6", "\"decrease the dropout keep probability ... to 0.6\" (Sec. 4.4)"},
     {"weight-decay", "1e-4", "Sec. 4.4"},
-    {"hidden", "300", "unstated for Sec. 4.4: 300, as in Sec. 4.1"},
 } + kAdamLr;
+
+// Bi-BloSAN's width; the baselines' widths are in the paper's list of models (Sec. 4).
+const Settings kBiblosanWidth = {{"hidden", "300", "unstated for this section: 300, as Sec. 4.1"}};
+
+// The RNN and CNN baselines as the Bi-BloSAN paper's list of models (Sec. 4) defines them.
+const Settings kBiLstm = {
+    {"hidden", "300", "\"600D Bi-directional LSTM (300D forward LSTM + 300D backward LSTM)\" (Sec. 4)"},
+    {"model:cell_form", "tensorflow", "unstated: the TensorFlow 1 cell of the authors' code"},
+};
+const Settings kBiGru = {
+    {"hidden", "300", "\"600D Bi-directional GRU\" (Sec. 4): 300 per direction"},
+    {"model:cell_form", "tensorflow", "unstated: the TensorFlow 1 cell of the authors' code"},
+};
+const Settings kMultiCnn = {
+    {"model:filters", "200", "\"600D CNN sentence embedding model ... (200D for each of 3, 4, 5-gram)\" (Sec. 4)"},
+    {"model:min_width", "3", "as above"},
+    {"model:max_width", "5", "as above"},
+};
+const Settings kHrchyCnn = {
+    {"hidden", "300", "\"3-layer 300D CNN ... with kernel length 5\" (Sec. 4)"},
+    {"model:layers", "3", "as above"},
+    {"model:width", "5", "as above"},
+    {"model:relu_before_gate", "true", "unstated (\"gated linear units\"): the authors' code's relu before the gate"},
+};
 
 // ReSAN (ReSAN paper Sec. 5, "Training Setup"; RL: Sec. 4).
 Settings resan(const std::string& task, const std::string& format) {
@@ -151,23 +185,18 @@ std::vector<Preset> make_presets() {
                  "accuracy " + result + " (mean of 10-fold cross validation; --fold picks one)", s});
   }
   p.push_back({"biblosan-snli", "Bi-BloSAN on SNLI", "Bi-BloSAN paper, Sec. 4.1; Table 1", "test accuracy 85.7",
-               biblosan("pair", "snli",
-                        Settings{{"hidden", "240", "\"480D Bi-BloSAN\": 240 per direction, 2.7m parameters against "
-                                                   "the paper's 2.8m (Sec. 4.1 also says 300 hidden units)"}} +
-                            kBiblosanSnli)});
+               biblosan_paper("biblosan", "pair", "snli",
+                              {{"hidden", "240", "\"480D Bi-BloSAN\": 240 per direction, 2.7m parameters against "
+                                                 "the paper's 2.8m (Sec. 4.1 also says 300 hidden units)"}},
+                              kBiblosanSnli)});
   p.push_back({"biblosan-sick", "Bi-BloSAN on SICK", "Bi-BloSAN paper, Sec. 4.3; Table 5",
                "Pearson 0.8616, Spearman 0.8038, MSE 0.3008 (mean of 5 runs)",
-               biblosan("relatedness", "sick",
-                        Settings{{"batch", "64", "\"Adadelta with batch size of 64\" (Sec. 4.3)"},
-                                 {"keep-prob", "0.7", "Sec. 4.3"},
-                                 {"weight-decay", "1e-4", "Sec. 4.3"},
-                                 {"hidden", "300", "unstated for SICK: 300, as Sec. 4.1"},
-                                 {"epochs", "50", "unstated: 50, as Sec. 4.1"}} +
-                            kAdadeltaLr)});
+               biblosan_paper("biblosan", "relatedness", "sick", kBiblosanWidth, kBiblosanSick)});
   p.push_back({"biblosan-sst5", "Bi-BloSAN on SST-5", "Bi-BloSAN paper, Sec. 4.4; Table 6", "test accuracy 50.6 (mean of 5 runs)",
-               biblosan("classify", "sst5", kBiblosanClassify)});
+               biblosan_paper("biblosan", "classify", "sst5", kBiblosanWidth, kBiblosanClassify)});
   p.push_back({"biblosan-trec", "Bi-BloSAN on TREC", "Bi-BloSAN paper, Sec. 4.4; Table 6",
-               "accuracy 94.8 on TREC_10 (mean of 5 runs)", biblosan("classify", "trec", kBiblosanClassify)});
+               "accuracy 94.8 on TREC_10 (mean of 5 runs)",
+               biblosan_paper("biblosan", "classify", "trec", kBiblosanWidth, kBiblosanClassify)});
   p.push_back({"mstrans-sst5", "Multi-Scale Transformer on SST-5", "Multi-Scale Transformer paper, Experiments; Tables 1 and 2",
                "test accuracy 51.9", mstrans("classify", "sst5", "300", "10", "head DIM 30 (Table 1): 300 / 30")});
   p.push_back({"mstrans-snli", "Multi-Scale Transformer on SNLI", "Multi-Scale Transformer paper, Experiments; Tables 1, 5 and 6",
@@ -180,17 +209,58 @@ std::vector<Preset> make_presets() {
                "Pearson 0.8720, Spearman 0.8163, MSE 0.2623 (mean of 5 runs)", resan("relatedness", "sick")});
   p.push_back({"disan-snli", "DiSAN on SNLI", "the DiSAN baseline of Bi-BloSAN paper, Sec. 4.1 (DiSAN's paper is not a seed); Table 1",
                "test accuracy 85.6",
-               Settings{{"task", "pair", ""},
-                        {"format", "snli", ""},
-                        {"model", "disan", ""},
-                        {"hidden", "300", "\"600D ... (300D forward ... + 300D backward ...)\" (Bi-BloSAN paper Sec. 4)"},
-                        {"batch", "64", "\"The batch size is set to 64 for all methods\" (Bi-BloSAN paper Sec. 4.1)"},
-                        {"epochs", "50", "Bi-BloSAN paper Sec. 4.1"},
-                        {"keep-prob", "0.75", "Bi-BloSAN paper Sec. 4.1"},
-                        {"weight-decay", "5e-5", "Bi-BloSAN paper Sec. 4.1"},
-                        {"model:activation", "relu", "\"in all models ... Relu\" (Bi-BloSAN paper Sec. 4.1)"},
-                        {"model:head_activation", "relu", "as above"}} +
-                   kAdadeltaLr + kCommon});
+               biblosan_paper("disan", "pair", "snli",
+                              {{"hidden", "300", "\"600D ... (300D forward ... + 300D backward ...)\" (Sec. 4)"}},
+                              kBiblosanSnli)});
+
+  // The RNN and CNN baselines of the Bi-BloSAN paper's tables. The MTSA paper's
+  // Table 1 and Table 5 rows of the same baselines repeat these figures (its
+  // App. B: on SNLI and sentence classification "we follow training setup and
+  // hyperparameters used in corresponding prior works"), so one preset serves both.
+  const std::string mtsa_snli_too = " (MTSA paper Table 1 repeats the row's figures: copied from here)";
+  const std::string mtsa_classify_too = " (MTSA paper Table 5 repeats the row's figures: copied from here)";
+  struct Baseline {
+    const char* name;     // the registry's encoder name, the preset's prefix
+    const char* title;    // the papers' row label
+    const Settings* encoder;
+  };
+  const Baseline lstm{"bilstm", "Bi-LSTM", &kBiLstm}, gru{"bigru", "Bi-GRU", &kBiGru},
+      multicnn{"multicnn", "Multi-CNN", &kMultiCnn}, hrchycnn{"hrchycnn", "Hrchy-CNN", &kHrchyCnn};
+  auto baseline = [&](const Baseline& b, const std::string& task, const std::string& format,
+                      const std::string& dataset, const std::string& source, const std::string& result,
+                      const Settings& section) {
+    p.push_back({std::string(b.name) + "-" + format, std::string(b.title) + " on " + dataset, source, result,
+                 biblosan_paper(b.name, task, format, *b.encoder, section)});
+  };
+  // SNLI: Table 1 (Sec. 4.1).
+  for (const auto& [b, figures] : std::vector<std::pair<Baseline, std::string>>{
+           {lstm, "test accuracy 85.0 (train 90.4; 2.9m parameters without the embedding)"},
+           {gru, "test accuracy 84.9 (train 91.9; 2.5m parameters without the embedding)"},
+           {multicnn, "test accuracy 83.2 (train 89.3; 1.4m parameters without the embedding)"},
+           {hrchycnn, "test accuracy 83.9 (train 91.3; 3.4m parameters without the embedding)"}})
+    baseline(b, "pair", "snli", "SNLI",
+             "the " + std::string(b.title) + " baseline of Bi-BloSAN paper, Sec. 4 and 4.1; Table 1" + mtsa_snli_too,
+             figures, kBiblosanSnli);
+  // SICK: Table 5 (Sec. 4.3); no Bi-GRU row.
+  for (const auto& [b, figures] : std::vector<std::pair<Baseline, std::string>>{
+           {lstm, "Pearson 0.8473, Spearman 0.7913, MSE 0.3276 (mean of 5 runs)"},
+           {multicnn, "Pearson 0.8374, Spearman 0.7793, MSE 0.3395 (mean of 5 runs)"},
+           {hrchycnn, "Pearson 0.8436, Spearman 0.7874, MSE 0.3162 (mean of 5 runs)"}})
+    baseline(b, "relatedness", "sick", "SICK",
+             "the " + std::string(b.title) + " baseline of Bi-BloSAN paper, Sec. 4 and 4.3; Table 5", figures,
+             kBiblosanSick);
+  // Sentence classification: Table 6 (Sec. 4.4); only a Bi-LSTM row.
+  const std::string classify = "the Bi-LSTM baseline of Bi-BloSAN paper, Sec. 4 and 4.4; Table 6";
+  const std::string folds = " (mean of 10-fold cross validation; --fold picks one)";
+  baseline(lstm, "classify", "cr", "CR", classify + mtsa_classify_too, "accuracy 84.6" + folds, kBiblosanClassify);
+  baseline(lstm, "classify", "mpqa", "MPQA", classify + mtsa_classify_too, "accuracy 90.2" + folds, kBiblosanClassify);
+  baseline(lstm, "classify", "subj", "SUBJ", classify + mtsa_classify_too, "accuracy 94.7" + folds, kBiblosanClassify);
+  baseline(lstm, "classify", "trec", "TREC", classify + mtsa_classify_too,
+           "accuracy 94.4 on TREC_10 (mean of 5 runs)", kBiblosanClassify);
+  baseline(lstm, "classify", "sst5", "SST-5", classify + " (column SST-1)" + mtsa_classify_too,
+           "test accuracy 49.9 (mean of 5 runs)", kBiblosanClassify);
+  baseline(lstm, "classify", "sst2", "SST-2", classify + " (column SST-2; not in the MTSA paper)",
+           "test accuracy 87.7 (mean of 5 runs)", kBiblosanClassify);
   return p;
 }
 
@@ -242,7 +312,10 @@ std::string presets_listing() {
   std::ostringstream os;
   os << "Presets: attn train --preset NAME --data DIR [--glove FILE]; explicit flags override.\n"
      << "\"unstated\" marks a value the paper does not give (and what is used instead);\n"
-     << "\"model:KEY\" is a model config key (docs/models.md).\n\n"
+     << "\"model:KEY\" is a model config key (docs/models.md).\n"
+     << "A preset is named MODEL-FORMAT, the --model and --format it sets. The RNN and CNN baselines\n"
+     << "(bilstm, bigru, multicnn, hrchycnn) take the Bi-BloSAN paper's setup of each section, which\n"
+     << "it gives for all methods; the MTSA paper repeats their figures.\n\n"
      << kPapersLegend;
   for (const Preset& p : all_presets()) {
     os << "\n";
