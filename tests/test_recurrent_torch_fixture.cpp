@@ -146,8 +146,8 @@ TEST(RecurrentTorchFixture, OutputsFinalStatesAndGradientsMatchPyTorch) {
   }
 }
 
-// The fixture must hold something a wrong mapping would miss: the weight
-// exchange is checked both ways, exactly (a transpose and copies only).
+// The weight exchange both ways, exactly (it only copies and transposes):
+// PyTorch's [G, h] recurrent weight is our [h, G], element by element.
 TEST(RecurrentTorchFixture, WeightExchangeRoundTripsExactlyAndTransposesTheRecurrentWeight) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.name);
