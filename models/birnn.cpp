@@ -2,8 +2,11 @@
 
 #include <cmath>
 
+#include "attn/engine/copy.h"
+#include "attn/engine/error.h"
 #include "attn/ops/join/join.h"
 #include "attn/ops/matmul/matmul.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 
@@ -71,6 +74,85 @@ Tensor BiRnn::run(const RnnDirection& d, const Tensor& x, const Tensor& mask, bo
 EncoderOutput BiRnn::encode_tokens(const Tensor& x, const Tensor& mask) {
   Tensor tokens = concat({run(fw_, x, mask, false), run(bw_, x, mask, true)}, -1);
   return {tokens, s2t_.forward(tokens, mask)};
+}
+
+namespace {
+
+constexpr const char* kExchange = "birnn weight exchange";
+
+// Our name for one of PyTorch's, or "" for a name it does not know.
+struct TorchName {
+  const char* torch;
+  const char* ours;
+  bool transposed;
+};
+const TorchName kTorchNames[] = {
+    {"weight_ih_l0", "fw.w_ih", false},         {"bias_ih_l0", "fw.b_ih", false},
+    {"weight_hh_l0", "fw.w_hh", true},          {"bias_hh_l0", "fw.b_hh", false},
+    {"weight_ih_l0_reverse", "bw.w_ih", false}, {"bias_ih_l0_reverse", "bw.b_ih", false},
+    {"weight_hh_l0_reverse", "bw.w_hh", true},  {"bias_hh_l0_reverse", "bw.b_hh", false},
+};
+
+// A contiguous copy, transposed for the recurrent weight (clone: the result
+// never aliases the caller's tensors). Detached: this moves values, not a
+// step of a computation.
+Tensor exchanged(const Tensor& t, bool transposed) {
+  return clone(transposed ? transpose(t.detach(), 0, 1) : t.detach());
+}
+
+// Checks one direction's four PyTorch-layout tensors against each other:
+// weight_hh [G, h] with G = 3 h or 4 h, weight_ih [G, in], biases [G].
+void check_torch_direction(const std::map<std::string, Tensor>& s, const std::string& suffix) {
+  const Tensor& w_hh = s.at("weight_hh_l0" + suffix);
+  ATTN_CHECK(w_hh.dim() == 2 && w_hh.size(1) >= 1 &&
+                 (w_hh.size(0) == 3 * w_hh.size(1) || w_hh.size(0) == 4 * w_hh.size(1)),
+             kExchange, "weight_hh_l0", suffix, " must be [G, h] with G = 3 h (GRU) or 4 h (LSTM), got ",
+             shape_str(w_hh.shape()));
+  const int64_t G = w_hh.size(0);
+  const Tensor& w_ih = s.at("weight_ih_l0" + suffix);
+  ATTN_CHECK(w_ih.dim() == 2 && w_ih.size(0) == G, kExchange, "weight_ih_l0", suffix, " must be [", G,
+             ", input], got ", shape_str(w_ih.shape()));
+  for (const char* b : {"bias_ih_l0", "bias_hh_l0"})
+    ATTN_CHECK(s.at(b + suffix).shape() == Shape({G}), kExchange, b, suffix, " must be [", G, "], got ",
+               shape_str(s.at(b + suffix).shape()));
+}
+
+}  // namespace
+
+std::map<std::string, Tensor> birnn_params_from_torch(const std::map<std::string, Tensor>& torch_state) {
+  for (const auto& [name, t] : torch_state) {
+    (void)t;
+    bool known = false;
+    for (const TorchName& n : kTorchNames) known = known || name == n.torch;
+    ATTN_CHECK(known, kExchange, "'", name,
+               "' is not a tensor of a one-layer bidirectional torch.nn.LSTM or torch.nn.GRU without proj_size");
+  }
+  for (const TorchName& n : kTorchNames)
+    ATTN_CHECK(torch_state.count(n.torch), kExchange, "'", n.torch, "' is missing (a bidirectional RNN with biases "
+               "has weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0 and the same with _reverse)");
+  check_torch_direction(torch_state, "");
+  check_torch_direction(torch_state, "_reverse");
+  ATTN_CHECK(torch_state.at("weight_hh_l0").shape() == torch_state.at("weight_hh_l0_reverse").shape() &&
+                 torch_state.at("weight_ih_l0").shape() == torch_state.at("weight_ih_l0_reverse").shape(),
+             kExchange, "the two directions differ in shape");
+  std::map<std::string, Tensor> out;
+  for (const TorchName& n : kTorchNames) out[n.ours] = exchanged(torch_state.at(n.torch), n.transposed);
+  return out;
+}
+
+std::map<std::string, Tensor> birnn_params_to_torch(const std::map<std::string, Tensor>& params) {
+  std::map<std::string, Tensor> out;
+  for (const TorchName& n : kTorchNames) {
+    const auto it = params.find(n.ours);
+    ATTN_CHECK(it != params.end() && it->second.defined(), kExchange, "'", n.ours, "' is missing",
+               std::string(n.ours).find("b_hh") != std::string::npos
+                   ? " (the TensorFlow cell form has no b_hh: only cell_form = pytorch maps to PyTorch)"
+                   : "");
+    out[n.torch] = exchanged(it->second, n.transposed);
+  }
+  check_torch_direction(out, "");
+  check_torch_direction(out, "_reverse");
+  return out;
 }
 
 namespace {

@@ -13,6 +13,9 @@
 // gate blocks of hidden), "d.b_ih" [G], "d.w_hh" [hidden, G] (the transpose
 // of PyTorch's weight_hh), "d.b_hh" [G] (PyTorch form only); "s2t".
 #pragma once
+#include <map>
+#include <string>
+
 #include "attn/models/encoder.h"
 #include "attn/models/source2token.h"
 #include "attn/ops/recurrent/recurrent.h"
@@ -43,6 +46,26 @@ class BiRnn : public Encoder {
   RnnDirection fw_, bw_;
   Source2Token s2t_;
 };
+
+// Weight exchange with PyTorch. torch.nn.LSTM / torch.nn.GRU with
+// num_layers = 1 and bidirectional = True name their state weight_ih_l0
+// [G, in], weight_hh_l0 [G, h], bias_ih_l0 [G], bias_hh_l0 [G], and the same
+// with the suffix "_reverse" for the backward direction. Their gate blocks
+// are already in the PyTorch form's order (LSTM i, f, g, o; GRU r, z, n) and
+// their two biases are ours, so the only change is the recurrent weight,
+// which we hold transposed (w_hh [h, G], for the step's [B, h] x [h, G]
+// product). Gradients map the same way (the map is linear).
+//
+// birnn_params_from_torch: PyTorch's eight names -> "fw.w_ih", "fw.b_ih",
+// "fw.w_hh", "fw.b_hh", "bw.*" (new contiguous tensors) for a BiRnn built
+// with CellForm::PyTorch; PyTorch has no readout, so load_into_module needs
+// the "s2t.*" tensors beside them (the model's own, or a checkpoint's).
+// Throws naming a missing tensor, one it does not know (a second layer,
+// proj_size's weight_hr_l0) or shapes that do not fit one LSTM or GRU.
+// birnn_params_to_torch: the reverse, from a BiRnn's named parameters (or
+// their gradients by the same names); needs b_hh, so the PyTorch form only.
+std::map<std::string, Tensor> birnn_params_from_torch(const std::map<std::string, Tensor>& torch_state);
+std::map<std::string, Tensor> birnn_params_to_torch(const std::map<std::string, Tensor>& params);
 
 const ConfigSchema& bilstm_config_keys();
 const ConfigSchema& bigru_config_keys();

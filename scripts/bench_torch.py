@@ -1,11 +1,14 @@
 #!/usr/bin/python3
-"""The engine's six encoders written in PyTorch, and one bench step timed (not part of the build or tests).
+"""The engine's encoders written in PyTorch, and one bench step timed (not part of the build or tests).
 
 Each module computes the same function as the engine's encoder of the same registry name at
 its default configuration (models/*.h: heads, widths, FFN, relu, layer counts, masks, dropout),
-and its parameters carry the engine's names (Module::named_parameters), so
-scripts/bench_vs_torch.py can load the engine's float64 weights by name and compare outputs
-and gradients (`attn bench --save-check`). Where the engine uses a fused kernel (DiSA's
+or at the config keys ENGINE_CONFIG names (the recurrent baselines in the PyTorch cell form), and
+engine_state maps the engine's parameter names (Module::named_parameters) onto its own (the
+identity for most; torch.nn.LSTM/GRU's and nn.Conv1d's names and layouts for the baselines), so
+scripts/bench_vs_torch.py can load the engine's float64 weights and compare outputs and
+gradients (`attn bench --save-check`). The baselines use PyTorch's own layers: torch.nn.LSTM /
+GRU on packed sequences, nn.Conv1d with F.glu. Where the engine uses a fused kernel (DiSA's
 multi-dimensional attention, MTSA's Algorithm 1, the window attention) the PyTorch version is
 the usual composition of tensor ops (DiSAN's [B, n, n, d] scores as in its authors' code, the
 windows as banded masks over full scores); the Transformer uses torch.nn.MultiheadAttention.
@@ -35,8 +38,12 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-ENCODERS = ("mtsa", "disan", "biblosan", "transformer", "mstrans", "resan")
+ENCODERS = ("mtsa", "disan", "biblosan", "transformer", "mstrans", "resan", "bilstm", "bigru", "multicnn", "hrchycnn")
+# The engine's config (`attn bench --set`) under which its encoder computes the function written
+# here: the recurrent baselines in the PyTorch cell form (see BiRnn).
+ENGINE_CONFIG = {"bilstm": {"cell_form": "pytorch"}, "bigru": {"cell_form": "pytorch"}}
 NEG_INF = float("-inf")
 
 
@@ -521,6 +528,120 @@ class Resan(Encoder):
         return tokens, self.s2t(tokens, valid)
 
 
+# ---------------------------------------------------------------- the recurrent baselines
+
+class BiRnn(Encoder):
+    """Bi-LSTM / Bi-GRU (models/birnn.h) in the PyTorch cell form (cell_form = pytorch): one
+    bidirectional torch.nn.LSTM / GRU run on packed sequences over each sentence's valid tokens,
+    tokens [fw | bw] (0 at padding), then the two-layer source2token. The engine's default, the
+    TensorFlow form, is not torch.nn.GRU's function (its reset gate acts before the product), so the
+    comparison configures the engine to the PyTorch form (ENGINE_CONFIG); for the LSTM the two forms
+    differ only in gate order and a constant forget bias, at the same cost."""
+
+    def __init__(self, d_in, cell, hidden=300):
+        super().__init__()
+        self.hidden = hidden
+        self.rnn = (nn.LSTM if cell == "lstm" else nn.GRU)(d_in, hidden, batch_first=True, bidirectional=True)
+        self.s2t = Source2Token(2 * hidden)
+
+    def encode_tokens(self, x, valid):
+        lengths = valid.sum(1)
+        B, n = valid.shape
+        # pack_padded_sequence takes no empty sentence; the engine gives one zero tokens.
+        nonempty = lengths > 0
+        tokens = x.new_zeros(B, n, 2 * self.hidden)
+        if bool(nonempty.any()):
+            keep = nonempty.nonzero().squeeze(1)
+            packed = pack_padded_sequence(x[keep], lengths[keep].cpu(), batch_first=True, enforce_sorted=False)
+            out, _ = pad_packed_sequence(self.rnn(packed)[0], batch_first=True, total_length=n)
+            tokens = out if bool(nonempty.all()) else tokens.index_copy(0, keep, out)
+        return tokens, self.s2t(tokens, valid)
+
+    def engine_state(self, params):
+        """PyTorch's names and layout for one layer: weight_ih_l0 = fw.w_ih, weight_hh_l0 = fw.w_hh
+        transposed, bias_ih_l0 = fw.b_ih, bias_hh_l0 = fw.b_hh, _reverse = bw.*; the gate blocks
+        are in the same order (birnn_params_from_torch in models/birnn.h, docs/models.md)."""
+        out = {k: v for k, v in params.items() if k.startswith("s2t.")}
+        for ours, suffix in (("fw", ""), ("bw", "_reverse")):
+            out[f"rnn.weight_ih_l0{suffix}"] = params[f"{ours}.w_ih"]
+            out[f"rnn.weight_hh_l0{suffix}"] = params[f"{ours}.w_hh"].t().contiguous()
+            out[f"rnn.bias_ih_l0{suffix}"] = params[f"{ours}.b_ih"]
+            out[f"rnn.bias_hh_l0{suffix}"] = params[f"{ours}.b_hh"]
+        return out
+
+
+# ---------------------------------------------------------------- the CNN baselines
+
+class TokenConv(nn.Module):
+    """ops/token_conv with nn.Conv1d: the window of token t is t - (k - 1) // 2 .. t + k // 2
+    (TensorFlow's SAME padding: an even width reaches one further right), zeros outside the
+    sentence; the input is 0 at padded tokens already (Encoder.forward zero-pads x, and every layer
+    here leaves padded tokens 0), so padded taps read 0 as in the engine; outputs at padded tokens
+    are set to 0. The engine's weight is [k, in, out], nn.Conv1d's [out, in, k] (engine_state)."""
+
+    def __init__(self, k, d_in, d_out):
+        super().__init__()
+        self.left, self.right = (k - 1) // 2, k // 2
+        # An odd width pads symmetrically: the convolution's own padding, no copy of the input.
+        self.conv = nn.Conv1d(d_in, d_out, k, padding=self.left if self.left == self.right else 0)
+
+    def forward(self, x, valid):
+        h = x.transpose(1, 2)
+        if self.left != self.right:
+            h = F.pad(h, (self.left, self.right))
+        return zero_padded(self.conv(h).transpose(1, 2), valid)
+
+    @staticmethod
+    def engine_state(params, ours, theirs):
+        return {f"{theirs}.conv.weight": params[f"{ours}.weight"].permute(2, 1, 0).contiguous(),
+                f"{theirs}.conv.bias": params[f"{ours}.bias"]}
+
+
+class MultiCnn(Encoder):
+    """Multi-CNN (models/multicnn.h): one convolution per n-gram width 3, 4, 5 with 200 filters,
+    relu, the widths concatenated per token, then the two-layer source2token."""
+
+    def __init__(self, d_in, filters=200, widths=(3, 4, 5)):
+        super().__init__()
+        self.widths = widths
+        self.convs = nn.ModuleList(TokenConv(k, d_in, filters) for k in widths)
+        self.s2t = Source2Token(filters * len(widths))
+
+    def encode_tokens(self, x, valid):
+        tokens = torch.cat([F.relu(conv(x, valid)) for conv in self.convs], -1)
+        return tokens, self.s2t(tokens, valid)
+
+    def engine_state(self, params):
+        out = {k: v for k, v in params.items() if k.startswith("s2t.")}
+        for i, k in enumerate(self.widths):
+            out.update(TokenConv.engine_state(params, f"conv{k}", f"convs.{i}"))
+        return out
+
+
+class HrchyCnn(Encoder):
+    """Hrchy-CNN (models/hrchycnn.h): 3 layers of c = relu(conv5(h) + b) [B, n, 600], the gated
+    linear unit F.glu (first half times sigmoid of the second), a residual from the second layer
+    on; then the two-layer source2token over the 300 features."""
+
+    def __init__(self, d_in, hidden=300, layers=3, width=5):
+        super().__init__()
+        self.convs = nn.ModuleList(TokenConv(width, d_in if l == 0 else hidden, 2 * hidden) for l in range(layers))
+        self.s2t = Source2Token(hidden)
+
+    def encode_tokens(self, x, valid):
+        h = x
+        for l, conv in enumerate(self.convs):
+            g = F.glu(F.relu(conv(h, valid)), -1)
+            h = g if l == 0 else g + h
+        return h, self.s2t(h, valid)
+
+    def engine_state(self, params):
+        out = {k: v for k, v in params.items() if k.startswith("s2t.")}
+        for l in range(len(self.convs)):
+            out.update(TokenConv.engine_state(params, f"conv{l}", f"convs.{l}"))
+        return out
+
+
 # ---------------------------------------------------------------- building and timing
 
 def build(name, features, config=None):
@@ -528,6 +649,8 @@ def build(name, features, config=None):
     the `attn bench --set` keys the numeric check uses (only keep_prob is understood)."""
     config = dict(config or {})
     keep_prob = float(config.pop("keep_prob", 0.75 if name == "resan" else 1.0))
+    if config.get("cell_form") == ENGINE_CONFIG.get(name, {}).get("cell_form"):
+        config.pop("cell_form", None)  # the only cell form written here
     if config:
         raise ValueError(f"bench_torch: {name}: no PyTorch version of config keys {sorted(config)}")
     if name == "mtsa":
@@ -542,6 +665,12 @@ def build(name, features, config=None):
         return MultiScaleTransformer(features, keep_prob=keep_prob)
     if name == "resan":
         return Resan(features, keep_prob=keep_prob)
+    if name in ("bilstm", "bigru"):
+        return BiRnn(features, name[2:])
+    if name == "multicnn":
+        return MultiCnn(features)
+    if name == "hrchycnn":
+        return HrchyCnn(features)
     raise ValueError(f"bench_torch: unknown encoder '{name}' (known: {', '.join(ENCODERS)})")
 
 

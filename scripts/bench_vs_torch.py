@@ -25,6 +25,10 @@ does not know the CPU and falls back to its generic kernels, attn asks for the C
 (docs/engine.md, "OpenBLAS's kernel set on a CPU it does not know"); PyTorch, which loads the same
 OpenBLAS, is then given the same OPENBLAS_CORETYPE, and the header names both sides' kernel sets.
 
+Configuration: every encoder at its defaults, except those bench_torch.ENGINE_CONFIG names, which
+both the check and the timing pass to `attn bench --set`: bilstm and bigru in the PyTorch cell
+form (cell_form=pytorch), the function of torch.nn.LSTM / torch.nn.GRU.
+
 Randomness: only ReSAN has any at the defaults (dropout keep_prob 0.75 on h, and its RSS samples
 its selection in training mode). The timing keeps both on, on both sides. The numeric check's
 train mode sets keep_prob = 1 on both sides and gives PyTorch the selection the engine sampled
@@ -144,9 +148,23 @@ def run(cmd, env):
 
 # ---------------------------------------------------------------- the numeric check
 
+def bench_config(model):
+    """The `attn bench --set` keys of both the check and the timing: those under which the engine's
+    encoder computes the PyTorch version's function (the recurrent baselines' PyTorch cell form)."""
+    return dict(bench_torch.ENGINE_CONFIG.get(model, {}))
+
+
 def check_config(model, mode):
-    """The `attn bench --set` keys of the check: ReSAN's dropout off in train mode."""
-    return {"keep_prob": "1"} if model == "resan" and mode == "train" else {}
+    """The `attn bench --set` keys of the check: bench_config's, and ReSAN's dropout off in train
+    mode."""
+    config = bench_config(model)
+    if model == "resan" and mode == "train":
+        config["keep_prob"] = "1"
+    return config
+
+
+def set_flag(config):
+    return ["--set", ",".join(f"{k}={v}" for k, v in config.items())] if config else []
 
 
 def compare(name, ours, theirs, rows):
@@ -169,9 +187,7 @@ def check_one(args, model, mode, tmp):
     config = check_config(model, mode)
     cmd = [args.binary, "bench", "--models", model, "--mode", mode, "--lengths", str(args.length), "--batch",
            str(args.check_batch), "--features", str(args.features), "--threads", str(args.threads),
-           "--save-check", path]
-    if config:
-        cmd += ["--set", ",".join(f"{k}={v}" for k, v in config.items())]
+           "--save-check", path] + set_flag(config)
     run(cmd, engine_env())
     tensors, meta = read_safetensors(path)
     if meta.get("model") != model or meta.get("mode") != mode:
@@ -264,7 +280,8 @@ def engine_time(args, model, mode):
         out = os.path.join(tmp, "bench.csv")
         run([args.binary, "bench", "--models", model, "--mode", mode, "--lengths", str(args.length), "--batch",
              str(args.batch), "--features", str(args.features), "--reps", str(args.reps), "--warmup",
-             str(args.warmup), "--threads", str(args.threads), "--csv", out], engine_env())
+             str(args.warmup), "--threads", str(args.threads), "--csv", out] + set_flag(bench_config(model)),
+            engine_env())
         with open(out) as f:
             row = next(csv.DictReader(f))
     if row["status"] != "ok":
