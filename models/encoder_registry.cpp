@@ -5,6 +5,7 @@
 #include "attn/engine/error.h"
 #include "attn/models/biblosan.h"
 #include "attn/models/birnn.h"
+#include "attn/models/bisru.h"
 #include "attn/models/bow.h"
 #include "attn/models/disan.h"
 #include "attn/models/encoder.h"
@@ -27,7 +28,7 @@ const std::vector<EncoderInfo>& encoder_registry() {
   // attention of DiSAN and ReSAN holds O(n d) tensors plus small n x n masks
   // (1.25); Bi-BloSAN's blocks of length ~n^(1/3) give n*r and (n/r)^2 terms
   // (1.5); the bag of words and the RNN and CNN baselines (states and gate
-  // activations per step; convolutions over a fixed window of tokens) are linear.
+  // activations per step, the SRU's c per token; convolutions over a fixed window of tokens) are linear.
   static const std::vector<EncoderInfo> registry = {
       {"mtsa", "multi-mask tensorized self-attention (MTSA)", build_mtsa_encoder, mtsa_config_keys, true, 2.0, 2.0,
        "diff_prod"},
@@ -45,6 +46,8 @@ const std::vector<EncoderInfo>& encoder_registry() {
        bilstm_config_keys, true, 1.0, 1.0, "diff_prod"},
       {"bigru", "Bi-GRU baseline (300D each way) with a source2token readout", build_bigru_encoder,
        bigru_config_keys, true, 1.0, 1.0, "diff_prod"},
+      {"bisru", "Bi-SRU baseline (300D each way, Lei & Zhang 2017) with a source2token readout",
+       build_bisru_encoder, bisru_config_keys, true, 1.0, 1.0, "diff_prod"},
       {"multicnn", "Multi-CNN baseline: 3-, 4- and 5-gram convolutions, relu (Kim 2014)", build_multicnn_encoder,
        multicnn_config_keys, true, 1.0, 1.0, "diff_prod"},
       {"hrchycnn", "Hrchy-CNN baseline: stacked convolutions, gated linear units, residuals (Gehring et al. 2017)",

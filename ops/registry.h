@@ -91,6 +91,7 @@ Tensor length_mask(const std::vector<int64_t>& lengths, int64_t n);
   X(dot_product_attention)                                                                                     \
   X(token_conv)                                                                                                \
   X(recurrent)                                                                                                 \
+  X(sru)                                                                                                       \
   /* a new family: one more X(name) line above */
 
 #define ATTN_DECLARE_OP_SAMPLES(family) void register_##family##_samples(OpRegistry& r);

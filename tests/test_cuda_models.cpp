@@ -101,7 +101,7 @@ TEST_P(CudaModels, ForwardAndBackwardMatchTheCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Encoders, CudaModels,
                          ::testing::Values("bow", "mtsa", "disan", "biblosan", "mstrans", "resan", "transformer", "bilstm",
-                                           "bigru", "multicnn", "hrchycnn"),
+                                           "bigru", "bisru", "multicnn", "hrchycnn"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -30,7 +30,7 @@ TaskInputs inputs() {
 }
 
 TEST(TaskModel, OutputShapesForEveryTask) {
-  for (std::string enc : {"bow", "disan", "bilstm", "bigru"}) {
+  for (std::string enc : {"bow", "disan", "bilstm", "bigru", "bisru"}) {
     for (TaskKind task : {TaskKind::Classify, TaskKind::Pair, TaskKind::Relatedness, TaskKind::Tag}) {
       Generator init(1), noise(2);
       Config c = small_config(enc);
@@ -58,7 +58,8 @@ TEST(TaskModel, ParameterNamesAreHierarchical) {
 TEST(TaskModel, PairFeaturesDefaultToTheEncodersPaper) {
   EXPECT_STREQ(find_encoder("mstrans")->pair_features, "absdiff_diff");  // seed 003
   for (const char* name :
-       {"mtsa", "disan", "biblosan", "resan", "transformer", "bilstm", "bigru", "multicnn", "hrchycnn", "bow"})
+       {"mtsa", "disan", "biblosan", "resan", "transformer", "bilstm", "bigru", "bisru", "multicnn", "hrchycnn",
+        "bow"})
     EXPECT_STREQ(find_encoder(name)->pair_features, "diff_prod") << name;
   // An explicit key wins, and a wrong one is refused.
   Generator init(1), noise(2);

@@ -8,6 +8,7 @@
 #include "attn/ops/binary/binary.h"
 #include "attn/ops/join/join.h"
 #include "attn/ops/matmul/matmul.h"
+#include "attn/ops/prefix_lengths.h"
 #include "attn/ops/recurrent/recurrent_kernels.h"
 #include "attn/ops/reduce/reduce.h"
 #include "attn/ops/view/view.h"
@@ -51,24 +52,6 @@ void check_operands(const Tensor& xw, const Tensor& w_hh, const Tensor& b_hh, co
              shape_str(mask.shape()));
 }
 
-// Each sentence's length from its prefix mask (read on the CPU: the step
-// count drives the host loop).
-std::vector<int64_t> lengths_of(const Tensor& mask, int64_t B, int64_t n) {
-  std::vector<int64_t> lengths(B, n);
-  if (!mask.defined()) return lengths;
-  const Tensor m = contiguous(mask.to(Device::CPU));
-  const uint8_t* p = m.data<uint8_t>();
-  for (int64_t b = 0; b < B; ++b) {
-    int64_t len = 0;
-    while (len < n && p[b * n + len]) ++len;
-    for (int64_t t = len; t < n; ++t)
-      ATTN_CHECK(!p[b * n + t], kOp, "mask row ", b, " is not a prefix mask (token ", t,
-                 " is valid after padding at ", len, "): the op needs each sentence's valid tokens first");
-    lengths[b] = len;
-  }
-  return lengths;
-}
-
 // Row s of a [S(+1), B, w] buffer as a [B, w] view.
 Tensor row(const Tensor& t, int64_t s) { return reshape(narrow(t, 0, s, 1), {t.size(1), t.size(2)}); }
 
@@ -94,7 +77,7 @@ Tensor recurrent_sequence(const Tensor& xw_in, const Tensor& w_hh, const Tensor&
   const DType dt = xw_in.dtype();
   const int64_t B = xw_in.size(0), n = xw_in.size(1), G = xw_in.size(2);
   const int64_t h = G / recurrent_gate_blocks(cell);
-  const std::vector<int64_t> lens = lengths_of(mask, B, n);
+  const std::vector<int64_t> lens = prefix_lengths(mask, B, n, kOp);
   const int64_t S = lens.empty() ? 0 : *std::max_element(lens.begin(), lens.end());
   const bool lstm = cell == RecurrentCell::Lstm;
   const bool gru_tf = cell == RecurrentCell::Gru && form == CellForm::TensorFlow;
