@@ -50,6 +50,7 @@ struct BaselineRow {
 const BaselineRow kBaselineRows[] = {
     {"bilstm-snli", "bilstm", "test accuracy 85.0", "Table 1"},
     {"bigru-snli", "bigru", "test accuracy 84.9", "Table 1"},
+    {"bisru-snli", "bisru", "test accuracy 84.8", "Table 1"},
     {"multicnn-snli", "multicnn", "test accuracy 83.2", "Table 1"},
     {"hrchycnn-snli", "hrchycnn", "test accuracy 83.9", "Table 1"},
     {"bilstm-sick", "bilstm", "Pearson 0.8473, Spearman 0.7913, MSE 0.3276", "Table 5"},
