@@ -66,6 +66,7 @@ EfficiencyStudy biblosan_fig6() {
   EfficiencyStudy s;
   s.name = "biblosan-fig6";
   s.source = "Bi-BloSAN paper (seed 002), Sec. 4.5, Fig. 6";
+  s.figure = "Bi-BloSAN Fig. 6";
   s.what = "inference time and memory against sequence length, every encoder";
   s.shapes = "\"We fix the batch size to 64 and the features number to 300, then change the sequence length from 16 "
              "to 384 with a step size 16\"; the same random inputs here, inference steps (forward, no gradient), "

@@ -47,6 +47,7 @@ struct StudyColumn {
 struct EfficiencyStudy {
   std::string name;
   std::string source;  // paper, section, figure or table
+  std::string figure;  // a sweep's short name for its picture's title: "Bi-BloSAN Fig. 6"
   std::string what;    // one line
   std::string shapes;  // what the paper measured and what is measured here
   bool sweep = false;  // a length sweep (a figure) rather than a table

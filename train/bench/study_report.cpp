@@ -183,9 +183,11 @@ std::string sweep_study_svg(const EfficiencyStudy& study, const std::vector<Benc
     memory.series[it->second].points.emplace_back(n, mib(r.peak_bytes));
   }
   const BenchPoint shape = results.empty() ? BenchPoint() : results.front().point;
-  const std::string title = study.source + " on this machine (" + device + ", batch " + std::to_string(shape.batch) +
-                            ", " + std::to_string(shape.features) + " features, " + (both_modes ? "inference and training" : "inference") +
-                            "; dashed: RNN and CNN baselines)";
+  // Short enough for one line at the chart's title size; the legend's
+  // dashed lines are the baselines.
+  const std::string title = study.figure + " here: " + device + ", batch " + std::to_string(shape.batch) + ", " +
+                            std::to_string(shape.features) + " features, " +
+                            (both_modes ? "inference and training" : "inference");
   return render_svg_chart(title, {time, memory});
 }
 

@@ -89,7 +89,16 @@ int run_table_study(const EfficiencyStudy& study, const BenchSettings& base, con
       point.hidden = enc.hidden;
       point.config = enc.config;
       std::fprintf(stderr, "[%zu/%zu] %s: %s ...\n", ++done, total, enc.label.c_str(), col.name.c_str());
-      t.results[e][c] = run_point_or_error(point);
+      // Columns at the same shape (a time and a memory of one training
+      // step) share one measurement.
+      const BenchResult* same = nullptr;
+      for (size_t k = 0; k < c; ++k) {
+        const StudyColumn& o = study.columns[k];
+        if (o.mode == col.mode && o.batch == col.batch && o.length == col.length &&
+            o.random_lengths == col.random_lengths)
+          same = &t.results[e][k];
+      }
+      t.results[e][c] = same ? *same : run_point_or_error(point);
       write_file_atomically(files.csv, table_study_csv(t));
     }
   }
