@@ -23,22 +23,23 @@ constexpr int64_t kSnliPaddedLength = 32;
 
 double batches(int64_t items, int64_t per_batch) { return static_cast<double>((items + per_batch - 1) / per_batch); }
 
-StudyColumn snli_train_time(int64_t pairs_per_batch) {
-  StudyColumn c{"time/epoch (s)", "s", BenchMode::Train, false, 2 * pairs_per_batch, kSnliPaddedLength, true,
-                batches(kSnliTrainPairs, pairs_per_batch) / 1000.0, ""};
-  c.how = "training step at batch " + std::to_string(c.batch) + " (" + std::to_string(pairs_per_batch) +
-          " pairs), length 32 with random valid lengths, x " + std::to_string(static_cast<int64_t>(c.steps * 1000)) +
-          " steps";
+// A time column at SNLI's shapes: the median step times the batches of the
+// pairs it covers (the training set per epoch, or the dev set).
+StudyColumn snli_time(const std::string& name, BenchMode mode, int64_t pairs_per_batch, int64_t pairs,
+                      const std::string& batches_are) {
+  StudyColumn c{name, "s", mode, false, 2 * pairs_per_batch, kSnliPaddedLength, true,
+                batches(pairs, pairs_per_batch) / 1000.0, ""};
+  c.how = std::string(mode == BenchMode::Train ? "training" : "inference") + " step at batch " +
+          std::to_string(c.batch) + " (" + std::to_string(pairs_per_batch) +
+          " pairs), length 32 with random valid lengths, x " +
+          std::to_string(static_cast<int64_t>(c.steps * 1000)) + " " + batches_are;
   return c;
 }
-
+StudyColumn snli_train_time(int64_t pairs_per_batch) {
+  return snli_time("time/epoch (s)", BenchMode::Train, pairs_per_batch, kSnliTrainPairs, "steps");
+}
 StudyColumn snli_dev_time(int64_t pairs_per_batch) {
-  StudyColumn c{"inference (s)", "s", BenchMode::Infer, false, 2 * pairs_per_batch, kSnliPaddedLength, true,
-                batches(kSnliDevPairs, pairs_per_batch) / 1000.0, ""};
-  c.how = "inference step at batch " + std::to_string(c.batch) + " (" + std::to_string(pairs_per_batch) +
-          " pairs), length 32 with random valid lengths, x " + std::to_string(static_cast<int64_t>(c.steps * 1000)) +
-          " dev batches";
-  return c;
+  return snli_time("inference (s)", BenchMode::Infer, pairs_per_batch, kSnliDevPairs, "dev batches");
 }
 
 StudyColumn train_memory(int64_t batch, int64_t length, bool random_lengths, const std::string& how) {
