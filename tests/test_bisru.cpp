@@ -71,17 +71,25 @@ TEST(BiSru, EachDirectionSeesItsSideOnly) {
   EXPECT_GT(moved_later, 1e-9);
 }
 
+// Outputs stay finite at any finite input: the projections are at most a
+// few |x| (3.4e38 leaves room at 1e30), the gates saturate, and tanh(c) is
+// bounded. Gradients are not bounded that way: a readout weight's gradient
+// is a product of two activations, each proportional to |x|, so its exact
+// value passes float32's 3.4e38 beyond |x| ~ 1e18 (and an overflow there is
+// the right float32 answer, not a fault). They are checked at 1e15.
 TEST(BiSru, Float32FiniteAtHugeInputs) {
   Generator gen(17);
   BiSru model(4, 3, Activation::Relu, gen, DType::F32);
-  for (double big : {1e30, -1e30}) {
-    Tensor x = full({3, 6, 4}, big, DType::F32).set_requires_grad(true);
+  for (double big : {1e30, -1e30, 1e15, -1e15}) {
+    const bool with_gradients = std::abs(big) < 1e18;
+    Tensor x = full({3, 6, 4}, big, DType::F32).set_requires_grad(with_gradients);
     EncoderOutput o = model.encode(x, length_mask({6, 1, 0}, 6));
+    for (double v : o.tokens.to_vector()) ASSERT_TRUE(std::isfinite(v)) << big;
+    for (double v : o.sentence.to_vector()) ASSERT_TRUE(std::isfinite(v)) << big;
+    if (!with_gradients) continue;
     (sum(o.tokens) + sum(o.sentence)).backward();
-    for (double v : o.tokens.to_vector()) ASSERT_TRUE(std::isfinite(v));
-    for (double v : o.sentence.to_vector()) ASSERT_TRUE(std::isfinite(v));
     for (const Tensor& p : model.parameters())
-      for (double v : p.grad().to_vector()) ASSERT_TRUE(std::isfinite(v));
+      for (double v : p.grad().to_vector()) ASSERT_TRUE(std::isfinite(v)) << big;
     for (const Tensor& p : model.parameters()) p.zero_grad();
   }
 }
