@@ -36,6 +36,16 @@ BenchResult failed_point(const BenchPoint& point, const std::string& status, con
 
 }  // namespace
 
+BenchResult run_bench_point_or_error(const BenchPoint& point) {
+  try {
+    return run_bench_point(point);
+  } catch (const std::bad_alloc&) {
+    return failed_point(point, "error", "out of memory (std::bad_alloc)");
+  } catch (const Error& e) {
+    return failed_point(point, "error", e.what());
+  }
+}
+
 BenchPoint sweep_point(const BenchSettings& s, const std::string& model, BenchMode mode, int64_t length) {
   BenchPoint p;
   p.model = model;
@@ -77,16 +87,10 @@ std::vector<BenchResult> run_length_sweep(const BenchSettings& s, const SweepLis
         } else {
           std::fprintf(stderr, "[%zu/%zu %.0fs] %s %s length %lld ...\n", done, total, seconds_since(start),
                        model.c_str(), bench_mode_name(mode), static_cast<long long>(n));
-          try {
-            r = run_bench_point(point);
-            if (r.peak_bytes > s.mem_limit_bytes) {
-              r.status = "over_budget";
-              r.note = "measured peak " + format_bytes(r.peak_bytes) + " > limit " + format_bytes(s.mem_limit_bytes);
-            }
-          } catch (const std::bad_alloc&) {
-            r = failed_point(point, "error", "out of memory (std::bad_alloc)");
-          } catch (const Error& e) {
-            r = failed_point(point, "error", e.what());
+          r = run_bench_point_or_error(point);
+          if (r.status == "ok" && r.peak_bytes > s.mem_limit_bytes) {
+            r.status = "over_budget";
+            r.note = "measured peak " + format_bytes(r.peak_bytes) + " > limit " + format_bytes(s.mem_limit_bytes);
           }
         }
         results.push_back(r);

@@ -19,6 +19,10 @@ using SweepListener = std::function<void(const BenchResult& latest, const std::v
 // The point a sweep runs for one model, mode and length.
 BenchPoint sweep_point(const BenchSettings& s, const std::string& model, BenchMode mode, int64_t length);
 
+// run_bench_point, with a point that fails (out of memory, an engine error)
+// returned as an "error" row naming why instead of thrown.
+BenchResult run_bench_point_or_error(const BenchPoint& point);
+
 // Runs the sweep; a point that fails (out of memory, an engine error) is an
 // "error" row and ends that model and mode's lengths, as does "over_budget".
 std::vector<BenchResult> run_length_sweep(const BenchSettings& s, const SweepListener& on_result);

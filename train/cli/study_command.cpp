@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
-#include <new>
 
 #include "attn/engine/error.h"
 #include "attn/models/encoder.h"
@@ -56,23 +55,6 @@ std::vector<StudyEncoder> chosen_encoders(const EfficiencyStudy& study, const Ar
   return out;
 }
 
-BenchResult run_point_or_error(const BenchPoint& point) {
-  auto failed = [&](const std::string& note) {
-    BenchResult r;
-    r.point = point;
-    r.status = "error";
-    r.note = note;
-    return r;
-  };
-  try {
-    return run_bench_point(point);
-  } catch (const std::bad_alloc&) {
-    return failed("out of memory (std::bad_alloc)");
-  } catch (const Error& e) {
-    return failed(e.what());
-  }
-}
-
 int run_table_study(const EfficiencyStudy& study, const BenchSettings& base, const StudyFiles& files) {
   TableStudyResults t;
   t.study = &study;
@@ -98,7 +80,7 @@ int run_table_study(const EfficiencyStudy& study, const BenchSettings& base, con
             o.random_lengths == col.random_lengths)
           same = &t.results[e][k];
       }
-      t.results[e][c] = same ? *same : run_point_or_error(point);
+      t.results[e][c] = same ? *same : run_bench_point_or_error(point);
       write_file_atomically(files.csv, table_study_csv(t));
     }
   }
