@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/engine/gradient_hooks.h"
 #include "attn/engine/tensor.h"
 
 namespace attn {
@@ -28,6 +29,7 @@ struct Node {
   const char* op = "";
   std::vector<Edge> inputs;
   BackwardFn backward;  // emptied when the graph is freed
+  std::shared_ptr<GradientHookList> grad_hooks;  // hooks on the output (engine/gradient_hooks.h)
 };
 
 // Gradient recording is on by default, per thread.
