@@ -131,6 +131,10 @@ int run_graph_command(const std::vector<std::string>& args) {
   const int64_t length = p.get_int("length", 1, 4096);
   const std::string out = p.get("out");
   check_output_file("--out", out, {});
+  // Refused before the model is built, not after the forward.
+  const size_t slash = out.rfind('/');
+  const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : out.substr(0, slash);
+  if (!is_directory(folder)) throw Error("--out: the folder '" + folder + "' of '" + out + "' does not exist");
   const std::string svg = svg_path_for(out);
   check_output_file("the SVG beside --out", svg, {out});
 
