@@ -119,7 +119,7 @@ GraphDot graph_dot(const Tensor& root, const TensorNames& names) {
           s.saved_bytes += saved.bytes;
           if (leaf != leaf_of.end()) s.saved_leaf_bytes += saved.bytes;
         }
-        std::string whose = "its own buffer";
+        std::string whose = "not an output or leaf";
         if (storage == node.output_storage.lock()) {
           whose = "its output";
         } else if (auto it = output_of.find(storage.get()); it != output_of.end()) {
