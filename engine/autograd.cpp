@@ -90,11 +90,20 @@ bool any_requires_grad(const std::vector<Tensor>& inputs) {
   return false;
 }
 
-void record(Tensor& output, const char* op, const std::vector<Tensor>& inputs, BackwardFn backward) {
+void record(Tensor& output, const char* op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& saved,
+            BackwardFn backward) {
   if (!any_requires_grad(inputs)) return;
   auto node = std::make_shared<Node>();
   node->op = op;
   node->backward = std::move(backward);
+  node->saved.reserve(saved.size());
+  for (const Tensor& t : saved) {
+    if (!t.defined()) continue;
+    node->saved.push_back({t.shape(), t.dtype(), static_cast<int64_t>(t.storage()->bytes()), t.storage()});
+  }
+  node->output_shape = output.shape();
+  node->output_dtype = output.dtype();
+  node->output_storage = output.storage();
   node->inputs.reserve(inputs.size());
   for (const Tensor& t : inputs) {
     Edge e;
