@@ -53,7 +53,9 @@ std::set<std::string> check_well_formed(const std::string& dot) {
   std::vector<std::pair<std::string, std::string>> edges;
   std::smatch m;
   while (std::getline(lines, line)) {
-    if (std::regex_search(line, m, node_line)) EXPECT_TRUE(declared.insert(m[1]).second) << "declared twice: " << m[1];
+    if (std::regex_search(line, m, node_line)) {
+      EXPECT_TRUE(declared.insert(m[1]).second) << "declared twice: " << m[1];
+    }
     if (std::regex_search(line, m, edge_line)) edges.emplace_back(m[1], m[2]);
   }
   for (const auto& [from, to] : edges) {
