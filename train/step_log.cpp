@@ -1,20 +1,27 @@
 #include "attn/train/step_log.h"
 
+#include <cerrno>
+#include <cstring>
 #include <limits>
 #include <utility>
 
 #include "attn/engine/allocator.h"
+#include "attn/engine/error.h"
 #include "attn/train/evaluate.h"
-#include "attn/util/atomic_file.h"
 
 namespace attn {
 
 namespace {
 
+// Counted in place: the count runs at every step, and a copy to doubles
+// (to_vector) would cost as much as a small model's step.
 int64_t valid_positions(const Tensor& mask) {
   if (!mask.defined()) return 0;
+  ATTN_CHECK(mask.device() == Device::CPU && mask.dtype() == DType::U8 && mask.is_contiguous(), "step log",
+             "a batch's mask must be a contiguous uint8 tensor on the CPU to count its tokens");
+  const uint8_t* valid = mask.data<uint8_t>();
   int64_t count = 0;
-  for (double v : mask.to_vector()) count += v != 0;
+  for (int64_t i = 0, n = mask.numel(); i < n; ++i) count += valid[i] != 0;
   return count;
 }
 
@@ -35,6 +42,20 @@ int64_t tokens_in(const Batch& batch) { return valid_positions(batch.mask) + val
 StepLog::StepLog(std::string path, int64_t every, Device device)
     : path_(std::move(path)), every_(every), device_(device) {}
 
+StepLog::~StepLog() {
+  if (file_) std::fclose(file_);
+}
+
+void StepLog::write(const std::string& line) {
+  if (!file_) {
+    file_ = std::fopen(path_.c_str(), "a");
+    ATTN_CHECK(file_ != nullptr, "train", "cannot open the step log '", path_, "': ", std::strerror(errno));
+  }
+  const bool written = std::fputs(line.c_str(), file_) >= 0 && std::fputc('\n', file_) != EOF;
+  ATTN_CHECK(written && std::fflush(file_) == 0, "train", "cannot write the step log '", path_, "': ",
+             std::strerror(errno));
+}
+
 void StepLog::step_begins() {
   if (on()) began_ = std::chrono::steady_clock::now();
 }
@@ -50,7 +71,7 @@ void StepLog::step_ends(StepLine line, int64_t examples, int64_t tokens) {
   line.examples_per_s = static_cast<double>(examples_) * per_second;
   line.tokens_per_s = static_cast<double>(tokens_) * per_second;
   line.allocator_bytes = allocator_for(device_).stats().current_bytes;
-  append_line(path_, step_line_json(line));
+  write(step_line_json(line));
   seconds_ = 0;
   examples_ = tokens_ = 0;
 }

@@ -11,6 +11,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "attn/engine/device.h"
@@ -47,6 +48,9 @@ int64_t tokens_in(const Batch& batch);
 class StepLog {
  public:
   StepLog(std::string path, int64_t every, Device device);
+  ~StepLog();
+  StepLog(const StepLog&) = delete;
+  StepLog& operator=(const StepLog&) = delete;
   bool on() const { return every_ > 0; }
   // A step begins (before its batch is built): its clock starts.
   void step_begins();
@@ -56,7 +60,13 @@ class StepLog {
   void step_ends(StepLine line, int64_t examples, int64_t tokens);
 
  private:
+  void write(const std::string& line);
+
   std::string path_;
+  // Opened at the first line, once a resume has trimmed the file, and kept
+  // open (an open per line would cost a small model's step); each line is
+  // flushed, so a killed process leaves at most its last line torn.
+  std::FILE* file_ = nullptr;
   int64_t every_;
   Device device_;
   std::chrono::steady_clock::time_point began_;
