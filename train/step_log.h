@@ -3,8 +3,8 @@
 // the step's own loss and gradient norm before clipping, the epoch's running
 // mean loss, the learning rate, the throughput since the previous line and
 // the bytes the device's allocator holds:
-//   {"step":30,"epoch":1,"loss":0.52,"mean_loss":0.61,"grad_norm":1.9,"clipped":false,
-//    "lr":0.001,"examples_per_s":5200,"tokens_per_s":41000,"allocator_bytes":1843200}
+//   {"step":50,"epoch":1,"loss":0.57562,"mean_loss":0.591841,"grad_norm":0.442969,"clipped":false,
+//    "lr":0.001,"examples_per_s":396.284,"tokens_per_s":68327.3,"allocator_bytes":58705504}
 // On --resume the trainer drops the lines after the checkpoint's step
 // (keep_metrics_up_to) before training goes on, so the file ends with one
 // line per logged step, in order, whatever interrupted the run.
