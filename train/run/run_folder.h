@@ -40,8 +40,9 @@ std::vector<std::string> read_labels(const RunFiles& run);
 void remove_stale_temporaries(const std::string& dir);
 
 // Rewrites the JSON-lines log `path` (metrics.jsonl, steps.jsonl)
-// atomically, keeping the lines whose "step" is at most `step`, in order; a torn or unparsable line (a write cut
-// off by SIGKILL) is dropped too. A missing file is fine.
+// atomically, keeping the lines whose "step" is at most `step`, in order; a
+// torn or unparsable line (a write cut off by SIGKILL) is dropped too. A
+// missing file is fine.
 void keep_metrics_up_to(const std::string& path, int64_t step);
 
 // Before a run starts in `o.run_dir`: removes stale temporaries, refuses a

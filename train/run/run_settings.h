@@ -2,7 +2,8 @@
 // folder's run.cfg. `--resume` refuses to continue a run whose settings
 // changed (each difference listed); the safe ones are not recorded here and
 // may change: epochs, max-steps, eval-every, checkpoint-every, log-every,
-// device, quiet, detect-anomaly, cache. (The model config is model.cfg, compared likewise.)
+// device, quiet, detect-anomaly, cache. (The model config is model.cfg,
+// compared likewise.)
 #pragma once
 #include <functional>
 #include <string>
