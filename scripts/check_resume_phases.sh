@@ -141,7 +141,8 @@ eval_us=0  # how long an evaluation of the evals run takes now (with the steps b
 reference() {  # cfg
   local cfg=$1 run=$work/$1.reference log=$work/$1.reference.log
   local -n settings=settings_$cfg
-  first_ckpt_seen=() first_line_seen=()
+  first_ckpt_seen=() first_line_seen=() unseen=
+  rm -rf "$run"
   now; local t0=$t
   "$attn" train "${settings[@]}" --run "$run" > "$log.out" 2> "$log" &
   pid=$!
@@ -164,11 +165,16 @@ reference() {  # cfg
     local e spans=()
     for e in 5 10 15 20; do
       ckpt_before "$cfg" "$e"
-      [[ -n ${first_line_seen[$e]:-} && -n ${first_ckpt_seen[$a]:-} ]] ||
-        fail "the evals run's evaluation at step $e or its checkpoint at step $a was never seen while it ran (raise DEV_ROWS)"
+      if [[ -z ${first_line_seen[$e]:-} || -z ${first_ckpt_seen[$a]:-} ]]; then
+        unseen="its evaluation at step $e or its checkpoint at step $a"
+        return 0
+      fi
       spans+=($((first_line_seen[$e] - first_ckpt_seen[$a])))
     done
-    [[ -n ${first_ckpt_seen[$total]:-} ]] || fail "the evals run's final checkpoint was never seen while it ran"
+    if [[ -z ${first_ckpt_seen[$total]:-} ]]; then
+      unseen="its final checkpoint"
+      return 0
+    fi
     spans+=($((t_end - first_ckpt_seen[$total])))
     mapfile -t spans < <(printf '%s\n' "${spans[@]}" | sort -n)
     eval_us=${spans[2]}
@@ -189,7 +195,14 @@ reference() {  # cfg
   fi
 }
 reference steps
-reference evals
+# Polling every 5 ms can miss a short state when the machine is busy: the
+# evals run is measured again, up to 3 times, before that is a failure.
+for attempt in 1 2 3; do
+  reference evals
+  [[ -n $unseen ]] || break
+  (( attempt < 3 )) || fail "the evals run's $unseen was never seen while it ran, 3 times (raise DEV_ROWS)"
+  say "the evals run's $unseen was not seen while it ran (a busy machine?); measuring it again"
+done
 
 # --- One interruption ---------------------------------------------------------
 # A target is SIGNAL@WHERE: SIGNAL is INT, INT2 (SIGINT twice) or
