@@ -71,7 +71,7 @@ Batch small_batch(const ModelGradcheckSpec& s, int64_t classes, Generator& gen) 
 void move_off_zero(const Module& model, Generator& gen) {
   for (const auto& [name, p] : model.named_parameters())
     for (int64_t k = 0; k < p.numel(); ++k)
-      if (read_element(p, k) == 0.0) write_element(p, k, gen.uniform(-0.1, 0.1));
+      if (read_element(p, k) == 0.0) write_element(p, k, gen.uniform(0.05, 0.15));
 }
 
 }  // namespace
@@ -82,7 +82,7 @@ Config small_model_config(const std::string& encoder, int64_t width, int64_t hid
   Config c;
   c.set("encoder", encoder);
   c.set("embedding_dim", std::to_string(width));
-  c.set("head_hidden", std::to_string(width));
+  c.set("head_hidden", std::to_string(4 * width));
   c.set("keep_prob", "1");
   const ConfigSchema& keys = info->config_keys();
   if (keys.find("hidden")) c.set("hidden", std::to_string(hidden));
