@@ -175,6 +175,7 @@ SampledGradcheckResult gradcheck(const TensorFunction& fn, const std::vector<Ten
         bad = in.label + " element " + index_text(unravel(x.shape(), static_cast<int64_t>(k))) +
               ": the analytic gradient is " + number(an[k]);
       any_nonzero = any_nonzero || an[k] != 0.0;
+      in.max_abs_gradient = std::max(in.max_abs_gradient, std::abs(an[k]));
     }
     std::vector<int64_t> picked = draw_sample(x.numel(), options.samples, gen);
     include_a_nonzero(picked, an, gen);

@@ -44,6 +44,10 @@ struct GradcheckInputReport {
   double max_rel_error = 0;  // over checked elements whose |numeric| exceeds atol
   GradcheckElement worst;    // the checked element with the largest excess
   bool reached = true;       // the backward pass gave it a gradient
+  // The largest |analytic| over the whole input, sampled or not: a tensor
+  // that passes with this near rounding level (a bias a softmax cancels) had
+  // little to prove.
+  double max_abs_gradient = 0;
   bool passed = false;
   std::string failure;  // empty when passed
 };

@@ -5,6 +5,7 @@
 // every registered encoder with every head.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "attn/engine/autograd.h"
@@ -69,6 +70,9 @@ TEST(SampledGradcheck, PassesOnACorrectFunctionAndCountsItsSample) {
   // Central differences in float64 at step 1e-6 agree to ~1e-9 here (their
   // truncation error is eps^2 |f'''| / 6, their rounding ~1e-16 / eps).
   EXPECT_LT(r.max_abs_error, 1e-7);
+  // d/dw of tanh(x) * w is tanh(x), |tanh(x)| <= tanh(1) on [-1, 1]; some element is well above 0.
+  EXPECT_GT(r.inputs[1].max_abs_gradient, 0.1);
+  EXPECT_LE(r.inputs[1].max_abs_gradient, std::tanh(1.0) * 6);
   EXPECT_EQ(r.inputs[0].worst.index.size(), 2u);
 }
 

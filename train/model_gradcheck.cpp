@@ -113,6 +113,7 @@ ModuleGradcheckResult gradcheck_task_model(const ModelGradcheckSpec& spec) {
 
   ModuleGradcheckOptions o;
   o.check.samples = spec.samples;
+  o.check.tolerance = spec.tolerance;
   o.check.seed = spec.seed;
   o.check.allow_unreached = true;  // the readout a tagging head does not use
   Encoder& encoder = model.encoder();

@@ -20,6 +20,15 @@ struct ModelGradcheckSpec {
   int64_t classes = 3;  // classify, pair and tag heads (relatedness takes the config's K)
   uint64_t seed = 1;    // initialisation, batch and the check's sample
   int64_t samples = 8;  // elements per parameter tensor
+  // atol far below an op's default 1e-5: at the initial weights many
+  // gradients are far below 1e-5 (MTSA's q and k: ~1e-7), and an absolute
+  // bound above them would pass a backward off by any factor. The error of a
+  // float64 central difference at step eps = 1e-6 is ~1e-16 |loss| / eps
+  // from rounding (~1e-10 here, 100 times below atol) plus eps^2 |f'''| / 6
+  // from truncation, which layer norms of the small initial embeddings make
+  // large (the Multi-Scale Transformer's embedding: f''' ~ 2e6, a relative
+  // error up to ~2e-5): rtol 1e-4.
+  Tolerance tolerance{1e-6, 1e-8, 1e-4};
   Device device = Device::CPU;
 };
 

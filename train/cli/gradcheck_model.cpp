@@ -26,13 +26,13 @@ bool report(const std::string& what, const ModuleGradcheckResult& m, bool verbos
   if (verbose) {
     size_t width = 9;
     for (const std::string& n : m.names) width = std::max(width, n.size());
-    std::printf("%-*s  %-14s %8s %12s %12s  %s\n", static_cast<int>(width), "parameter", "shape", "elements",
-                "max abs err", "max rel err", "result");
+    std::printf("%-*s  %-14s %8s %12s %12s %12s  %s\n", static_cast<int>(width), "parameter", "shape", "elements",
+                "max |grad|", "max abs err", "max rel err", "result");
     for (size_t i = 0; i < r.inputs.size(); ++i) {
       const GradcheckInputReport& in = r.inputs[i];
-      std::printf("%-*s  %-14s %8lld %12.3e %12.3e  %s\n", static_cast<int>(width), m.names[i].c_str(),
-                  shape_text(in.shape).c_str(), static_cast<long long>(in.checked), in.max_abs_error,
-                  in.max_rel_error, in.passed ? "pass" : "FAIL");
+      std::printf("%-*s  %-14s %8lld %12.3e %12.3e %12.3e  %s\n", static_cast<int>(width), m.names[i].c_str(),
+                  shape_text(in.shape).c_str(), static_cast<long long>(in.checked), in.max_abs_gradient,
+                  in.max_abs_error, in.max_rel_error, in.passed ? "pass" : "FAIL");
     }
   }
   int failed = 0;
@@ -77,6 +77,9 @@ void add_model_gradcheck_options(ArgParser& p) {
       .option("tokens", "8", "tokens of the longest sentence; the batch has 3, one half as long, one empty")
       .option("vocab", "8", "word embedding rows")
       .option("classes", "3", "classes of the classify, pair and tag heads (relatedness: the config's K)")
+      .option("eps", "1e-6", "FLOAT: the central-difference step (an error that does not shrink with it is a kink or a bug)")
+      .option("atol", "1e-8", "FLOAT: an element fails when |analytic - numeric| > atol + rtol * |numeric|")
+      .option("rtol", "1e-4", "FLOAT: see --atol")
       .option("device", "cpu", "cpu or cuda");
 }
 
@@ -99,6 +102,9 @@ int run_model_gradcheck(const ArgParser& p) {
   spec.classes = p.get_int("classes", 2, 1 << 20);
   const int64_t width = p.get_int("width", 1, 4096), hidden = p.get_int("hidden", 1, 4096),
                 heads = p.get_int("heads", 1, 4096);
+  spec.tolerance.eps = p.get_double("eps", 1e-12, 1.0);
+  spec.tolerance.atol = p.get_double("atol", 0.0, 1.0);
+  spec.tolerance.rtol = p.get_double("rtol", 0.0, 1.0);
   const std::string device_name = p.get_choice("device", {"cpu", "cuda"});
 
   std::vector<std::pair<std::string, Config>> models;  // what to call it, its config
