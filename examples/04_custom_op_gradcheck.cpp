@@ -50,8 +50,8 @@ SampledGradcheckResult check(double backward_scale) {
 }
 
 void print(const char* what, const SampledGradcheckResult& r) {
-  std::printf("%s: %lld elements, max abs error %.2e, %s\n", what, static_cast<long long>(r.checked),
-              r.max_abs_error, r.passed ? "passed" : "FAILED");
+  std::printf("%s: %lld elements, max abs error %.2e, %s\n", what, static_cast<long long>(r.checked), r.max_abs_error,
+              r.passed ? "passed" : "FAILED");
   for (const GradcheckInputReport& in : r.inputs)
     std::printf("  %-2s %3lld checked, max abs error %.2e, worst: %s\n", in.label.c_str(),
                 static_cast<long long>(in.checked), in.max_abs_error, describe_element(in, in.worst).c_str());

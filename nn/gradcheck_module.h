@@ -20,9 +20,9 @@ struct ModuleGradcheckOptions {
 };
 
 struct ModuleGradcheckResult {
-  SampledGradcheckResult result;          // one report per checked parameter, in named_parameters() order
-  std::vector<std::string> names;         // the checked parameters' names, same order
-  std::vector<std::string> skipped;       // the names `skip` left out
+  SampledGradcheckResult result;     // one report per checked parameter, in named_parameters() order
+  std::vector<std::string> names;    // the checked parameters' names, same order
+  std::vector<std::string> skipped;  // the names `skip` left out
 };
 
 // Checks the gradient of `fn` (the module's forward on fixed inputs, returning

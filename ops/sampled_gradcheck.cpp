@@ -107,8 +107,8 @@ std::string describe_element(const GradcheckInputReport& input, const GradcheckE
 SampledGradcheckResult gradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs,
                                  const SampledGradcheckOptions& options, const std::vector<std::string>& labels) {
   ATTN_CHECK(options.samples > 0, "gradcheck", "samples per input must be positive, got ", options.samples);
-  ATTN_CHECK(labels.empty() || labels.size() == inputs.size(), "gradcheck", "got ", labels.size(),
-             " labels for ", inputs.size(), " inputs");
+  ATTN_CHECK(labels.empty() || labels.size() == inputs.size(), "gradcheck", "got ", labels.size(), " labels for ",
+             inputs.size(), " inputs");
   const Tolerance& tol = options.tolerance;
   SampledGradcheckResult r;
   std::vector<size_t> wrt;
@@ -206,9 +206,11 @@ SampledGradcheckResult gradcheck(const TensorFunction& fn, const std::vector<Ten
       if (in.checked == 1 || e.excess > in.worst.excess) in.worst = e;
     }
     if (bad.empty() && in.worst.excess > 1.0)
-      bad = describe_element(in, in.worst) + " (|difference| " + number(std::abs(in.worst.analytic - in.worst.numeric)) +
+      bad = describe_element(in, in.worst) + " (|difference| " +
+            number(std::abs(in.worst.analytic - in.worst.numeric)) +
             " > atol + rtol * |numeric| = " + number(tol.atol + tol.rtol * std::abs(in.worst.numeric)) + ")";
-    if (bad.empty() && !any_nonzero && (in.reached || !options.allow_unreached)) bad = in.label + ": the analytic gradient is all zero (the check would prove nothing)";
+    if (bad.empty() && !any_nonzero && (in.reached || !options.allow_unreached))
+      bad = in.label + ": the analytic gradient is all zero (the check would prove nothing)";
     in.failure = bad;
     in.passed = bad.empty();
     r.checked += in.checked;

@@ -59,8 +59,8 @@ TEST(SampledGradcheck, PassesOnACorrectFunctionAndCountsItsSample) {
   Tensor x = leaf({6, 5}, 1), w = leaf({5}, 2), c = leaf({3}, 3).set_requires_grad(false);
   SampledGradcheckOptions o;
   o.samples = 7;
-  SampledGradcheckResult r = gradcheck(
-      [](const std::vector<Tensor>& in) { return tanh(in[0]) * in[1] + in[0] * in[0]; }, {x, w, c}, o);
+  SampledGradcheckResult r =
+      gradcheck([](const std::vector<Tensor>& in) { return tanh(in[0]) * in[1] + in[0] * in[0]; }, {x, w, c}, o);
   ASSERT_TRUE(r.passed) << r.failure;
   ASSERT_EQ(r.inputs.size(), 2u);  // c does not require grad
   EXPECT_EQ(r.inputs[0].label, "input 0");
@@ -82,9 +82,9 @@ TEST(SampledGradcheck, CatchesADeliberateErrorInOneElementAndNamesIt) {
   Tensor x = leaf({3, 4}, 4);
   SampledGradcheckOptions o;
   o.samples = 12;
-  SampledGradcheckResult r = gradcheck(
-      [](const std::vector<Tensor>& in) { return identity_with_backward_scaled(tanh(in[0]), 1.5, 9); }, {x}, o,
-      {"parameter 'x'"});
+  SampledGradcheckResult r =
+      gradcheck([](const std::vector<Tensor>& in) { return identity_with_backward_scaled(tanh(in[0]), 1.5, 9); }, {x},
+                o, {"parameter 'x'"});
   ASSERT_FALSE(r.passed);
   const GradcheckElement& worst = r.inputs[0].worst;
   EXPECT_EQ(worst.index, (std::vector<int64_t>{2, 1}));
@@ -113,8 +113,7 @@ TEST(SampledGradcheck, AnAllZeroAnalyticGradientFails) {
   // sum(x) - sum(x): the tape's gradient is exactly zero and so are the
   // central differences; the check proves nothing and must say so.
   Tensor x = leaf({4}, 6);
-  SampledGradcheckResult r =
-      gradcheck([](const std::vector<Tensor>& in) { return sum(in[0]) - sum(in[0]); }, {x});
+  SampledGradcheckResult r = gradcheck([](const std::vector<Tensor>& in) { return sum(in[0]) - sum(in[0]); }, {x});
   ASSERT_FALSE(r.passed);
   EXPECT_TRUE(contains(r.failure, "input 0: the analytic gradient is all zero")) << r.failure;
 }
@@ -132,9 +131,9 @@ TEST(SampledGradcheck, AnUnreachedInputFailsUnlessAllowedAndADroppedGradientAlwa
   EXPECT_TRUE(lenient.inputs[0].reached);
   EXPECT_FALSE(lenient.inputs[1].reached);
   // An input the function uses but whose gradient a node drops is not excused.
-  SampledGradcheckResult dropped = gradcheck(
-      [](const std::vector<Tensor>& in) { return exp(in[0]) + identity_dropping_gradient(in[1]); }, {x, leaf({4}, 9)},
-      o);
+  SampledGradcheckResult dropped =
+      gradcheck([](const std::vector<Tensor>& in) { return exp(in[0]) + identity_dropping_gradient(in[1]); },
+                {x, leaf({4}, 9)}, o);
   ASSERT_FALSE(dropped.passed);
   EXPECT_TRUE(contains(dropped.failure, "input 1 element [")) << dropped.failure;
   EXPECT_TRUE(contains(dropped.failure, "analytic 0 numeric ")) << dropped.failure;

@@ -20,7 +20,8 @@ Tensor sentence_ids(const std::vector<int64_t>& lengths, int64_t n, int64_t voca
   std::vector<int64_t> ids(lengths.size() * static_cast<size_t>(n), 0);
   int64_t next = static_cast<int64_t>(gen.uniform() * static_cast<double>(vocab - 1));
   for (size_t b = 0; b < lengths.size(); ++b)
-    for (int64_t j = 0; j < lengths[b]; ++j) ids[b * static_cast<size_t>(n) + static_cast<size_t>(j)] = 1 + next++ % (vocab - 1);
+    for (int64_t j = 0; j < lengths[b]; ++j)
+      ids[b * static_cast<size_t>(n) + static_cast<size_t>(j)] = 1 + next++ % (vocab - 1);
   return from_indices(ids, {static_cast<int64_t>(lengths.size()), n});
 }
 
@@ -44,7 +45,9 @@ Batch small_batch(const ModelGradcheckSpec& s, int64_t classes, Generator& gen) 
   }
   switch (s.task) {
     case TaskKind::Classify:
-    case TaskKind::Pair: batch.labels = from_indices({draw(classes, gen), draw(classes, gen), draw(classes, gen)}, {3}); break;
+    case TaskKind::Pair:
+      batch.labels = from_indices({draw(classes, gen), draw(classes, gen), draw(classes, gen)}, {3});
+      break;
     case TaskKind::Relatedness:
       // Scores inside (1, K), away from the integers where the target's two
       // nonzero classes change (the target is data, but a score on an integer
@@ -55,7 +58,8 @@ Batch small_batch(const ModelGradcheckSpec& s, int64_t classes, Generator& gen) 
     case TaskKind::Tag: {
       std::vector<int64_t> tags(3 * static_cast<size_t>(n), kIgnoreTag);
       for (size_t i = 0; i < 3; ++i)
-        for (int64_t j = 0; j < a[i]; ++j) tags[i * static_cast<size_t>(n) + static_cast<size_t>(j)] = draw(classes, gen);
+        for (int64_t j = 0; j < a[i]; ++j)
+          tags[i * static_cast<size_t>(n) + static_cast<size_t>(j)] = draw(classes, gen);
       batch.tags = from_indices(tags, {3, n});
       break;
     }
@@ -63,11 +67,13 @@ Batch small_batch(const ModelGradcheckSpec& s, int64_t classes, Generator& gen) 
   return batch;
 }
 
-// Zero-initialised parameters (biases) get values drawn from [-0.1, 0.1]. At
+// Zero-initialised parameters (biases) get values drawn from [0.05, 0.15]. At
 // a zero bias, the empty sentence's zero vector and the zero padded rows put
 // a relu exactly on its kink, where a central difference sees the mean of the
 // two one-sided slopes and the tape one of them: a failure of the point, not
-// of the backward.
+// of the backward. Positive, because the small initial embeddings make a
+// bias dominate its unit's input: a negative one would leave the unit dead
+// for every sentence, and a layer of dead units passes no gradient down.
 void move_off_zero(const Module& model, Generator& gen) {
   for (const auto& [name, p] : model.named_parameters())
     for (int64_t k = 0; k < p.numel(); ++k)
@@ -118,7 +124,8 @@ ModuleGradcheckResult gradcheck_task_model(const ModelGradcheckSpec& spec) {
   o.check.allow_unreached = true;  // the readout a tagging head does not use
   Encoder& encoder = model.encoder();
   o.skip = [&encoder](const std::string&, const Tensor& p) { return encoder.is_policy_parameter(p); };
-  return gradcheck_module(model, [&] { return training_loss(spec.task, model.logits(inputs), batch); }, o);
+  return gradcheck_module(
+      model, [&] { return training_loss(spec.task, model.logits(inputs), batch); }, o);
 }
 
 }  // namespace attn

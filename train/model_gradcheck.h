@@ -40,12 +40,13 @@ struct ModelGradcheckSpec {
 Config small_model_config(const std::string& encoder, int64_t width = 4, int64_t hidden = 4, int64_t heads = 2);
 
 // Builds the model in float64 in evaluation mode (no dropout, no sampling),
-// redraws its zero-initialised parameters (biases) from [-0.1, 0.1] so no
-// relu sits exactly on its kink, and checks every parameter tensor against central differences of the
-// training loss. A selection policy trained by REINFORCE (ReSAN's RSS) is
-// skipped (the loss does not reach it) and selects every valid token; a
-// parameter the head's loss does not use passes when its central differences
-// are zero too (SampledGradcheckOptions::allow_unreached). Throws attn::Error on a bad config.
+// redraws its zero-initialised parameters (biases) from [0.05, 0.15] so no
+// relu sits exactly on its kink, and checks every parameter tensor against
+// central differences of the training loss. A selection policy trained by
+// REINFORCE (ReSAN's RSS) is skipped (the loss does not reach it) and selects
+// every valid token; a parameter the head's loss does not use passes when its
+// central differences are zero too (SampledGradcheckOptions::allow_unreached).
+// Throws attn::Error on a bad config.
 ModuleGradcheckResult gradcheck_task_model(const ModelGradcheckSpec& spec);
 
 }  // namespace attn

@@ -33,8 +33,8 @@ int run_gradcheck_command(const std::vector<std::string>& args) {
     return 0;
   }
   if (p.is_set("model") || p.is_set("config")) return run_model_gradcheck(p);
-  for (const char* flag : {"head", "samples", "seed", "width", "hidden", "heads", "tokens", "vocab", "classes", "eps", "atol", "rtol",
-                           "device"})
+  for (const char* flag : {"head", "samples", "seed", "width", "hidden", "heads", "tokens", "vocab", "classes", "eps",
+                           "atol", "rtol", "device"})
     if (p.is_set(flag))
       throw UsageError(std::string("attn gradcheck: --") + flag + " belongs to model checks; add --model or --config");
   const OpRegistry& registry = op_registry();

@@ -65,19 +65,19 @@ bool report(const std::string& what, const ModuleGradcheckResult& m, bool verbos
 }  // namespace
 
 void add_model_gradcheck_options(ArgParser& p) {
-  p.option("model", "", "NAME: check the whole model of this encoder with a task head, or 'all': " +
-                            encoder_choices())
+  p.option("model", "", "NAME: check the whole model of this encoder with a task head, or 'all': " + encoder_choices())
       .option("config", "", "PATH: check the model of this model config file (as `attn params --model FILE` reads)")
       .option("head", "classify", "the task head: classify, pair, relatedness (SICK) or tag")
       .option("samples", "8", "elements checked per parameter tensor (all of a smaller one)")
       .option("seed", "1", "initialisation, batch and sample")
-      .option("width", "4", "embedding width and head hidden units (--model)")
+      .option("width", "4", "embedding width; the head has 4 * width hidden units (--model)")
       .option("hidden", "4", "encoder width: hidden, filters (--model)")
       .option("heads", "2", "attention heads, where the encoder has them (--model)")
       .option("tokens", "8", "tokens of the longest sentence; the batch has 3, one half as long, one empty")
       .option("vocab", "8", "word embedding rows")
       .option("classes", "3", "classes of the classify, pair and tag heads (relatedness: the config's K)")
-      .option("eps", "1e-6", "FLOAT: the central-difference step (an error that does not shrink with it is a kink or a bug)")
+      .option("eps", "1e-6",
+              "FLOAT: the central-difference step (a kink's error shrinks with it, a wrong backward's does not)")
       .option("atol", "1e-8", "FLOAT: an element fails when |analytic - numeric| > atol + rtol * |numeric|")
       .option("rtol", "1e-4", "FLOAT: see --atol")
       .option("device", "cpu", "cpu or cuda");
