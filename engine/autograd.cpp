@@ -90,11 +90,20 @@ bool any_requires_grad(const std::vector<Tensor>& inputs) {
   return false;
 }
 
-void record(Tensor& output, const char* op, const std::vector<Tensor>& inputs, BackwardFn backward) {
+void record(Tensor& output, const char* op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& saved,
+            BackwardFn backward) {
   if (!any_requires_grad(inputs)) return;
   auto node = std::make_shared<Node>();
   node->op = op;
   node->backward = std::move(backward);
+  node->saved.reserve(saved.size());
+  for (const Tensor& t : saved) {
+    if (!t.defined()) continue;
+    node->saved.push_back({t.shape(), t.dtype(), static_cast<int64_t>(t.storage()->bytes()), t.storage()});
+  }
+  node->output_shape = output.shape();
+  node->output_dtype = output.dtype();
+  node->output_storage = output.storage();
   node->inputs.reserve(inputs.size());
   for (const Tensor& t : inputs) {
     Edge e;
@@ -125,6 +134,14 @@ Tensor accumulate(const Tensor& existing, const Tensor& incoming) {
   if (!existing.defined()) return incoming;
   ATTN_CHECK(gradient_adder != nullptr, "backward", "no gradient adder installed (ops/binary/binary.cpp is not linked)");
   return gradient_adder(existing, incoming);
+}
+
+bool has_hooks(const TensorImpl& leaf) { return leaf.grad_hooks && !leaf.grad_hooks->hooks.empty(); }
+
+// This pass's gradient of a leaf after the leaf's hooks.
+Tensor hooked_leaf_gradient(const TensorImpl& leaf, Tensor g) {
+  if (!has_hooks(leaf)) return g;
+  return run_gradient_hooks(*leaf.grad_hooks, std::move(g), "a leaf of shape " + shape_str(leaf.shape));
 }
 
 void accumulate_into_leaf(TensorImpl& leaf, const Tensor& g) {
@@ -171,7 +188,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
   NoGrad no_grad;  // backward formulas are not themselves recorded
   if (!root.grad_fn()) {
     BackwardOpScope in_backward("(seed of backward)");
-    accumulate_into_leaf(*root.impl(), seed);
+    accumulate_into_leaf(*root.impl(), hooked_leaf_gradient(*root.impl(), seed));
     return;
   }
 
@@ -180,6 +197,10 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
   std::unordered_map<Node*, Tensor> pending;
   pending[start] = seed;
   std::vector<std::shared_ptr<Node>> ready{root.grad_fn()};
+  // Leaves with hooks collect this pass's contributions; their hooks see the
+  // sum once the pass is over (a leaf's grad() is not read during backward).
+  std::vector<std::pair<std::shared_ptr<TensorImpl>, Tensor>> hooked_leaves;
+  std::unordered_map<TensorImpl*, size_t> hooked_leaf_slot;
 
   while (!ready.empty()) {
     std::shared_ptr<Node> node = ready.back();
@@ -187,6 +208,8 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
     BackwardOpScope in_backward(node->op);
     Tensor grad = pending[node.get()];
     pending.erase(node.get());
+    if (node->grad_hooks && !node->grad_hooks->hooks.empty() && grad.defined())
+      grad = run_gradient_hooks(*node->grad_hooks, std::move(grad), std::string("the output of '") + node->op + "'");
     ATTN_CHECK(node->backward != nullptr, "backward",
                "the graph through '", node->op, "' was already freed; pass retain_graph=true to the first backward");
 
@@ -212,7 +235,16 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
       if (g && e.needs_grad())
         ATTN_CHECK(g->shape() == e.shape, "backward", "op '", node->op, "' gave input ", i, " a gradient of shape ",
                    shape_str(g->shape()), " but the input has shape ", shape_str(e.shape));
-      if (e.leaf && g) accumulate_into_leaf(*e.leaf, *g);
+      if (e.leaf && g) {
+        if (has_hooks(*e.leaf)) {
+          auto [slot, inserted] = hooked_leaf_slot.emplace(e.leaf.get(), hooked_leaves.size());
+          if (inserted) hooked_leaves.emplace_back(e.leaf, Tensor());
+          Tensor& sum = hooked_leaves[slot->second].second;
+          sum = accumulate(sum, *g);
+        } else {
+          accumulate_into_leaf(*e.leaf, *g);
+        }
+      }
       if (e.node) {
         Tensor& sum = pending[e.node.get()];
         // A formula that added into the offered gradient returned it: already the sum.
@@ -226,6 +258,8 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
       node->inputs.clear();      // and releases the graph above it
     }
   }
+  BackwardOpScope in_leaf_hooks("(gradient hooks of leaves)");
+  for (auto& [leaf, sum] : hooked_leaves) accumulate_into_leaf(*leaf, hooked_leaf_gradient(*leaf, std::move(sum)));
 }
 
 }  // namespace attn

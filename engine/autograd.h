@@ -1,12 +1,15 @@
 // The reverse-mode tape. Every differentiable op that sees an input needing a
 // gradient records a Node: edges to its inputs, a backward closure that owns
-// what it saved, and the input shapes (to check what the backward returns).
+// what it saved, the input shapes (to check what the backward returns), and a
+// description of the tensors the closure saved and of the output, so that a
+// graph can be drawn and its saved memory counted (engine/graph_dot.h).
 #pragma once
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "attn/engine/gradient_hooks.h"
 #include "attn/engine/tensor.h"
 
 namespace attn {
@@ -24,10 +27,27 @@ struct Edge {
 // An entry may be left undefined when its input needs none.
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad, const std::vector<bool>& needs)>;
 
+// One tensor a backward closure holds. `bytes` is the size of its whole
+// storage, since that is what it keeps alive (a saved view keeps its base);
+// `storage` identifies that buffer, so that a total over a graph counts a
+// buffer saved twice, or saved and also some node's output, once.
+struct SavedTensor {
+  Shape shape;
+  DType dtype = DType::F32;
+  int64_t bytes = 0;
+  std::weak_ptr<Storage> storage;
+};
+
 struct Node {
   const char* op = "";
   std::vector<Edge> inputs;
   BackwardFn backward;  // emptied when the graph is freed
+  std::shared_ptr<GradientHookList> grad_hooks;  // hooks on the output (engine/gradient_hooks.h)
+  // What `backward` captured, as the op declared it to record().
+  std::vector<SavedTensor> saved;
+  Shape output_shape;
+  DType output_dtype = DType::F32;
+  std::weak_ptr<Storage> output_storage;
 };
 
 // Gradient recording is on by default, per thread.
@@ -51,8 +71,12 @@ bool any_requires_grad(const std::vector<Tensor>& inputs);
 
 // Attaches a node to `output` when any of `inputs` needs a gradient. Backward
 // closures must capture saved tensors with detach() (never `output` itself:
-// that would be a reference cycle).
-void record(Tensor& output, const char* op, const std::vector<Tensor>& inputs, BackwardFn backward);
+// that would be a reference cycle). `saved` lists every tensor the closure
+// captures (undefined entries are skipped), so that the node can say what
+// memory its backward keeps alive; tests/test_saved_tensors.cpp checks, for
+// every op of the registry, that destroying the closure frees exactly that.
+void record(Tensor& output, const char* op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& saved,
+            BackwardFn backward);
 
 // The forward op whose backward is running on this thread (the Node's op),
 // or null outside a backward pass: anomaly detection names it.

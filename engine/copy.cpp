@@ -70,7 +70,7 @@ void fill_(const Tensor& t, double value) { kFill(t.device(), t, value); }
 Tensor clone(const Tensor& t) {
   Tensor out = empty(t.shape(), t.dtype(), t.device());
   copy_into(out, t);
-  record(out, "clone", {t}, [](const Tensor& g, const std::vector<bool>&) { return std::vector<Tensor>{g}; });
+  record(out, "clone", {t}, {}, [](const Tensor& g, const std::vector<bool>&) { return std::vector<Tensor>{g}; });
   return out;
 }
 
@@ -82,7 +82,7 @@ Tensor cast(const Tensor& t, DType dtype) {
   copy_into(out, t);
   if (is_floating(dtype) && is_floating(t.dtype())) {
     DType from = t.dtype();
-    record(out, "cast", {t}, [from](const Tensor& g, const std::vector<bool>&) {
+    record(out, "cast", {t}, {}, [from](const Tensor& g, const std::vector<bool>&) {
       return std::vector<Tensor>{cast(g, from)};
     });
   }
@@ -99,7 +99,7 @@ Tensor to_device(const Tensor& t, Device device) {
                   src.device());
   if (is_floating(t.dtype())) {
     const Device from = t.device();
-    record(out, "to_device", {src}, [from](const Tensor& g, const std::vector<bool>&) {
+    record(out, "to_device", {src}, {}, [from](const Tensor& g, const std::vector<bool>&) {
       return std::vector<Tensor>{to_device(g, from)};
     });
   }

@@ -87,6 +87,10 @@ void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
   run_backward(*this, grad_output, retain_graph);
 }
 
+HookHandle Tensor::register_hook(std::function<Tensor(const Tensor& grad)> hook) const {
+  return register_gradient_hook(*this, std::move(hook));
+}
+
 Tensor Tensor::detach() const {
   const TensorImpl& t = checked(impl_);
   auto impl = std::make_shared<TensorImpl>();

@@ -3,6 +3,7 @@
 // handle: copying it shares the same tensor (and its autograd identity).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -17,6 +18,8 @@ namespace attn {
 
 struct Node;
 struct TensorImpl;
+struct GradientHookList;
+class HookHandle;
 
 class Tensor {
  public:
@@ -50,6 +53,9 @@ class Tensor {
   void zero_grad() const;  // drops the accumulated gradient
   // Reverse-mode pass from this tensor. A scalar needs no `grad_output`.
   void backward(const Tensor& grad_output = Tensor(), bool retain_graph = false) const;
+  // Calls `hook` with this tensor's gradient during backward; the hook may
+  // return a replacement (engine/gradient_hooks.h says when hooks run).
+  HookHandle register_hook(std::function<Tensor(const Tensor& grad)> hook) const;
   // Same data, no history.
   Tensor detach() const;
   // This tensor on `device` (itself when already there; a non-contiguous
@@ -79,6 +85,7 @@ struct TensorImpl {
   bool requires_grad = false;
   Tensor grad;
   std::shared_ptr<Node> grad_fn;  // null for leaves
+  std::shared_ptr<GradientHookList> grad_hooks;  // a leaf's; a non-leaf's live on its grad_fn
 };
 
 // Factories. New tensors are contiguous.

@@ -37,7 +37,9 @@ Tensor softsign(const Tensor& x) {
     write_element(y, i, v / (1 + std::fabs(v)));
   }
   // Capture inputs detached: capturing y itself would be a reference cycle.
-  record(y, "softsign", {x}, [xs = x.detach()](const Tensor& grad, const std::vector<bool>&) {
+  // The saved list names what the closure holds, so the node can tell its size.
+  const Tensor xs = x.detach();
+  record(y, "softsign", {x}, {xs}, [xs](const Tensor& grad, const std::vector<bool>&) {
     return std::vector<Tensor>{grad / pow_scalar(1.0 + abs(xs), 2.0)};
   });
   return y;

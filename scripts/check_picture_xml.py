@@ -4,8 +4,8 @@ well-formed SVG document (CTest pictures.well_formed; runs in CI).
 Usage: check_picture_xml.py ATTN_BINARY WORK_FOLDER
 Makes the pictures with scripts/make_pictures.sh, parses each with Python's
 XML parser, and checks the root is <svg> and the explain pictures hold the
-sentence's tokens (escaped) and a prediction. Exits 1 naming the first
-problem."""
+sentence's tokens (escaped) and a prediction, and the plots the step panels
+of the run with a steps.jsonl. Exits 1 naming the first problem."""
 import os
 import subprocess
 import sys
@@ -36,7 +36,8 @@ def main():
                 if word not in text:
                     sys.exit(f"check_picture_xml: FAIL: {path} does not show {word!r}")
         else:
-            for word in ["training loss", "step"]:
+            # Both plots hold the mtsa run, which has a step log.
+            for word in ["training loss", "step", "gradient norm before clipping"]:
                 if word not in text:
                     sys.exit(f"check_picture_xml: FAIL: {path} does not show {word!r}")
         print(f"check_picture_xml: ok {path} ({os.path.getsize(path)} bytes)")

@@ -4,7 +4,9 @@
 #   - SIGINT exits with status 130 after saving a resumable checkpoint;
 #   - after SIGKILL the last checkpoint is whole (attn eval reads it) and no
 #     temporary file is mistaken for it;
-#   - the resumed run continues from the checkpoint's step and finishes.
+#   - the resumed run continues from the checkpoint's step and finishes;
+#   - metrics.jsonl is in step order and steps.jsonl (--log-every 3) holds
+#     exactly one line per third step, none missing or repeated.
 # Usage: scripts/check_resume.sh [attn binary] [work folder]
 # Every wait is counted in training steps (checkpoints), not seconds, so the
 # script holds whether a step takes 0.5 ms (Release) or 40 ms (sanitizers).
@@ -33,7 +35,7 @@ awk -v rows=3000 'BEGIN {
 }'
 
 train=("$attn" train --data "$data" --model mtsa --hidden 32 --embedding-dim 32 --head-hidden 32 --heads 2
-       --epochs 6 --batch 16 --checkpoint-every 5 --min-count 1 --run "$run")
+       --epochs 6 --batch 16 --checkpoint-every 5 --log-every 3 --min-count 1 --run "$run")
 
 step_of() {  # the "step" recorded in a checkpoint's metadata
   local header_len
@@ -103,6 +105,15 @@ awk '{ if (!match($0, /"step": *[0-9]+/)) { print "unparsable line " NR; exit 1 
        if (NR > 1 && s <= prev) { print "line " NR ": step " s " after step " prev; exit 1 }
        prev = s }' "$run/metrics.jsonl" > "$work/metrics_check.txt" ||
   fail "metrics.jsonl: $(cat "$work/metrics_check.txt")"
+# steps.jsonl: the lines of steps 3, 6, 9, ... up to the run's last step,
+# each once (a resume drops the lines logged after its checkpoint).
+total=$(sed -E 's/.*"steps": ([0-9]+).*/\1/' "$work/final.json")
+awk -v total="$total" '{ if (!match($0, /^\{"step":[0-9]+,/)) { print "unparsable line " NR; exit 1 }
+       s = substr($0, 9, RLENGTH - 9) + 0
+       if (s != 3 * NR) { print "line " NR ": step " s ", expected step " 3 * NR; exit 1 } }
+     END { if (NR != int(total / 3)) { print NR " lines for the " total " steps, expected " int(total / 3); exit 1 } }' \
+  "$run/steps.jsonl" > "$work/steps_check.txt" || fail "steps.jsonl: $(cat "$work/steps_check.txt")"
+say "steps.jsonl: $(wc -l < "$run/steps.jsonl") lines, one per third step of $total"
 leftover=$(ls "$run" | grep -c '\.tmp\.' || true)
 (( leftover == 0 )) || fail "$leftover temporary file(s) left in $run after the final resume"
 say "metrics.jsonl: $(wc -l < "$run/metrics.jsonl") lines in step order; no temporary files"

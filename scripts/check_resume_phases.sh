@@ -5,8 +5,10 @@
 # again and again: the resumed process is interrupted in turn, and so on, until
 # one finishes. Every run, however often it was stopped, must end with the
 # files of an uninterrupted one, byte for byte: best.safetensors,
-# last.safetensors, metrics.jsonl and the test metrics (one binary on one
-# machine, one OpenMP thread, the same seed: the runs compute the same bits).
+# last.safetensors, metrics.jsonl, steps.jsonl (less each line's rates and
+# allocator bytes, which are the process's own) and the test metrics (one
+# binary on one machine, one OpenMP thread, the same seed: the runs compute
+# the same bits).
 #
 # Two settings of the same tiny model:
 #   steps:  800 training lines (200 steps of 4 an epoch, 2 epochs) against 40
@@ -79,7 +81,7 @@ make_split "${DEV_ROWS:-3000}" 2 "$work/data_evals/dev.tsv"
 make_split "${DEV_ROWS:-3000}" 3 "$work/data_evals/test.tsv"
 
 model=(--model mtsa --hidden 8 --embedding-dim 8 --head-hidden 8 --heads 2 --max-len 8 --epochs 2 --batch 4
-       --min-count 1)
+       --min-count 1 --log-every 3)
 settings_steps=(--data "$work/data_steps" "${model[@]}" --checkpoint-every 25)
 settings_evals=(--data "$work/data_evals" "${model[@]}" --eval-every 5 --checkpoint-every 4)
 # The schedule: steps per epoch, --eval-every (0: only at the end of an
@@ -126,6 +128,8 @@ sleep_us() { sleep "$(printf '%d.%06d' $(($1 / 1000000)) $(($1 % 1000000)))"; }
 
 fingerprint() {  # run: what must not depend on interruptions
   (cd "$1" && sha256sum best.safetensors last.safetensors metrics.jsonl)
+  # One line per logged step, in order, with the training values.
+  sed -E 's/,"examples_per_s":[^,]*,"tokens_per_s":[^,]*,"allocator_bytes":[0-9]*//' "$1/steps.jsonl" | sha256sum
   # The test metrics, less the timings and the run folder.
   sed -E 's/"train_seconds": [^,]*, "examples_per_second": [^,]*, //; s/, "run": "[^"]*"//' "$1/test_metrics.json"
 }

@@ -1,17 +1,21 @@
 // `attn train --device cuda` end to end: a few SGD steps of MTSA on a small
 // generated task, once on the GPU and once on the CPU from the same seed and
 // without dropout, so both devices compute one function; the resumable
-// checkpoints' weights must agree within float32 tolerance. Skips without a
-// GPU (never in the emulated build, where the tests see its device).
+// checkpoints' weights must agree within float32 tolerance, and so must the
+// step log's losses and gradient norms; the GPU run's allocator bytes are
+// the GPU allocator's. Skips without a GPU (never in the emulated build,
+// where the tests see its device).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "attn/engine/cuda/cuda_backend.h"
 #include "attn/nn/safetensors.h"
+#include "attn/util/json.h"
 #include "test_data_util.h"
 #include "attn/train/cli/commands.h"
 
@@ -21,7 +25,14 @@ namespace {
 std::vector<std::string> train_args(const std::string& data, const std::string& run, const std::string& device) {
   return {"--data", data, "--format", "tsv", "--model", "mtsa", "--hidden", "12", "--embedding-dim", "12",
           "--head-hidden", "12", "--keep-prob", "1", "--optimizer", "sgd", "--lr", "0.1", "--batch", "16",
-          "--max-steps", "3", "--min-count", "1", "--device", device, "--run", run, "--quiet"};
+          "--max-steps", "3", "--min-count", "1", "--log-every", "1", "--device", device, "--run", run, "--quiet"};
+}
+
+std::vector<Json> step_lines(const std::string& run) {
+  std::vector<Json> lines;
+  std::ifstream in(run + "/steps.jsonl");
+  for (std::string line; std::getline(in, line);) lines.push_back(Json::parse(line));
+  return lines;
 }
 
 std::map<std::string, Tensor> model_weights(const std::string& run) {
@@ -57,6 +68,20 @@ TEST(CudaTraining, ThreeStepsOnCudaMatchTheCpu) {
     }
   }
   EXPECT_EQ(failures.str(), "");
+
+  // The step log: the same steps, the same loss and gradient norm within the
+  // weights' float32 tolerance, and the bytes of the device each run used.
+  const std::vector<Json> cpu_steps = step_lines(dir + "/cpu"), gpu_steps = step_lines(dir + "/cuda");
+  ASSERT_EQ(cpu_steps.size(), 3u);
+  ASSERT_EQ(gpu_steps.size(), 3u);
+  for (size_t i = 0; i < cpu_steps.size(); ++i) {
+    EXPECT_EQ(gpu_steps[i].at("step").as_number(), static_cast<double>(i + 1));
+    for (const char* key : {"loss", "grad_norm"}) {
+      const double want = cpu_steps[i].at(key).as_number();
+      EXPECT_NEAR(gpu_steps[i].at(key).as_number(), want, 1e-4 + 2e-3 * std::abs(want)) << key << " at step " << i + 1;
+    }
+    EXPECT_GT(gpu_steps[i].at("allocator_bytes").as_number(), 0) << "the GPU allocator holds the weights";
+  }
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ enum class Keep { nothing, tensor, view };
 Tensor probe(const Tensor& x, ProbeLog& log, bool add_in_place, Keep keep) {
   Tensor y = empty(x.shape(), x.dtype());
   copy_into(y, x);
-  record(y, "probe", {x}, [&log, add_in_place, keep](const Tensor& g, const std::vector<bool>&) {
+  record(y, "probe", {x}, {}, [&log, add_in_place, keep](const Tensor& g, const std::vector<bool>&) {
     Tensor pending = pending_gradient(0);
     (pending.defined() ? log.offered : log.not_offered) += 1;
     Tensor out;
@@ -229,7 +229,7 @@ TEST(PendingGradient, MatmulsSharingAFirstOperandAddTheirGradientsInTheGemm) {
 Tensor output_gradient_probe(const Tensor& x, std::vector<bool>& offered, bool view_first) {
   Tensor y = empty(x.shape(), x.dtype());
   copy_into(y, x);
-  record(y, "output_gradient_probe", {x}, [&offered, view_first](const Tensor& g, const std::vector<bool>&) {
+  record(y, "output_gradient_probe", {x}, {}, [&offered, view_first](const Tensor& g, const std::vector<bool>&) {
     const Tensor view = view_first ? reshape(g, {g.numel(), 1}) : Tensor();
     const Tensor writable = writable_output_gradient();
     offered.push_back(writable.defined());

@@ -589,6 +589,58 @@ TEST(Plot, StepAxisStartsAtZeroAndDrawsStepZero) {
   EXPECT_EQ(std::count(points.begin(), points.end(), ','), 2) << "both evaluations are drawn: " << points;
 }
 
+TEST(Plot, DrawsTheStepLogWhereARunHasOne) {
+  const std::string dir = test_data::fresh_dir();
+  const std::string metrics = test_data::write(dir, "a/metrics.jsonl",
+                                               "{\"accuracy\": 0.5, \"step\": 4, \"train_loss\": 0.69}\n"
+                                               "{\"accuracy\": 0.75, \"step\": 8, \"train_loss\": 0.4}\n");
+  const std::string steps = test_data::write(
+      dir, "a/steps.jsonl",
+      "{\"step\":2,\"epoch\":1,\"loss\":0.7,\"mean_loss\":0.7,\"grad_norm\":3.5,\"clipped\":false,\"lr\":0.001,"
+      "\"examples_per_s\":900,\"tokens_per_s\":9000,\"allocator_bytes\":2097152}\n"
+      "{\"step\":4,\"epoch\":1,\"loss\":0.5,\"mean_loss\":0.6,\"grad_norm\":7,\"clipped\":true,\"lr\":0.001,"
+      "\"examples_per_s\":null,\"tokens_per_s\":null,\"allocator_bytes\":3145728}\n");
+  const MetricsLog step_log = read_step_log(steps, "a");
+  ASSERT_EQ(step_log.evaluations.size(), 2u);
+  EXPECT_EQ(step_log.evaluations[0].at("clipped"), 0);
+  EXPECT_EQ(step_log.evaluations[1].at("clipped"), 1);
+  EXPECT_TRUE(std::isnan(step_log.evaluations[1].at("examples_per_s")));
+  // A run without a step log (missing, or emptied by a resume before its
+  // first logged step) has no lines, and alone plots as before: two panels.
+  EXPECT_TRUE(read_step_log(dir + "/b/steps.jsonl", "b").evaluations.empty());
+  const std::string empty = test_data::write(dir, "c/steps.jsonl", "");
+  EXPECT_TRUE(read_step_log(empty, "c").evaluations.empty());
+  const MetricsLog b = read_metrics_log(metrics, "b");
+  const std::string without = render_training_curves({b}, "", {read_step_log(empty, "b")});
+  EXPECT_TRUE(std::isnan(axis_range(without, 2, "x").first)) << "no third panel";
+  EXPECT_THAT(without, Not(HasSubstr("gradient norm")));
+
+  // With one: the step panels in two more rows, the steps' values on them;
+  // the run without a log shares the legend.
+  const std::string svg =
+      render_training_curves({read_metrics_log(metrics, "a"), b}, "", {step_log, read_step_log(empty, "b")});
+  for (const char* title : {"loss of each logged step", "gradient norm before clipping",
+                            "training examples per second", "allocator memory in use"})
+    EXPECT_THAT(svg, HasSubstr(title));
+  EXPECT_THAT(svg, HasSubstr("width=\"900.0\"")) << "two columns, as wide as the plot without steps";
+  EXPECT_EQ(axis_range(svg, 2, "x").first, 0) << "the step axes start at 0 too";
+  const auto [loss_lo, loss_hi] = axis_range(svg, 2, "y");
+  EXPECT_LE(loss_lo, 0.5);
+  EXPECT_GE(loss_hi, 0.7);
+  const auto [norm_lo, norm_hi] = axis_range(svg, 3, "y");
+  EXPECT_LE(norm_lo, 3.5);
+  EXPECT_GE(norm_hi, 7);
+  const auto [mib_lo, mib_hi] = axis_range(svg, 5, "y");  // 2 and 3 MiB
+  EXPECT_LE(mib_lo, 2.0);
+  EXPECT_GE(mib_hi, 3.0);
+  EXPECT_LT(mib_hi, 10.0) << "drawn in MiB, not bytes";
+  EXPECT_THAT(error_of([&] { render_training_curves({b}, "", {step_log, step_log}); }),
+              HasSubstr("2 step logs for 1 runs"));
+  // A step log that is not one: named like a bad metrics.jsonl.
+  const std::string text = test_data::write(dir, "d/steps.jsonl", "{\"step\": 1, \"loss\": \"low\"}\n");
+  EXPECT_THAT(error_of([&] { read_step_log(text, "d"); }), HasSubstr("\"loss\" is not a number"));
+}
+
 TEST(Plot, UnknownMetricListsTheMetricsTheRunHas) {
   const std::string dir = test_data::fresh_dir();
   const std::string log = test_data::write(

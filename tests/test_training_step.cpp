@@ -1,8 +1,8 @@
 // The training step calls its extension and the gradient sync where
 // train/training_step.h says: the extension before the forward pass, after
 // the loss and after the backward pass; the sync after backward and before
-// clipping, at every step; and a step whose loss is not finite is never
-// applied.
+// clipping, at every step; the step reports the gradient norm before
+// clipping; and a step whose loss is not finite is never applied.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -100,8 +100,8 @@ TEST(TrainingStep, CallsTheExtensionThenSynchronisesBeforeClipping) {
   TrainProgress at;
   at.step = 7;
   Batch batch = small_batch();
-  const double loss = step.run(batch, at);
-  EXPECT_TRUE(std::isfinite(loss));
+  const StepResult result = step.run(batch, at);
+  EXPECT_TRUE(std::isfinite(result.loss));
   const std::vector<std::string> expected = {"before_forward 7", "after_loss", "after_backward",
                                              "synchronise " + std::to_string(f.model.parameters().size())};
   EXPECT_EQ(f.extension.calls, expected);
@@ -112,6 +112,23 @@ TEST(TrainingStep, CallsTheExtensionThenSynchronisesBeforeClipping) {
   EXPECT_LE(global_norm(f.model.parameters()), clip * (1 + 1e-5));
   EXPECT_NE(flat_weights(f.model), before);  // updated
   EXPECT_FALSE(f.stopped);
+  // The reported norm is the one before clipping: the sync's, up to the
+  // order of a double sum of float32 squares.
+  EXPECT_NEAR(result.grad_norm, f.sync.norms[0], 1e-9 * f.sync.norms[0]);
+  EXPECT_TRUE(result.clipped);
+}
+
+TEST(TrainingStep, ReportsTheNormOfAnUnclippedStep) {
+  Fixture f;
+  TrainingStep step = f.step(1e9);
+  Batch batch = small_batch();
+  const StepResult result = step.run(batch, TrainProgress{});
+  ASSERT_EQ(f.sync.norms.size(), 1u);
+  ASSERT_GT(f.sync.norms[0], 0);
+  // Unclipped, the gradients left on the parameters are the measured ones.
+  EXPECT_NEAR(result.grad_norm, global_norm(f.model.parameters()), 1e-9 * f.sync.norms[0]);
+  EXPECT_NEAR(result.grad_norm, f.sync.norms[0], 1e-9 * f.sync.norms[0]);
+  EXPECT_FALSE(result.clipped);
 }
 
 TEST(TrainingStep, AModelThatDoesNotLearnIsNeitherBackpropagatedNorUpdated) {
@@ -120,8 +137,10 @@ TEST(TrainingStep, AModelThatDoesNotLearnIsNeitherBackpropagatedNorUpdated) {
   TrainingStep step = f.step(5.0);
   const std::vector<double> before = flat_weights(f.model);
   Batch batch = small_batch();
-  step.run(batch, TrainProgress{});
+  const StepResult result = step.run(batch, TrainProgress{});
   EXPECT_EQ(f.extension.calls.back(), "synchronise 0");  // no optimiser learns
+  EXPECT_EQ(result.grad_norm, 0);  // no gradient was measured
+  EXPECT_FALSE(result.clipped);
   for (const Tensor& p : f.model.parameters()) EXPECT_FALSE(p.grad().defined());
   EXPECT_EQ(flat_weights(f.model), before);
 }

@@ -21,6 +21,7 @@
 #include "attn/train/reinforce/reinforce_extension.h"
 #include "attn/train/run/run_folder.h"
 #include "attn/train/run/run_settings.h"
+#include "attn/train/step_log.h"
 #include "attn/train/training_step.h"
 #include "attn/util/atomic_file.h"
 
@@ -86,6 +87,7 @@ class Trainer {
   bool end_epoch(ProgressBar& bar);
   bool end_run(ProgressBar& bar);
   void stop_on_interrupt(ProgressBar& bar);
+  void log_step(const StepResult& result, int64_t examples, int64_t tokens);
   double mean_train_loss() const;
   void evaluate_dev_once(ProgressBar& bar);
   void evaluate_dev(double train_loss);
@@ -110,6 +112,7 @@ class Trainer {
   TrainProgress progress_;
   BatchOptions batch_options_;
   EvalOptions eval_options_;
+  StepLog step_log_;
   int64_t total_steps_ = 0;
   // The step of the last dev evaluation. A checkpoint is only ever saved once
   // every evaluation due at its position is done, so a resumed run starts
@@ -120,8 +123,15 @@ class Trainer {
 };
 
 Trainer::Trainer(const TrainOptions& o)
-    : o_(o), run_{o.run_dir}, model_config_(o.model), init_(o.seed), noise_(o.seed + 1), shuffle_(o.seed + 2) {
+    : o_(o),
+      run_{o.run_dir},
+      model_config_(o.model),
+      init_(o.seed),
+      noise_(o.seed + 1),
+      shuffle_(o.seed + 2),
+      step_log_(run_.steps(), o.log_every, o.device) {
   ATTN_CHECK(!o.run_dir.empty(), "train", "no run folder given");
+  ATTN_CHECK(o.log_every >= 0, "train", "--log-every must be 0 (no step log) or positive, got ", o.log_every);
   ATTN_CHECK(o.epochs > 0 && o.batch_size > 0, "train", "--epochs and --batch must be positive");
   check_run_folder(o_);
   // A bad model config stops the run before the data is read.
@@ -235,7 +245,9 @@ void Trainer::restore_position() {
              "--epochs ", o_.epochs, " times ", per_epoch, " batches per epoch overflows the step counter");
   if (o_.resume) {
     check_progress_fits_run(progress_, per_epoch, o_.epochs, run_.last());
-    keep_metrics_up_to(run_.metrics(), progress_.step);  // lines a killed run wrote after its checkpoint
+    // Lines a killed run wrote after its checkpoint: the steps they log are trained again.
+    keep_metrics_up_to(run_.metrics(), progress_.step);
+    keep_metrics_up_to(run_.steps(), progress_.step);
     evaluated_step_ = progress_.step;
   }
   total_steps_ = per_epoch * o_.epochs;
@@ -309,13 +321,19 @@ bool Trainer::train_epochs(TrainingStep& step, ProgressBar& bar) {
     Batch batch;
     const int64_t batches = it.batches_per_epoch();
     for (int64_t skip = 0; skip < progress_.batch_in_epoch; ++skip) it.next(batch);
-    while (!done && it.next(batch)) {
-      const double loss = step.run(batch, progress_);
-      loss_sum += loss;
+    while (!done) {
+      step_log_.step_begins();
+      if (!it.next(batch)) break;
+      const int64_t tokens = step_log_.on() ? tokens_in(batch) : 0;  // before the batch moves to the device
+      const StepResult result = step.run(batch, progress_);
+      loss_sum += result.loss;
       ++loss_count;
       examples_ += batch.size();
       ++progress_.step;
       ++progress_.batch_in_epoch;
+      // Before the step's evaluation and checkpoint: a checkpoint never
+      // covers a step whose line is not written yet.
+      log_step(result, batch.size(), tokens);
       if (o_.verbose) bar.update(progress_.step, mean_train_loss(), examples_);
       done = progress_.step >= total_steps_;
       if (o_.eval_every > 0 && progress_.step % o_.eval_every == 0) evaluate_dev_once(bar);
@@ -371,6 +389,18 @@ void Trainer::stop_on_interrupt(ProgressBar& bar) {
                run_.last().c_str());
   result_.interrupted = true;
   result_.steps = progress_.step;
+}
+
+void Trainer::log_step(const StepResult& result, int64_t examples, int64_t tokens) {
+  StepLine line;
+  line.step = progress_.step;
+  line.epoch = progress_.epoch + 1;
+  line.loss = result.loss;
+  line.mean_loss = mean_train_loss();
+  line.grad_norm = result.grad_norm;
+  line.clipped = result.clipped;
+  line.lr = model_optimizer_->lr();
+  step_log_.step_ends(line, examples, tokens);
 }
 
 double Trainer::mean_train_loss() const {

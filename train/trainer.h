@@ -12,7 +12,8 @@
 // The run folder holds: model.cfg (model config), run.cfg (task and data),
 // vocab.txt, labels.txt, best.safetensors (model state of the best dev
 // score), last.safetensors (resumable: model + optimiser state + position),
-// metrics.jsonl, test_metrics.json (train/run/run_folder.h). `attn train`
+// metrics.jsonl, steps.jsonl (train/step_log.h), test_metrics.json
+// (train/run/run_folder.h). `attn train`
 // locks it first (train/run/run_lock.h); train_model takes no lock itself.
 #pragma once
 #include <functional>
@@ -51,6 +52,9 @@ struct TrainOptions {
   // the run are evaluated whatever it is.
   int64_t eval_every = 0;
   int64_t checkpoint_every = 50;  // steps between resumable checkpoints
+  // Steps between steps.jsonl lines (0: none). Like eval_every it is not
+  // recorded in run.cfg and may change on --resume.
+  int64_t log_every = 10;
   std::string glove;        // GloVe text file for the embeddings (optional)
   // ReSAN (REINFORCE, seed 004 Sec. 4): a supervised warm-up with every token
   // selected, optionally RL-only steps, then theta_r and theta_s together.

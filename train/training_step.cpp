@@ -47,7 +47,7 @@ TrainingStep::TrainingStep(StepParts parts)
   if (Optimizer* own = parts_.extension->optimizer()) optimizers_.push_back(own);
 }
 
-double TrainingStep::run(Batch& batch, const TrainProgress& at) {
+StepResult TrainingStep::run(Batch& batch, const TrainProgress& at) {
   // Batch. The extension may change how the model runs at this step.
   const StepPlan plan = parts_.extension->before_forward(at.step);
   move_batch(batch, parts_.device);
@@ -76,7 +76,15 @@ double TrainingStep::run(Batch& batch, const TrainProgress& at) {
 
   // Update.
   for (Optimizer* opt : learning_now) opt->step();
-  return loss;
+  StepResult result;
+  result.loss = loss;
+  double squares = 0;
+  for (double norm : norms) {
+    squares += norm * norm;
+    result.clipped = result.clipped || norm > clip_limit_;
+  }
+  result.grad_norm = std::sqrt(squares);
+  return result;
 }
 
 // The forward and backward passes of a step (also re-run to find the kernel

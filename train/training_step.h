@@ -36,16 +36,26 @@ struct StepParts {
   std::function<void()> before_stopping;
 };
 
+// What a step measured, for the step log (train/step_log.h).
+struct StepResult {
+  double loss = 0;       // the mini-batch's loss, with the weight decay penalty
+  // The global L2 norm of the gradients before clipping: over every
+  // optimiser that learned at this step (sqrt of the sum of their squared
+  // norms; each optimiser is clipped to the limit on its own).
+  double grad_norm = 0;
+  bool clipped = false;  // some optimiser's norm exceeded the clipping limit
+};
+
 class TrainingStep {
  public:
   explicit TrainingStep(StepParts parts);
 
   // Trains on `batch` (moved to the device) at the loop position `at` and
-  // returns the loss. A step whose loss or gradient norm is not finite is not
+  // returns its loss and gradient norm. A step whose loss or gradient norm is not finite is not
   // applied: it throws, naming the position, the first kernel that wrote a
   // non-finite value (found by re-running the step under anomaly detection
   // with the same dropout noise) and how large the weights are.
-  double run(Batch& batch, const TrainProgress& at);
+  StepResult run(Batch& batch, const TrainProgress& at);
 
  private:
   double compute_gradients(const Batch& batch, const StepPlan& plan, bool backward_when_nonfinite);

@@ -264,9 +264,12 @@ std::vector<std::string> wrap_text(const std::string& text, double max_width, do
   return lines;
 }
 
-std::string render_svg_chart(const std::string& title, const std::vector<ChartPanel>& panels) {
+std::string render_svg_chart(const std::string& title, const std::vector<ChartPanel>& panels, size_t columns) {
   const size_t n = std::max<size_t>(1, panels.size());
-  const double width = kPanelWidth * static_cast<double>(n);
+  const size_t per_row = columns == 0 ? n : std::min(columns, n);
+  const size_t rows = (n + per_row - 1) / per_row;
+  const double width = kPanelWidth * static_cast<double>(per_row);
+  const double panels_height = kPanelHeight * static_cast<double>(rows);
   // The legend: every distinct series name once, in first-seen order, laid
   // out in rows under the panels (beside them it would cost a fifth of the
   // width the panels need).
@@ -277,7 +280,7 @@ std::string render_svg_chart(const std::string& title, const std::vector<ChartPa
       if (seen.insert(s.name).second) legend.push_back(&s);
   std::string entries;
   const double first_x = kLeft, row_height = 22;
-  double x = first_x, y = kTitleHeight + kPanelHeight + 14;
+  double x = first_x, y = kTitleHeight + panels_height + 14;
   for (const ChartSeries* s : legend) {
     const double entry = 34 + estimated_text_width(s->name, kLegendFont, false) + 24;
     if (x > first_x && x + entry > width - kRight) {
@@ -291,7 +294,7 @@ std::string render_svg_chart(const std::string& title, const std::vector<ChartPa
                xml_escape(s->name) + "</text>\n";
     x += entry;
   }
-  const double height = (legend.empty() ? kTitleHeight + kPanelHeight : y + row_height) + 6;
+  const double height = (legend.empty() ? kTitleHeight + panels_height : y + row_height) + 6;
 
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(height) +
@@ -300,7 +303,8 @@ std::string render_svg_chart(const std::string& title, const std::vector<ChartPa
   out += "<text x=\"" + num(width / 2) + "\" y=\"21\" text-anchor=\"middle\" font-size=\"17\">" + xml_escape(title) +
          "</text>\n";
   for (size_t i = 0; i < panels.size(); ++i)
-    out += render_panel(panels[i], kPanelWidth * static_cast<double>(i), kTitleHeight);
+    out += render_panel(panels[i], kPanelWidth * static_cast<double>(i % per_row),
+                        kTitleHeight + kPanelHeight * static_cast<double>(i / per_row));
   out += "<g class=\"legend\">\n" + entries + "</g>\n</svg>\n";
   return out;
 }

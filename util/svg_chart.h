@@ -4,6 +4,7 @@
 // below them. Two panels make a picture 900 px wide, the width a README
 // shows it at, so the type sizes in the code are the sizes a reader sees.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,8 +32,9 @@ struct ChartPanel {
 // its spread (not down to 0: accuracies between 0.80 and 0.95 fill the
 // panel), never below 0 for data that is all >= 0. Each panel's plot area is
 // a <rect class="plot-area"> whose data-x-axis and data-y-axis attributes
-// hold the axis ranges ("lo hi").
-std::string render_svg_chart(const std::string& title, const std::vector<ChartPanel>& panels);
+// hold the axis ranges ("lo hi"). The panels fill rows of `columns` (0: one
+// row of all of them), left to right, then top to bottom.
+std::string render_svg_chart(const std::string& title, const std::vector<ChartPanel>& panels, size_t columns = 0);
 
 // Round tick positions covering [lo, hi] (about `target` of them): steps of
 // 1, 2 or 5 times a power of ten.

@@ -75,7 +75,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   const bool reads_b = reads_a || op == BinaryOp::Div;
   Tensor as = reads_a ? a.detach() : Tensor(), bs = reads_b ? b.detach() : Tensor();
   Tensor outs = (op == BinaryOp::Div) ? out.detach() : Tensor();
-  record(out, name, {a, b}, [=](const Tensor& g, const std::vector<bool>& needs) {
+  record(out, name, {a, b}, {as, bs, outs}, [op, sa, sb, as, bs, outs](const Tensor& g, const std::vector<bool>& needs) {
     Tensor ga, gb;
     switch (op) {
       case BinaryOp::Add:
@@ -153,7 +153,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (!any_requires_grad({a, b})) return out;
   Shape sa = a.shape(), sb = b.shape();
   Tensor c = cond.detach();
-  record(out, "where", {a, b}, [=](const Tensor& g, const std::vector<bool>& needs) {
+  record(out, "where", {a, b}, {c}, [c, sa, sb](const Tensor& g, const std::vector<bool>& needs) {
     Tensor zero = zeros({}, g.dtype(), g.device());
     Tensor ga, gb;
     if (needs[0]) ga = reduce_to(where(c, g, zero), sa);

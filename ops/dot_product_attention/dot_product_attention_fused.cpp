@@ -44,7 +44,7 @@ FusedAttention run_fused_attention(const char* op, const AttentionKernels& kerne
   Tensor probs = empty({B, h, nq, slots}, q.dtype(), q.device());
   kernels.forward(q.device(), qr, kr, vr, m, scale, out, probs);
   if (any_requires_grad({q, k, v})) {
-    record(out, op, {q, k, v}, [&kernels, qr, kr, vr, m, probs, scale](const Tensor& g, const std::vector<bool>&) {
+    record(out, op, {q, k, v}, {qr, kr, vr, m, probs}, [&kernels, qr, kr, vr, m, probs, scale](const Tensor& g, const std::vector<bool>&) {
       const int64_t B = qr.size(0), h = qr.size(1), d = qr.size(3);
       Tensor gq = empty_heads_token_major(B, h, qr.size(2), d, qr.dtype(), qr.device());
       Tensor gk = empty_heads_token_major(B, h, kr.size(2), d, kr.dtype(), kr.device());

@@ -47,7 +47,7 @@ Tensor dropout(const Tensor& x, double drop_prob, Generator& gen, bool training)
   if (!any_requires_grad({x})) return out;
 
   const double scale = 1.0 / (1.0 - drop_prob);
-  record(out, "dropout", {x}, [mask, scale](const Tensor& g, const std::vector<bool>&) {
+  record(out, "dropout", {x}, {mask}, [mask, scale](const Tensor& g, const std::vector<bool>&) {
     // Kept elements pass the gradient scaled as in the forward; dropped ones get 0.
     Tensor grad_x = empty(g.shape(), g.dtype(), g.device());
     kDropoutBackward(g.device(), contiguous(g), mask, scale, grad_x);

@@ -91,7 +91,7 @@ FactorizedAttention factorized_attention(const Tensor& q, const Tensor& k, const
   if (!result.exact || !any_requires_grad({q, k, v, s})) return result;
 
   const Tensor saved_out = out.detach();
-  record(out, kOp, {q, k, v, s},
+  record(out, kOp, {q, k, v, s}, {qd, kd, vd, ok, e, packed, dn, saved_out},
          [qd, kd, vd, ok, e, packed, dn, saved_out, sigmoid_t, sigmoid_s, scale](const Tensor& g,
                                                                                 const std::vector<bool>& needs) {
            const Device dev = g.device();

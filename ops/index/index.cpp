@@ -77,7 +77,7 @@ Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index) {
   Tensor out = empty(out_shape, x.dtype(), x.device());
   kSelect(x.device(), contiguous(x.detach()), ax.outer, ax.n, ax.inner, ax.idx, out);
 
-  record(out, "index_select", {x}, [=](const Tensor& g, const std::vector<bool>&) {
+  record(out, "index_select", {x}, {ax.idx}, [in_shape, ax](const Tensor& g, const std::vector<bool>&) {
     Tensor grad_in = zeros(in_shape, g.dtype(), g.device());
     kIndexAdd(g.device(), contiguous(g), ax.idx, ax.outer, ax.n, ax.inner, grad_in);
     return std::vector<Tensor>{grad_in};
@@ -99,7 +99,7 @@ Tensor index_add(const Tensor& base, int64_t axis, const Tensor& index, const Te
   copy_into(out, base.detach());
   kIndexAdd(base.device(), contiguous(src.detach()), ax.idx, ax.outer, ax.n, ax.inner, out);
 
-  record(out, "index_add", {base, src}, [=](const Tensor& g, const std::vector<bool>& needs) {
+  record(out, "index_add", {base, src}, {ax.idx}, [src_shape, ax](const Tensor& g, const std::vector<bool>& needs) {
     Tensor grad_src;
     if (needs[1]) {
       grad_src = empty(src_shape, g.dtype(), g.device());
@@ -126,7 +126,7 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
   kEmbedding(weight.device(), contiguous(weight.detach()), idx, out);
 
   const Shape weight_shape = weight.shape();
-  record(out, "embedding", {weight}, [idx, weight_shape](const Tensor& g, const std::vector<bool>&) {
+  record(out, "embedding", {weight}, {idx}, [idx, weight_shape](const Tensor& g, const std::vector<bool>&) {
     Tensor grad_weight = zeros(weight_shape, g.dtype(), g.device());
     kEmbeddingBackward(g.device(), contiguous(g), idx, grad_weight);
     return std::vector<Tensor>{grad_weight};
@@ -149,7 +149,7 @@ Tensor gather(const Tensor& x, int64_t axis, const Tensor& index) {
   kGather(x.device(), x, a, idx, out);
 
   const Shape in_shape = x.shape();
-  record(out, "gather", {x}, [a, idx, in_shape](const Tensor& g, const std::vector<bool>&) {
+  record(out, "gather", {x}, {idx}, [a, idx, in_shape](const Tensor& g, const std::vector<bool>&) {
     return std::vector<Tensor>{scatter_add(zeros(in_shape, g.dtype(), g.device()), a, idx, g)};
   });
   return out;
@@ -178,7 +178,7 @@ Tensor scatter_add(const Tensor& base, int64_t axis, const Tensor& index, const 
   kScatterAdd(base.device(), out, a, idx, src);
 
   const Shape src_shape = src.shape();
-  record(out, "scatter_add", {base, src}, [a, idx, src_shape](const Tensor& g, const std::vector<bool>& needs) {
+  record(out, "scatter_add", {base, src}, {idx}, [a, idx, src_shape](const Tensor& g, const std::vector<bool>& needs) {
     std::vector<Tensor> grads(2);
     if (needs[0]) grads[0] = g;
     if (needs[1]) {

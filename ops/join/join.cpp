@@ -49,7 +49,7 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
 
   std::vector<int64_t> lengths;
   for (const Tensor& x : xs) lengths.push_back(x.shape()[a]);
-  record(out, "concat", xs, [a, starts, lengths](const Tensor& g, const std::vector<bool>& needs) {
+  record(out, "concat", xs, {}, [a, starts, lengths](const Tensor& g, const std::vector<bool>& needs) {
     std::vector<Tensor> grads(starts.size());
     for (size_t i = 0; i < starts.size(); ++i)
       if (needs[i]) grads[i] = narrow(g, a, starts[i], lengths[i]);
@@ -110,7 +110,7 @@ Tensor pad(const Tensor& x, int64_t axis, int64_t before, int64_t after, double 
   shape[a] += before + after;
   Tensor out = full(shape, value, x.dtype(), x.device());
   copy_into(window(out, a, before, length), x);
-  record(out, "pad", {x}, [a, before, length](const Tensor& g, const std::vector<bool>&) {
+  record(out, "pad", {x}, {}, [a, before, length](const Tensor& g, const std::vector<bool>&) {
     return std::vector<Tensor>{narrow(g, a, before, length)};
   });
   return out;

@@ -56,7 +56,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
   kForward(x.device(), xs, gs, bs, eps, rows, D, out, mean, rstd);
   if (!any_requires_grad({x, gamma, beta})) return out;
 
-  record(out, "layer_norm", {x, gamma, beta},
+  record(out, "layer_norm", {x, gamma, beta}, {xs, gs, mean, rstd},
          [xs, gs, mean, rstd, rows, D](const Tensor& g, const std::vector<bool>& needs) {
            Tensor gx = needs[0] ? empty(xs.shape(), g.dtype(), g.device()) : Tensor();
            Tensor gg = needs[1] ? empty({D}, g.dtype(), g.device()) : Tensor();

@@ -116,7 +116,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntr
   if (!any_requires_grad({logits})) return out;
   const Shape logits_shape = logits.shape();
   const int64_t ignore_index = options.ignore_index;
-  record(out, op, {logits}, [=](const Tensor& g, const std::vector<bool>&) {
+  record(out, op, {logits}, {x, t, row_max, row_log_sum, example_weight},
+         [x, t, row_max, row_log_sum, example_weight, n, classes, ignore_index, scale, logits_shape](const Tensor& g, const std::vector<bool>&) {
     Tensor g_flat = reshape(contiguous(g), {g.numel()});
     Tensor gi = empty({n, classes}, g.dtype(), g.device());
     kCrossEntropyBackward(g.device(), x, t, ignore_index, row_max, row_log_sum, example_weight, g_flat, scale,

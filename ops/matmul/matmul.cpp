@@ -217,7 +217,7 @@ Tensor matmul_2d_or_more(const Tensor& a, const Tensor& b) {
   if (!any_requires_grad({a, b})) return out;
 
   Tensor as = a.detach(), bs = b.detach();
-  record(out, "matmul", {a, b}, [as, bs](const Tensor& g, const std::vector<bool>& needs) {
+  record(out, "matmul", {a, b}, {as, bs}, [as, bs](const Tensor& g, const std::vector<bool>& needs) {
     Tensor ga, gb;
     if (needs[0]) ga = first_operand_gradient(g, bs, as.shape(), 0);
     if (needs[1]) gb = shared_operand_gradient(as, bs, g);
@@ -279,7 +279,10 @@ Tensor product_terms(const char* op, const std::vector<Tensor>& as, const std::v
   const Shape bias_shape = bias.defined() ? bias.shape() : Shape();
   const bool has_bias = bias.defined();
   const Tensor saved_out = relu ? out.detach() : Tensor();
-  record(out, op, inputs,
+  std::vector<Tensor> saved = ad;
+  saved.insert(saved.end(), bd.begin(), bd.end());
+  saved.push_back(saved_out);
+  record(out, op, inputs, saved,
          [ad, bd, has_bias, bias_shape, saved_out](const Tensor& g_out, const std::vector<bool>& needs) {
     const size_t k = ad.size();
     std::vector<Tensor> grads(2 * k + (has_bias ? 1 : 0));
@@ -422,7 +425,10 @@ Tensor linear_terms(const char* op, const std::vector<Tensor>& xs, const std::ve
     x_shapes.push_back(xs[i].shape());
   }
   const Tensor saved_out = relu ? out.detach() : Tensor();
-  record(out, op, inputs,
+  std::vector<Tensor> saved = x_rows;
+  saved.insert(saved.end(), ws.begin(), ws.end());
+  saved.push_back(saved_out);
+  record(out, op, inputs, saved,
          [x_rows, ws, x_shapes, rows, outf, saved_out](const Tensor& g, const std::vector<bool>& needs) {
     const size_t k = ws.size();
     std::vector<Tensor> grads(2 * k + 1);

@@ -49,7 +49,7 @@ Tensor modulated_linear(const Tensor& x, const Tensor& scale, const Tensor& weig
   if (!any_requires_grad({x, scale, weight, scaled_weight})) return out;
 
   const Tensor xs = xc.detach(), ss = sc.detach(), ws = wc.detach(), vs = vc.detach();
-  record(out, kOp, {x, scale, weight, scaled_weight},
+  record(out, kOp, {x, scale, weight, scaled_weight}, {xs, ss, ws, vs},
          [xs, ss, ws, vs](const Tensor& g, const std::vector<bool>& needs) {
            auto grad_like = [](bool need, const Tensor& t) {
              return need ? empty(t.shape(), t.dtype(), t.device()) : Tensor();

@@ -70,7 +70,7 @@ Tensor multi_dim_attention(const Tensor& query, const Tensor& key, const Tensor&
   if (!any_requires_grad({query, key, values})) return out;
 
   Tensor saved_out = out.detach();
-  record(out, kOp, {query, key, values},
+  record(out, kOp, {query, key, values}, {q, k, v, m, saved_out, log_norm},
          [q, k, v, m, scale_c, saved_out, log_norm](const Tensor& g, const std::vector<bool>&) {
            Tensor gq = empty(q.shape(), q.dtype(), q.device());
            Tensor gk = empty(k.shape(), k.dtype(), k.device());

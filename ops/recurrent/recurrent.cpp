@@ -125,7 +125,10 @@ Tensor recurrent_sequence(const Tensor& xw_in, const Tensor& w_hh, const Tensor&
   saved.hh = Tensor();
   saved.b_hh = Tensor();
   saved.out = Tensor();
-  record(out, kOp, inputs, [saved, w, lstm, gru_tf, S](const Tensor& g, const std::vector<bool>& needs) {
+  record(out, kOp, inputs,
+         {saved.lengths, saved.xw, saved.hh, saved.b_hh, saved.hs, saved.cs, saved.acts, saved.extra, saved.out,
+          saved.grad_out, saved.dh, saved.dc, saved.du, saved.d_rh, saved.dxw, saved.dp, w},
+         [saved, w, lstm, gru_tf, S](const Tensor& g, const std::vector<bool>& needs) {
     RecurrentStep bs = saved;
     const Device dev = g.device();
     const DType dt = g.dtype();

@@ -154,7 +154,7 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   ReducePlan p = plan_reduction(x, axes, keepdim, "sum");
   Tensor out = sum_values(x, p);
   Shape in_shape = x.shape(), kept = p.kept_shape;
-  record(out, "sum", {x}, [in_shape, kept](const Tensor& g, const std::vector<bool>&) {
+  record(out, "sum", {x}, {}, [in_shape, kept](const Tensor& g, const std::vector<bool>&) {
     return std::vector<Tensor>{expand(reshape(g, kept), in_shape)};
   });
   return out;
@@ -178,7 +178,7 @@ Tensor max(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   if (!any_requires_grad({x})) return out;
   Shape permuted = rows.shape();
   int64_t outer = p.outer, n = p.n;
-  record(out, "max", {x}, [=](const Tensor& g, const std::vector<bool>&) {
+  record(out, "max", {x}, {idx}, [permuted, idx, outer, n, order](const Tensor& g, const std::vector<bool>&) {
     Tensor gi = empty(permuted, g.dtype(), g.device());
     kMaxBackward(g.device(), contiguous(g), idx, outer, n, gi);
     std::vector<int64_t> inverse(order.size());

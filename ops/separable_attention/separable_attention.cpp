@@ -67,7 +67,7 @@ Tensor separable_attention(const Tensor& a, const Tensor& s, const Tensor& v, co
   if (!any_requires_grad({a, s, v})) return out;
 
   Tensor saved_out = out.detach();
-  record(out, kOp, {a, s, v}, [ap, sp, vp, m, kp, kf, saved_out, log_norm](const Tensor& g, const std::vector<bool>&) {
+  record(out, kOp, {a, s, v}, {ap, sp, vp, m, kp, kf, saved_out, log_norm}, [ap, sp, vp, m, kp, kf, saved_out, log_norm](const Tensor& g, const std::vector<bool>&) {
     Tensor ga = empty(ap.shape(), ap.dtype(), ap.device());
     Tensor gs = empty(sp.shape(), sp.dtype(), sp.device());
     Tensor gv = empty(vp.shape(), vp.dtype(), vp.device());

@@ -39,7 +39,7 @@ Tensor sigmoid_gate(const Tensor& z, const Tensor& a, const Tensor& b) {
   if (!any_requires_grad({z, a, b})) return out;
 
   const Tensor zs = z.detach(), as = a.detach(), bs = b.detach();
-  record(out, kOp, {z, a, b}, [zs, as, bs](const Tensor& g, const std::vector<bool>& needs) {
+  record(out, kOp, {z, a, b}, {zs, as, bs}, [zs, as, bs](const Tensor& g, const std::vector<bool>& needs) {
     Tensor gz = empty(g.shape(), g.dtype(), g.device());
     Tensor ga = empty(g.shape(), g.dtype(), g.device());
     Tensor gb = empty(g.shape(), g.dtype(), g.device());

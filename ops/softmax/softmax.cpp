@@ -81,7 +81,7 @@ Tensor softmax_columns(const Tensor& x, int64_t ax, const Tensor& mask) {
   kColumnsForward(x.device(), xc, mask_c, outer, n, inner, out);
   if (!any_requires_grad({x})) return out;
   Tensor y = out.detach();
-  record(out, "softmax", {x}, [y, outer, n, inner](const Tensor& g, const std::vector<bool>&) {
+  record(out, "softmax", {x}, {y}, [y, outer, n, inner](const Tensor& g, const std::vector<bool>&) {
     Tensor gc = contiguous(g);
     Tensor gi = empty(y.shape(), y.dtype(), y.device());
     kColumnsBackward(y.device(), y, gc, outer, n, inner, gi);
@@ -124,7 +124,7 @@ Tensor softmax_impl(bool log, const Tensor& x, int64_t axis, const Tensor& mask)
   if (!any_requires_grad({x})) return out;
   Tensor y = out_rows.detach();
   Tensor saved_mask = log ? mask_rows : Tensor();
-  record(out, name, {x}, [log, layout, y, saved_mask, row_empty](const Tensor& g, const std::vector<bool>&) {
+  record(out, name, {x}, {y, saved_mask, row_empty}, [log, layout, y, saved_mask, row_empty](const Tensor& g, const std::vector<bool>&) {
     Tensor g_rows = contiguous(layout.identity ? g : permute(g, layout.order));
     Tensor gi = empty(y.shape(), y.dtype(), y.device());
     kBackward(y.device(), log, y, g_rows, saved_mask, row_empty, gi);

@@ -50,7 +50,7 @@ Tensor softmax_pool(const Tensor& scores, const Tensor& values, const Tensor& ma
   if (!differentiable) return out;
 
   const Tensor vs = v.detach(), os = out.detach();
-  record(out, kOp, {scores, values}, [probs, vs, m, os](const Tensor& g, const std::vector<bool>&) {
+  record(out, kOp, {scores, values}, {probs, vs, m, os}, [probs, vs, m, os](const Tensor& g, const std::vector<bool>&) {
     Tensor grad_scores = empty(vs.shape(), vs.dtype(), vs.device());
     Tensor grad_values = empty(vs.shape(), vs.dtype(), vs.device());
     kBackward(vs.device(), contiguous(g), probs, vs, m, os, grad_scores, grad_values);

@@ -74,7 +74,9 @@ Tensor sru_sequence(const Tensor& u_in, const Tensor& highway_in, const Tensor& 
 
   SruRun saved = run;
   saved.out = Tensor();  // the backward needs c, u and the highway, never h
-  record(out, kOp, inputs, [saved](const Tensor& g, const std::vector<bool>& needs) {
+  record(out, kOp, inputs,
+         {saved.lengths, saved.u, saved.highway, saved.bias, saved.cs, saved.out, saved.grad_out, saved.du, saved.dhw},
+         [saved](const Tensor& g, const std::vector<bool>& needs) {
     SruRun bs = saved;
     const Device dev = g.device();
     const DType dt = g.dtype();

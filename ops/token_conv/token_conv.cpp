@@ -47,7 +47,7 @@ Tensor token_unfold(const Tensor& x, const Tensor& mask, int64_t width) {
   const Shape x_shape = x.shape();
   const DType dtype = x.dtype();
   const Device device = x.device();
-  record(cols, "token_unfold", {x}, [m, left, x_shape, dtype, device](const Tensor& g, const std::vector<bool>&) {
+  record(cols, "token_unfold", {x}, {m}, [m, left, x_shape, dtype, device](const Tensor& g, const std::vector<bool>&) {
     Tensor grad_x = empty(x_shape, dtype, device);
     kBackward(device, contiguous(g), m, left, grad_x);
     return std::vector<Tensor>{grad_x};

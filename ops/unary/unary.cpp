@@ -45,7 +45,7 @@ Tensor unary(UnaryOp op, const Tensor& x, UnaryParams params) {
   if (!any_requires_grad({x})) return out;
   Tensor xs = derivative_reads_input(op) ? x.detach() : Tensor();
   Tensor ys = derivative_reads_output(op) ? out.detach() : Tensor();
-  record(out, name, {x}, [op, params, xs, ys](const Tensor& g, const std::vector<bool>&) {
+  record(out, name, {x}, {xs, ys}, [op, params, xs, ys](const Tensor& g, const std::vector<bool>&) {
     // An unread operand is stood in for by g: same shape, never used.
     Tensor gi = empty(g.shape(), g.dtype(), g.device());
     kBackward(g.device(), op, params, xs.defined() ? xs : g, ys.defined() ? ys : g, g, gi);

@@ -35,7 +35,7 @@ Tensor reshape(const Tensor& t, const Shape& shape) {
   Tensor base = contiguous(t);
   Tensor out = make_view(base, target, contiguous_strides(target), base.offset());
   Shape original = t.shape();
-  record(out, "reshape", {base}, [original](const Tensor& g, const std::vector<bool>&) {
+  record(out, "reshape", {base}, {}, [original](const Tensor& g, const std::vector<bool>&) {
     return one(reshape(g, original));
   });
   return out;
@@ -70,7 +70,7 @@ Tensor permute(const Tensor& t, const std::vector<int64_t>& order) {
     strides[i] = t.strides()[a];
   }
   Tensor out = make_view(t, shape, strides, t.offset());
-  record(out, "permute", {t}, [inverse](const Tensor& g, const std::vector<bool>&) { return one(permute(g, inverse)); });
+  record(out, "permute", {t}, {}, [inverse](const Tensor& g, const std::vector<bool>&) { return one(permute(g, inverse)); });
   return out;
 }
 
@@ -96,7 +96,7 @@ Tensor expand(const Tensor& t, const Shape& shape) {
   if (target == t.shape()) return t;
   Tensor out = make_view(t, target, broadcast_strides(t, target), t.offset());
   Shape original = t.shape();
-  record(out, "expand", {t}, [original](const Tensor& g, const std::vector<bool>&) { return one(sum_to(g, original)); });
+  record(out, "expand", {t}, {}, [original](const Tensor& g, const std::vector<bool>&) { return one(sum_to(g, original)); });
   return out;
 }
 
@@ -108,7 +108,7 @@ Tensor unsqueeze(const Tensor& t, int64_t axis) {
   shape.insert(shape.begin() + a, 1);
   strides.insert(strides.begin() + a, stride);
   Tensor out = make_view(t, shape, strides, t.offset());
-  record(out, "unsqueeze", {t}, [a](const Tensor& g, const std::vector<bool>&) { return one(squeeze(g, a)); });
+  record(out, "unsqueeze", {t}, {}, [a](const Tensor& g, const std::vector<bool>&) { return one(squeeze(g, a)); });
   return out;
 }
 
@@ -121,7 +121,7 @@ Tensor squeeze(const Tensor& t, int64_t axis) {
   shape.erase(shape.begin() + a);
   strides.erase(strides.begin() + a);
   Tensor out = make_view(t, shape, strides, t.offset());
-  record(out, "squeeze", {t}, [a](const Tensor& g, const std::vector<bool>&) { return one(unsqueeze(g, a)); });
+  record(out, "squeeze", {t}, {}, [a](const Tensor& g, const std::vector<bool>&) { return one(unsqueeze(g, a)); });
   return out;
 }
 
@@ -139,7 +139,7 @@ Tensor slice(const Tensor& t, int64_t axis, int64_t start, int64_t end, int64_t 
   strides[a] *= step;
   Tensor out = make_view(t, shape, strides, t.offset() + start * t.strides()[a]);
   Shape original = t.shape();
-  record(out, "slice", {t}, [=](const Tensor& g, const std::vector<bool>&) {
+  record(out, "slice", {t}, {}, [original, a, start, end, step](const Tensor& g, const std::vector<bool>&) {
     Tensor full_grad = zeros(original, g.dtype(), g.device());
     copy_into(slice(full_grad, a, start, end, step), g);
     return one(full_grad);

@@ -22,6 +22,8 @@ const std::vector<Command>& all_commands() {
       {"plot", "draw training loss and the dev metric of runs against step (SVG)", run_plot_command},
       {"params", "list an encoder's parameters (from a model config)", run_params_command},
       {"forward", "run an encoder on inputs from a safetensors file", run_forward_command},
+      {"graph", "write the autograd graph of one forward as Graphviz DOT/SVG; --trace prints every kernel",
+       run_graph_command},
       {"gradcheck", "check every op's gradient against central differences", run_gradcheck_command},
       {"spirals", "train a small MLP with SGD on two interleaved spirals", run_spirals_command},
       {"bench", "time and memory of every encoder against sequence length (the papers' efficiency study)",

@@ -65,6 +65,7 @@ int run_train_command(const std::vector<std::string>& args) {
       .option("clip", "5", "FLOAT: clip gradients to this global norm (0: off; no paper clips)")
       .option("eval-every", "0", "steps between dev evaluations (0: each epoch); each epoch's end and the run's end are evaluated as well")
       .option("checkpoint-every", "50", "steps between resumable checkpoints")
+      .option("log-every", "10", "steps between lines of the run folder's steps.jsonl: loss, gradient norm, learning rate, examples/s, tokens/s, allocator bytes (0: no step log)")
       .option("run", "", "PATH: run folder (default: runs/<model>-<task>)")
       .flag("resume", "continue the run in --run from its last checkpoint")
       .flag("overwrite", "replace an existing run in --run (without it, an existing run is never touched)")
@@ -145,6 +146,7 @@ int run_train_command(const std::vector<std::string>& args) {
   o.clip_norm = p.get_double("clip", 0);
   o.eval_every = p.get_int("eval-every", 0);
   o.checkpoint_every = p.get_int("checkpoint-every", 0);
+  o.log_every = p.get_int("log-every", 0);
   o.resume = p.is_set("resume");
   o.overwrite = p.is_set("overwrite");
   if (o.resume && o.overwrite) throw UsageError("attn train: --resume and --overwrite exclude each other");

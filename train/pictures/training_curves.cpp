@@ -14,9 +14,11 @@
 
 namespace attn {
 
-MetricsLog read_metrics_log(const std::string& path, const std::string& name) {
-  std::ifstream in(path);
-  ATTN_CHECK(in.good(), "plot", "cannot read '", path, "' (is it a run folder of attn train?)");
+namespace {
+
+// The lines of a JSON-lines log of numbers keyed by step; true/false read as
+// 1/0 where `booleans` allows them.
+MetricsLog read_json_lines(std::ifstream& in, const std::string& path, const std::string& name, bool booleans) {
   MetricsLog log;
   log.name = name;
   std::string line;
@@ -33,16 +35,34 @@ MetricsLog read_metrics_log(const std::string& path, const std::string& name) {
     ATTN_CHECK(j.is_object(), "plot", path, " line ", line_no, " is not a JSON object");
     std::map<std::string, double> values;
     for (const auto& [key, value] : j.as_object()) {
-      ATTN_CHECK(value.is_number() || value.is_null(), "plot", path, " line ", line_no, ": \"", key,
-                 "\" is not a number");
+      ATTN_CHECK(value.is_number() || value.is_null() || (booleans && value.is_bool()), "plot", path, " line ",
+                 line_no, ": \"", key, "\" is not a number");
       // null: a non-finite value (a diverged loss); the chart leaves the point out.
-      values[key] = value.is_null() ? std::numeric_limits<double>::quiet_NaN() : value.as_number();
+      values[key] = value.is_null()   ? std::numeric_limits<double>::quiet_NaN()
+                    : value.is_bool() ? (value.as_bool() ? 1.0 : 0.0)
+                                      : value.as_number();
     }
     ATTN_CHECK(values.count("step"), "plot", path, " line ", line_no, " has no \"step\"");
     log.evaluations.push_back(std::move(values));
   }
+  return log;
+}
+
+}  // namespace
+
+MetricsLog read_metrics_log(const std::string& path, const std::string& name) {
+  std::ifstream in(path);
+  ATTN_CHECK(in.good(), "plot", "cannot read '", path, "' (is it a run folder of attn train?)");
+  MetricsLog log = read_json_lines(in, path, name, /*booleans=*/false);
   ATTN_CHECK(!log.evaluations.empty(), "plot", "'", path, "' holds no evaluations (has the run evaluated on dev yet?)");
   return log;
+}
+
+MetricsLog read_step_log(const std::string& path, const std::string& name) {
+  if (!path_exists(path)) return MetricsLog{name, {}};
+  std::ifstream in(path);
+  ATTN_CHECK(in.good(), "plot", "cannot read '", path, "'");
+  return read_json_lines(in, path, name, /*booleans=*/true);
 }
 
 std::string default_dev_metric(const MetricsLog& log) {
@@ -67,9 +87,39 @@ std::string metrics_of(const MetricsLog& run) {
   return list.empty() ? "none" : list;
 }
 
+// The four panels of the runs' step logs: each logged step's loss, its
+// gradient norm before clipping (a log axis: norms fall by decades as a run
+// settles), examples per second and the allocator's bytes in MiB.
+std::vector<ChartPanel> step_panels(const std::vector<MetricsLog>& steps) {
+  struct Column {
+    const char* key;
+    ChartPanel panel;
+    double scale;
+  };
+  std::vector<Column> columns = {
+      {"loss", {"loss of each logged step", "step", "loss", {}, false, true}, 1.0},
+      {"grad_norm", {"gradient norm before clipping", "step", "global L2 norm", {}, true, true}, 1.0},
+      {"examples_per_s", {"training examples per second", "step", "examples/s", {}, false, true}, 1.0},
+      {"allocator_bytes", {"allocator memory in use", "step", "MiB", {}, false, true}, 1.0 / (1024.0 * 1024.0)},
+  };
+  for (size_t r = 0; r < steps.size(); ++r)
+    for (Column& c : columns) {
+      ChartSeries series{steps[r].name, {}, static_cast<int>(r), false};
+      for (const auto& line : steps[r].evaluations) {
+        const auto value = line.find(c.key);
+        if (value != line.end()) series.points.emplace_back(line.at("step"), value->second * c.scale);
+      }
+      c.panel.series.push_back(std::move(series));
+    }
+  std::vector<ChartPanel> panels;
+  for (Column& c : columns) panels.push_back(std::move(c.panel));
+  return panels;
+}
+
 }  // namespace
 
-std::string render_training_curves(const std::vector<MetricsLog>& runs, const std::string& metric) {
+std::string render_training_curves(const std::vector<MetricsLog>& runs, const std::string& metric,
+                                   const std::vector<MetricsLog>& steps) {
   ATTN_CHECK(!runs.empty(), "plot", "no runs to plot");
   std::string chosen = metric;
   if (chosen.empty()) {
@@ -100,12 +150,27 @@ std::string render_training_curves(const std::vector<MetricsLog>& runs, const st
     loss.series.push_back(std::move(l));
     dev.series.push_back(std::move(d));
   }
-  return render_svg_chart("training curves", {loss, dev});
+  ATTN_CHECK(steps.empty() || steps.size() == runs.size(), "plot", steps.size(), " step logs for ", runs.size(),
+             " runs");
+  const bool any_steps =
+      std::any_of(steps.begin(), steps.end(), [](const MetricsLog& s) { return !s.evaluations.empty(); });
+  if (!any_steps) return render_svg_chart("training curves", {loss, dev});
+  std::vector<ChartPanel> panels = {loss, dev};
+  for (ChartPanel& panel : step_panels(steps)) panels.push_back(std::move(panel));
+  return render_svg_chart("training curves", panels, /*columns=*/2);
+}
+
+std::string render_run_folders(const std::vector<std::string>& run_dirs, const std::string& metric) {
+  std::vector<MetricsLog> metrics, steps;
+  for (const std::string& dir : run_dirs) {
+    metrics.push_back(read_metrics_log(RunFiles{dir}.metrics(), dir));
+    steps.push_back(read_step_log(RunFiles{dir}.steps(), dir));
+  }
+  return render_training_curves(metrics, metric, steps);
 }
 
 void write_run_curves(const std::string& run_dir) {
-  const RunFiles run{run_dir};
-  write_file_atomically(run.curves(), render_training_curves({read_metrics_log(run.metrics(), run_dir)}));
+  write_file_atomically(RunFiles{run_dir}.curves(), render_run_folders({run_dir}));
 }
 
 }  // namespace attn

@@ -67,7 +67,8 @@ void keep_metrics_up_to(const std::string& path, int64_t step) {
 }
 
 std::string existing_run_file(const RunFiles& run) {
-  for (const std::string& path : {run.model_config(), run.run_config(), run.last(), run.best(), run.metrics()})
+  for (const std::string& path : {run.model_config(), run.run_config(), run.last(), run.best(), run.metrics(),
+                                  run.steps()})
     if (path_exists(path)) return path;
   return "";
 }
@@ -99,15 +100,16 @@ void check_run_folder(const TrainOptions& o) {
   std::string listed;
   for (const std::string& d : diffs) listed += "\n  " + d;
   ATTN_CHECK(diffs.empty(), "train", "--resume: these settings differ from the run in '", o.run_dir,
-             "' (only --epochs, --max-steps, --eval-every, --checkpoint-every, --device, --quiet and "
-             "--detect-anomaly may change; start a new --run instead):", listed);
+             "' (only --epochs, --max-steps, --eval-every, --checkpoint-every, --log-every, --device, "
+             "--quiet and --detect-anomaly may change; start a new --run instead):", listed);
 }
 
 void write_run_files(const TrainOptions& o, const Vocabulary& vocab, const std::vector<std::string>& labels) {
   const RunFiles run{o.run_dir};
   make_directories(o.run_dir);
   if (o.overwrite)  // what the old run produced; the files below are replaced
-    for (const std::string& path : {run.metrics(), run.curves(), run.best(), run.last(), run.test_metrics()})
+    for (const std::string& path : {run.metrics(), run.steps(), run.curves(), run.best(), run.last(),
+                                    run.test_metrics()})
       std::remove(path.c_str());
   write_file_atomically(run.model_config(), o.model.to_text());
   write_file_atomically(run.run_config(), run_settings(o).to_text());

@@ -1,7 +1,7 @@
 // The run folder: the one place its file names are spelled, the labels file
 // it reads and writes, and its housekeeping when a run starts or resumes
 // after a crash or SIGKILL (temporary files of writers that died, metrics
-// lines written after the checkpoint the run resumes from).
+// and step lines written after the checkpoint the run resumes from).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,6 +22,7 @@ struct RunFiles {
   std::string best() const { return dir + "/best.safetensors"; }    // best dev score
   std::string last() const { return dir + "/last.safetensors"; }    // resumable checkpoint
   std::string metrics() const { return dir + "/metrics.jsonl"; }    // one line per dev evaluation
+  std::string steps() const { return dir + "/steps.jsonl"; }        // one line per logged step (--log-every)
   std::string test_metrics() const { return dir + "/test_metrics.json"; }
   std::string curves() const { return dir + "/curves.svg"; }       // metrics.jsonl drawn, after every evaluation
   std::string file(const std::string& name) const { return dir + "/" + name; }
@@ -38,9 +39,10 @@ std::vector<std::string> read_labels(const RunFiles& run);
 // (atomic writes leave them only when killed). A missing folder is fine.
 void remove_stale_temporaries(const std::string& dir);
 
-// Rewrites the JSON-lines log `path` (atomically) keeping the lines whose
-// "step" is at most `step`, in order; a torn or unparsable line (a write cut
-// off by SIGKILL) is dropped too. A missing file is fine.
+// Rewrites the JSON-lines log `path` (metrics.jsonl, steps.jsonl)
+// atomically, keeping the lines whose "step" is at most `step`, in order; a
+// torn or unparsable line (a write cut off by SIGKILL) is dropped too. A
+// missing file is fine.
 void keep_metrics_up_to(const std::string& path, int64_t step);
 
 // Before a run starts in `o.run_dir`: removes stale temporaries, refuses a

@@ -1,8 +1,9 @@
 // The settings that define a training run, as `key = value` lines in the run
 // folder's run.cfg. `--resume` refuses to continue a run whose settings
 // changed (each difference listed); the safe ones are not recorded here and
-// may change: epochs, max-steps, eval-every, checkpoint-every, device, quiet,
-// detect-anomaly, cache. (The model config is model.cfg, compared likewise.)
+// may change: epochs, max-steps, eval-every, checkpoint-every, log-every,
+// device, quiet, detect-anomaly, cache. (The model config is model.cfg,
+// compared likewise.)
 #pragma once
 #include <functional>
 #include <string>
