@@ -31,7 +31,8 @@ Tensor log_cosh(const Tensor& x, double backward_scale = 1.0) {
     const double a = std::fabs(read_element(x, i));
     write_element(y, i, a + std::log1p(std::exp(-2 * a)) - std::log(2.0));
   }
-  record(y, "log_cosh", {x}, [xs = x.detach(), backward_scale](const Tensor& grad, const std::vector<bool>&) {
+  Tensor xs = x.detach();  // what the backward keeps: the input, without its history
+  record(y, "log_cosh", {x}, {xs}, [xs, backward_scale](const Tensor& grad, const std::vector<bool>&) {
     return std::vector<Tensor>{grad * tanh(xs) * backward_scale};
   });
   return y;

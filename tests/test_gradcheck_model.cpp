@@ -37,7 +37,7 @@ Tensor leaf(const Shape& shape, uint64_t seed, double lo = -1.0, double hi = 1.0
 // that is wrong on purpose.
 Tensor identity_with_backward_scaled(const Tensor& x, double factor, int64_t only = -1) {
   Tensor y = clone(x.detach());
-  record(y, "identity_with_backward_scaled", {x}, [factor, only](const Tensor& grad, const std::vector<bool>&) {
+  record(y, "identity_with_backward_scaled", {x}, {}, [factor, only](const Tensor& grad, const std::vector<bool>&) {
     if (only < 0) return std::vector<Tensor>{grad * factor};
     Tensor g = clone(grad);
     write_element(g, only, read_element(g, only) * factor);
@@ -50,7 +50,7 @@ Tensor identity_with_backward_scaled(const Tensor& x, double factor, int64_t onl
 // forgets an input).
 Tensor identity_dropping_gradient(const Tensor& x) {
   Tensor y = clone(x.detach());
-  record(y, "identity_dropping_gradient", {x},
+  record(y, "identity_dropping_gradient", {x}, {},
          [](const Tensor&, const std::vector<bool>&) { return std::vector<Tensor>{Tensor()}; });
   return y;
 }
