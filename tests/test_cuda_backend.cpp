@@ -146,6 +146,8 @@ TEST(CudaPresence, DeviceCudaOnTheCommandsFailsClearlyWithoutAGpu) {
             std::string::npos);
   EXPECT_NE(message_of([] { run_predict_command({"--device", "cuda", "--run", "/nonexistent"}); }).find(why),
             std::string::npos);
+  EXPECT_NE(message_of([] { run_gradcheck_command({"--model", "mtsa", "--device", "cuda"}); }).find(why),
+            std::string::npos);
   EXPECT_NE(message_of([] { parse_device("tpu", "train"); }).find("unknown --device 'tpu'"), std::string::npos);
   EXPECT_EQ(parse_device("cpu", "train"), Device::CPU);
 }

@@ -1,9 +1,11 @@
 // `attn gradcheck`: runs the op registry's full-Jacobian checks and prints one
-// row per op and a summary line; exits 1 when any case fails.
+// row per op and a summary line; exits 1 when any case fails. With --model or
+// --config it checks whole models instead (train/cli/gradcheck_model.h).
 #include <cstdio>
 #include <iostream>
 
 #include "attn/ops/gradcheck.h"
+#include "attn/train/cli/gradcheck_model.h"
 #include "attn/util/cli_args.h"
 #include "attn/train/cli/commands.h"
 
@@ -11,16 +13,30 @@ namespace attn {
 
 int run_gradcheck_command(const std::vector<std::string>& args) {
   ArgParser p("gradcheck",
-              "Compares every registered op's analytic gradient with central differences in float64.");
+              "Compares every registered op's analytic gradient with central differences in float64.\n"
+              "With --model or --config: a whole model (embeddings, encoder, head) in float64 at a small size,\n"
+              "its training loss on a batch with padding and an empty sentence, dropout off; a sample of\n"
+              "elements of every parameter tensor against central differences.");
   p.option("op", "", "check only this op (see --list)")
       .flag("list", "list the registered ops and exit")
-      .flag("verbose", "print one row per case");
+      .flag("verbose", "print one row per case (per parameter tensor with --model)");
+  add_model_gradcheck_options(p);
   p.example("attn gradcheck", "every op; ends with \"gradcheck: N ops, M cases, 0 failed\"");
   p.example("attn gradcheck --op softmax --verbose", "one op, one row per case");
+  p.example("attn gradcheck --model mtsa --verbose",
+            "MTSA with the classify head, one row per parameter tensor; ends with \"gradcheck: model mtsa/classify, "
+            "... 0 failed\"");
+  p.example("attn gradcheck --model all --head tag", "every encoder with the tagging head");
+  p.example("attn gradcheck --config my_model.cfg --head pair --samples 20", "the model of a config file");
   if (!p.parse(args)) {
     std::cout << p.help();
     return 0;
   }
+  if (p.is_set("model") || p.is_set("config")) return run_model_gradcheck(p);
+  for (const char* flag : {"head", "samples", "seed", "width", "hidden", "heads", "tokens", "vocab", "classes", "eps",
+                           "atol", "rtol", "device"})
+    if (p.is_set(flag))
+      throw UsageError(std::string("attn gradcheck: --") + flag + " belongs to model checks; add --model or --config");
   const OpRegistry& registry = op_registry();
   if (p.is_set("list")) {
     for (const OpSpec& s : registry.all()) std::printf("%-16s %s\n", s.name.c_str(), s.family.c_str());
