@@ -45,12 +45,6 @@ void write_at(const Tensor& t, int64_t flat, double value) {
   fill_(element_view(t, flat), value);
 }
 
-std::string index_text(const std::vector<int64_t>& index) {
-  std::string s = "[";
-  for (size_t a = 0; a < index.size(); ++a) s += (a ? ", " : "") + std::to_string(index[a]);
-  return s + "]";
-}
-
 std::string number(double v) {
   std::ostringstream os;
   os.precision(6);
@@ -100,7 +94,7 @@ void clear_grads(const std::vector<Tensor>& inputs) {
 }  // namespace
 
 std::string describe_element(const GradcheckInputReport& input, const GradcheckElement& e) {
-  return input.label + " element " + index_text(e.index) + ": analytic " + number(e.analytic) + " numeric " +
+  return input.label + " element " + shape_str(e.index) + ": analytic " + number(e.analytic) + " numeric " +
          number(e.numeric);
 }
 
@@ -172,7 +166,7 @@ SampledGradcheckResult gradcheck(const TensorFunction& fn, const std::vector<Ten
     bool any_nonzero = false;
     for (size_t k = 0; k < an.size() && bad.empty(); ++k) {
       if (!std::isfinite(an[k]))
-        bad = in.label + " element " + index_text(unravel(x.shape(), static_cast<int64_t>(k))) +
+        bad = in.label + " element " + shape_str(unravel(x.shape(), static_cast<int64_t>(k))) +
               ": the analytic gradient is " + number(an[k]);
       any_nonzero = any_nonzero || an[k] != 0.0;
       in.max_abs_gradient = std::max(in.max_abs_gradient, std::abs(an[k]));

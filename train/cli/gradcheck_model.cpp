@@ -14,12 +14,6 @@ namespace {
 
 const std::vector<std::string> kHeads = {"classify", "pair", "relatedness", "tag"};
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t a = 0; a < shape.size(); ++a) s += (a ? ", " : "") + std::to_string(shape[a]);
-  return s + "]";
-}
-
 // Prints the model's rows (with --verbose), failures and summary line; true when it passed.
 bool report(const std::string& what, const ModuleGradcheckResult& m, bool verbose) {
   const SampledGradcheckResult& r = m.result;
@@ -31,7 +25,7 @@ bool report(const std::string& what, const ModuleGradcheckResult& m, bool verbos
     for (size_t i = 0; i < r.inputs.size(); ++i) {
       const GradcheckInputReport& in = r.inputs[i];
       std::printf("%-*s  %-14s %8lld %12.3e %12.3e %12.3e  %s\n", static_cast<int>(width), m.names[i].c_str(),
-                  shape_text(in.shape).c_str(), static_cast<long long>(in.checked), in.max_abs_gradient,
+                  shape_str(in.shape).c_str(), static_cast<long long>(in.checked), in.max_abs_gradient,
                   in.max_abs_error, in.max_rel_error, in.passed ? "pass" : "FAIL");
     }
   }
