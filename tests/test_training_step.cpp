@@ -54,9 +54,10 @@ struct RecordingExtension : TrainingExtension {
 struct RecordingSync : GradientSync {
   std::vector<std::string>* calls = nullptr;
   std::vector<double> norms;  // the global gradient norm each call saw
-  void synchronise(const std::vector<Tensor>& params) override {
+  double synchronise(const std::vector<Tensor>& params, double loss) override {
     calls->push_back("synchronise " + std::to_string(params.size()));
     norms.push_back(global_norm(params));
+    return loss;
   }
 };
 

@@ -58,8 +58,15 @@ Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduct
 }
 
 Tensor training_loss(TaskKind task, const Tensor& logits, const Batch& batch) {
-  if (task == TaskKind::Tag) return task_loss(task, logits, batch, Reduction::Mean);
-  return mean(task_loss(task, logits, batch, Reduction::None));
+  // A batch made by hand (global_examples 0) is its own whole batch.
+  const bool whole = batch.global_examples == 0;
+  if (task == TaskKind::Tag) {
+    if (whole) return task_loss(task, logits, batch, Reduction::Mean);
+    return task_loss(task, logits, batch, Reduction::Sum) / static_cast<double>(batch.global_tokens);
+  }
+  Tensor losses = task_loss(task, logits, batch, Reduction::None);
+  if (whole) return mean(losses);
+  return sum(losses) / static_cast<double>(batch.global_examples);
 }
 
 namespace {
@@ -71,8 +78,9 @@ bool is_bio(const std::vector<std::string>& labels) {
 }
 
 // Runs the model over examples in a fixed order, calling visit(batch, logits).
+// Returns the number of batches (this process ran its share of them).
 template <class Visit>
-void run_batches(TaskModel& model, const std::vector<Example>& examples, const Vocabulary& vocab,
+int64_t run_batches(TaskModel& model, const std::vector<Example>& examples, const Vocabulary& vocab,
                  const EvalOptions& options, const Visit& visit) {
   NoGrad no_grad;
   bool was_training = model.training();
@@ -86,28 +94,85 @@ void run_batches(TaskModel& model, const std::vector<Example>& examples, const V
   Batch batch;
   const std::vector<Tensor> params = model.parameters();
   const Device device = params.empty() ? Device::CPU : params.front().device();
+  const int rank = options.processes ? options.processes->rank() : 0;
+  const int processes = options.processes ? options.processes->size() : 1;
   try {
-    while (it.next(batch)) {
+    for (int64_t index = 0; it.next(batch); ++index) {
+      if (index % processes != rank) continue;
       move_batch(batch, device);
-      visit(batch, model.logits(inputs_of(batch)));
+      visit(index, batch, model.logits(inputs_of(batch)));
     }
   } catch (...) {
     model.set_training(was_training);
     throw;
   }
   model.set_training(was_training);
+  return it.batches_per_epoch();
+}
+
+// The valid positions of an example in its batch: its length, truncated to
+// max_len, and one for an empty sentence (batching.h).
+size_t tagged_positions(const Example& e, int64_t max_len) {
+  const size_t length = max_len > 0 ? std::min(e.tokens.size(), static_cast<size_t>(max_len)) : e.tokens.size();
+  return std::max<size_t>(length, 1);
+}
+
+// Every process ran some of the batches (`mine`: the examples this one
+// predicted): after this, every process has every example's prediction and
+// every batch's loss. A slot was written by one process and is zero on the
+// others, so the sums are exact.
+void share_predictions(Communicator& processes, TaskKind task, const std::vector<Example>& examples,
+                       int64_t max_len, const std::vector<bool>& mine, std::vector<Prediction>& out,
+                       std::vector<double>& batch_losses) {
+  std::vector<double> values(batch_losses);
+  const size_t losses = values.size();
+  for (size_t i = 0; i < examples.size(); ++i) {
+    const Prediction& p = out[i];
+    switch (task) {
+      case TaskKind::Classify:
+      case TaskKind::Pair: values.push_back(mine[i] ? static_cast<double>(p.label) : 0.0); break;
+      case TaskKind::Relatedness: values.push_back(mine[i] ? p.score : 0.0); break;
+      case TaskKind::Tag: {
+        const size_t n = tagged_positions(examples[i], max_len);
+        ATTN_CHECK(!mine[i] || p.tags.size() == n, "evaluate", "example ", i, " has ", p.tags.size(),
+                   " predicted tags where its batch had ", n, " valid positions");
+        for (size_t t = 0; t < n; ++t) values.push_back(mine[i] ? static_cast<double>(p.tags[t]) : 0.0);
+        break;
+      }
+    }
+  }
+  processes.sum_in_rank_order(values, "evaluation");
+  batch_losses.assign(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(losses));
+  size_t at = losses;
+  for (size_t i = 0; i < examples.size(); ++i) {
+    Prediction& p = out[i];
+    switch (task) {
+      case TaskKind::Classify:
+      case TaskKind::Pair: p.label = static_cast<int64_t>(values[at++]); break;
+      case TaskKind::Relatedness: p.score = values[at++]; break;
+      case TaskKind::Tag: {
+        const size_t n = tagged_positions(examples[i], max_len);
+        p.tags.clear();
+        for (size_t t = 0; t < n; ++t) p.tags.push_back(static_cast<int64_t>(values[at++]));
+        break;
+      }
+    }
+  }
 }
 
 // One pass: predictions for every example and, when asked, the mean loss.
 std::vector<Prediction> predict_with_loss(TaskModel& model, const std::vector<Example>& examples,
                                           const Vocabulary& vocab, const EvalOptions& options, double* mean_loss) {
   std::vector<Prediction> out(examples.size());
-  double loss_sum = 0;
-  int64_t loss_count = 0;
-  run_batches(model, examples, vocab, options, [&](const Batch& batch, const Tensor& logits) {
+  std::vector<double> batch_losses;  // each batch's loss times its size, in batch order
+  std::vector<bool> mine(examples.size(), false);
+  const int64_t batches = run_batches(model, examples, vocab, options, [&](int64_t index, const Batch& batch,
+                                                                         const Tensor& logits) {
+    for (size_t i : batch.indices) mine[i] = true;
     if (mean_loss) {
-      loss_sum += task_loss(model.task(), logits, batch).item() * static_cast<double>(batch.size());
-      loss_count += batch.size();
+      batch_losses.resize(static_cast<size_t>(index) + 1, 0.0);
+      batch_losses[static_cast<size_t>(index)] =
+          task_loss(model.task(), logits, batch).item() * static_cast<double>(batch.size());
     }
     switch (model.task()) {
       case TaskKind::Classify:
@@ -142,7 +207,14 @@ std::vector<Prediction> predict_with_loss(TaskModel& model, const std::vector<Ex
       }
     }
   });
-  if (mean_loss) *mean_loss = loss_count ? loss_sum / static_cast<double>(loss_count) : 0.0;
+  if (mean_loss) batch_losses.resize(static_cast<size_t>(batches), 0.0);
+  if (options.processes && options.processes->size() > 1)
+    share_predictions(*options.processes, model.task(), examples, options.max_len, mine, out, batch_losses);
+  if (mean_loss) {
+    double loss_sum = 0;
+    for (double loss : batch_losses) loss_sum += loss;
+    *mean_loss = examples.empty() ? 0.0 : loss_sum / static_cast<double>(examples.size());
+  }
   return out;
 }
 

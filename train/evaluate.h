@@ -12,6 +12,7 @@
 #include "attn/models/task_model.h"
 #include "attn/ops/loss/loss.h"
 #include "attn/train/data/batching.h"
+#include "attn/train/distributed/communicator.h"
 
 namespace attn {
 
@@ -24,7 +25,10 @@ Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduct
 
 // The loss the trainer minimises on a batch: the mean of the per-example
 // losses, except for tagging, where it is the mean over every valid token of
-// the batch (a long sentence weighs more than a short one).
+// the batch (a long sentence weighs more than a short one). For a process's
+// share of a batch (Batch::global_examples set) the sum over the share is
+// divided by the whole batch's count, so the processes' losses and
+// gradients add up to the whole batch's.
 Tensor training_loss(TaskKind task, const Tensor& logits, const Batch& batch);
 
 struct EvalResult {
@@ -37,6 +41,13 @@ struct EvalOptions {
   int64_t batch_size = 64;
   int64_t max_len = 0;
   bool probabilities = false;  // predict(): also each class's probability (classify, pair)
+  // A data-parallel run's processes (null: this process alone). Process r
+  // runs the batches r, r + N, r + 2N, ... (the batches of one process's
+  // run, so every example sees the same padding and the same arithmetic);
+  // the predictions and per-batch losses are then summed over the processes
+  // exactly (each slot has one non-zero contributor), and the metrics equal
+  // the one-process run's.
+  Communicator* processes = nullptr;
 };
 
 // Runs in evaluation mode under NoGrad (restores the training flag after).

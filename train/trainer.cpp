@@ -12,6 +12,8 @@
 #include "attn/models/model_config_check.h"
 #include "attn/nn/safetensors.h"
 #include "attn/train/checkpoint.h"
+#include "attn/train/distributed/run_agreement.h"
+#include "attn/train/distributed/summed_gradient_sync.h"
 #include "attn/train/interrupt.h"
 #include "attn/train/optim/gradient_sync.h"
 #include "attn/train/optim/make_optimizer.h"
@@ -94,8 +96,13 @@ class Trainer {
   bool keep_as_best(double score);
   void report_best_without_a_finite_score() const;
   void save_checkpoint();
+  void check_processes_agree_at_start();
+  bool stop_requested();
+  bool writer() const { return processes_.writes_run_folder(); }
 
   const TrainOptions& o_;
+  SingleProcess alone_;
+  Communicator& processes_;  // o_.processes, or alone_
   const RunFiles run_;
   Dataset data_;
   Vocabulary vocab_;
@@ -108,7 +115,8 @@ class Trainer {
   std::unique_ptr<Optimizer> model_optimizer_;
   std::vector<Optimizer*> optimizers_;  // as checkpoints save them: the model's, then the extension's
   std::unique_ptr<WeightDecay> decay_;
-  SingleProcessSync gradient_sync_;
+  SingleProcessSync single_sync_;
+  std::unique_ptr<SummedGradientSync> summed_sync_;  // with more than one process
   TrainProgress progress_;
   BatchOptions batch_options_;
   EvalOptions eval_options_;
@@ -124,16 +132,20 @@ class Trainer {
 
 Trainer::Trainer(const TrainOptions& o)
     : o_(o),
+      processes_(o.processes ? *o.processes : static_cast<Communicator&>(alone_)),
       run_{o.run_dir},
       model_config_(o.model),
       init_(o.seed),
       noise_(o.seed + 1),
       shuffle_(o.seed + 2),
-      step_log_(run_.steps(), o.log_every, o.device) {
+      step_log_(run_.steps(), processes_.writes_run_folder() ? o.log_every : 0, o.device) {
   ATTN_CHECK(!o.run_dir.empty(), "train", "no run folder given");
   ATTN_CHECK(o.log_every >= 0, "train", "--log-every must be 0 (no step log) or positive, got ", o.log_every);
   ATTN_CHECK(o.epochs > 0 && o.batch_size > 0, "train", "--epochs and --batch must be positive");
-  check_run_folder(o_);
+  // Process 0 alone checks and writes the run folder (the others would see
+  // the files it is writing).
+  if (writer()) check_run_folder(o_);
+  if (processes_.size() > 1) log("data-parallel: " + processes_.describe());
   // A bad model config stops the run before the data is read.
   check_model_config(o_.model, "the model config");
   data_ = load_task_data(o_.data);
@@ -143,6 +155,35 @@ Trainer::Trainer(const TrainOptions& o)
   build_model();
   build_optimisers();
   restore_position();
+  if (processes_.size() > 1) check_processes_agree_at_start();
+}
+
+// Every process hashes its settings, data, vocabulary and initial weights;
+// any difference stops every process with the same error.
+void Trainer::check_processes_agree_at_start() {
+  ATTN_CHECK(!extension_->optimizer(), "train", "ReSAN's REINFORCE training runs in one process only: its reward "
+             "baseline and policy gradient are not yet summed over processes; run it without mpirun");
+  std::string settings = run_settings(o_).to_text() + model_config_.to_text();
+  check_processes_agree(processes_, {{"the settings (run.cfg, model.cfg)", Fingerprint().add(settings).value()},
+                                     {"the training data", fingerprint_of(data_.train)},
+                                     {"the dev data", fingerprint_of(data_.dev)},
+                                     {"the test data", fingerprint_of(data_.test)},
+                                     {"the vocabulary", fingerprint_of(vocab_.words())},
+                                     {"the initial weights", fingerprint_of(model_->named_parameters())},
+                                     {"the position in training", Fingerprint()
+                                                                      .add(progress_.step)
+                                                                      .add(progress_.epoch)
+                                                                      .add(progress_.batch_in_epoch)
+                                                                      .value()}});
+}
+
+// Ctrl-C (or the launcher's SIGTERM) reaches the processes at different
+// moments: they stop together when any of them was asked to.
+bool Trainer::stop_requested() {
+  if (processes_.size() == 1) return interrupt_requested();
+  uint64_t asked = 0;
+  for (uint64_t flag : processes_.gather_to_all(interrupt_requested() ? 1 : 0, "stop check")) asked |= flag;
+  return asked != 0;
 }
 
 // An empty split would train on nothing or select and report on nothing; the
@@ -203,7 +244,7 @@ void Trainer::build_model() {
     int64_t found = model_->embedding().load_glove(o_.glove, vocab_.words());
     log("GloVe: " + std::to_string(found) + " of " + std::to_string(vocab_.size()) + " words found");
   }
-  if (!o_.resume) write_run_files(o_, vocab_, data_.label_names);  // nothing is written before the model is valid
+  if (!o_.resume && writer()) write_run_files(o_, vocab_, data_.label_names);  // nothing is written before the model is valid
   // The whole resolved configuration, as run.cfg and model.cfg record it.
   log("configuration" + (o_.preset.empty() ? std::string() : " (preset " + o_.preset + ")") + ":\n" +
       indent(run_settings(o_).to_text()) + indent(model_config_.to_text()));
@@ -240,14 +281,17 @@ void Trainer::restore_position() {
   batch_options_.max_len = o_.max_len;
   eval_options_.batch_size = o_.batch_size;
   eval_options_.max_len = o_.max_len;
+  eval_options_.processes = &processes_;
   const int64_t per_epoch = (static_cast<int64_t>(data_.train.size()) + o_.batch_size - 1) / o_.batch_size;
   ATTN_CHECK(o_.epochs <= std::numeric_limits<int64_t>::max() / std::max<int64_t>(per_epoch, 1), "train",
              "--epochs ", o_.epochs, " times ", per_epoch, " batches per epoch overflows the step counter");
   if (o_.resume) {
     check_progress_fits_run(progress_, per_epoch, o_.epochs, run_.last());
     // Lines a killed run wrote after its checkpoint: the steps they log are trained again.
-    keep_metrics_up_to(run_.metrics(), progress_.step);
-    keep_metrics_up_to(run_.steps(), progress_.step);
+    if (writer()) {
+      keep_metrics_up_to(run_.metrics(), progress_.step);
+      keep_metrics_up_to(run_.steps(), progress_.step);
+    }
     evaluated_step_ = progress_.step;
   }
   total_steps_ = per_epoch * o_.epochs;
@@ -278,7 +322,10 @@ TrainResult Trainer::train() {
 
   // Test metrics of the best dev checkpoint, evaluated as it was on dev.
   extension_->end_training();
-  if (progress_.best_step < 0) report_best_without_a_finite_score();
+  if (progress_.best_step < 0 && writer()) report_best_without_a_finite_score();
+  // Process 0 may still be writing best.safetensors (atomically): every
+  // process reads it once all have arrived here.
+  if (processes_.size() > 1) processes_.gather_to_all(0, "before reading the best checkpoint");
   if (path_exists(run_.best())) load_best_weights(run_.best(), *model_);
   result_.test = evaluate(*model_, data_.test, vocab_, data_.label_names, eval_options_);
   result_.primary = result_.test.primary;  // set even when a finished run is resumed and trains no step
@@ -291,9 +338,10 @@ TrainingStep Trainer::make_step(ProgressBar& bar) {
   parts.model = model_.get();
   parts.task = data_.task;
   parts.model_optimizer = model_optimizer_.get();
-  parts.decay = decay_.get();
+  parts.decay = writer() ? decay_.get() : nullptr;  // the penalty's gradient is added once
   parts.extension = extension_.get();
-  parts.gradient_sync = &gradient_sync_;
+  if (processes_.size() > 1) summed_sync_ = std::make_unique<SummedGradientSync>(processes_);
+  parts.gradient_sync = summed_sync_ ? static_cast<GradientSync*>(summed_sync_.get()) : &single_sync_;
   parts.noise = &noise_;
   parts.clip_norm = o_.clip_norm;
   parts.device = o_.device;
@@ -318,27 +366,30 @@ bool Trainer::train_epochs(TrainingStep& step, ProgressBar& bar) {
     // anywhere in the epoch restores it and redraws the same order.
     progress_.epoch_shuffle_state = shuffle_.state();
     BatchIterator it(data_.train, vocab_, data_.task, batch_options_, &shuffle_);
+    it.set_share({processes_.rank(), processes_.size()});
     Batch batch;
     const int64_t batches = it.batches_per_epoch();
     for (int64_t skip = 0; skip < progress_.batch_in_epoch; ++skip) it.next(batch);
     while (!done) {
       step_log_.step_begins();
       if (!it.next(batch)) break;
-      const int64_t tokens = step_log_.on() ? tokens_in(batch) : 0;  // before the batch moves to the device
+      const int64_t tokens = step_log_.on() ? batch.global_positions : 0;
+      if (summed_sync_ && model_->embedding().weight.requires_grad())
+        summed_sync_->set_sparse_rows(model_->embedding().weight, batch.global_word_ids);
       const StepResult result = step.run(batch, progress_);
       loss_sum += result.loss;
       ++loss_count;
-      examples_ += batch.size();
+      examples_ += batch.global_examples;
       ++progress_.step;
       ++progress_.batch_in_epoch;
       // Before the step's evaluation and checkpoint: a checkpoint never
       // covers a step whose line is not written yet.
-      log_step(result, batch.size(), tokens);
+      log_step(result, batch.global_examples, tokens);
       if (o_.verbose) bar.update(progress_.step, mean_train_loss(), examples_);
       done = progress_.step >= total_steps_;
       if (o_.eval_every > 0 && progress_.step % o_.eval_every == 0) evaluate_dev_once(bar);
       if (done || progress_.batch_in_epoch == batches) break;
-      if (interrupt_requested()) {
+      if (stop_requested()) {
         stop_on_interrupt(bar);
         return false;
       }
@@ -360,7 +411,7 @@ bool Trainer::end_epoch(ProgressBar& bar) {
   progress_.epoch_shuffle_state = shuffle_.state();
   progress_.train_loss_sum = 0;
   progress_.train_loss_count = 0;
-  if (interrupt_requested()) {
+  if (stop_requested()) {
     stop_on_interrupt(bar);
     return false;
   }
@@ -373,7 +424,7 @@ bool Trainer::end_epoch(ProgressBar& bar) {
 // stopped it: the checkpoint is then final, and --resume only tests it.
 bool Trainer::end_run(ProgressBar& bar) {
   evaluate_dev_once(bar);
-  if (interrupt_requested()) {
+  if (stop_requested()) {
     stop_on_interrupt(bar);
     return false;
   }
@@ -385,7 +436,8 @@ void Trainer::stop_on_interrupt(ProgressBar& bar) {
   save_checkpoint();
   if (o_.verbose) bar.finish();
   // Said even with --quiet: it answers the user's Ctrl-C.
-  std::fprintf(stderr, "interrupted: saved a resumable checkpoint to %s (continue with --resume)\n",
+  if (writer())
+    std::fprintf(stderr, "interrupted: saved a resumable checkpoint to %s (continue with --resume)\n",
                run_.last().c_str());
   result_.interrupted = true;
   result_.steps = progress_.step;
@@ -426,8 +478,10 @@ void Trainer::evaluate_dev(double train_loss) {
   line["epoch"] = static_cast<double>(progress_.epoch + 1);
   line["train_loss"] = train_loss;
   extension_->add_dev_metrics(line);
-  append_line(run_.metrics(), metrics_json(line));
-  write_run_curves(run_.dir);
+  if (writer()) {
+    append_line(run_.metrics(), metrics_json(line));
+    write_run_curves(run_.dir);
+  }
   const bool better = keep_as_best(dev.primary_value());
   extension_->after_dev_evaluation(dev, progress_.step);
   if (o_.verbose)
@@ -443,10 +497,10 @@ bool Trainer::keep_as_best(double score) {
   if (std::isfinite(score) && score > progress_.best_dev) {
     progress_.best_dev = score;
     progress_.best_step = progress_.step;
-    save_best_weights(run_.best(), *model_, progress_.step);
+    if (writer()) save_best_weights(run_.best(), *model_, progress_.step);
     return true;
   }
-  if (progress_.best_step < 0) save_best_weights(run_.best(), *model_, progress_.step);
+  if (progress_.best_step < 0 && writer()) save_best_weights(run_.best(), *model_, progress_.step);
   return false;
 }
 
@@ -465,6 +519,7 @@ void Trainer::report_best_without_a_finite_score() const {
 void Trainer::save_checkpoint() {
   progress_.noise_state = noise_.state();
   extension_->save_state(progress_);
+  if (!writer()) return;
   save_training_checkpoint(run_.last(), *model_, {optimizers_.begin(), optimizers_.end()}, progress_);
 }
 

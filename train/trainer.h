@@ -20,6 +20,7 @@
 #include <string>
 
 #include "attn/models/config.h"
+#include "attn/train/distributed/communicator.h"
 #include "attn/train/evaluate.h"
 #include "attn/train/reinforce/reinforce.h"
 #include "attn/train/data/task_data.h"
@@ -72,6 +73,10 @@ struct TrainOptions {
   bool verbose = true;           // progress bar and log lines on stderr
   bool detect_anomaly = false;   // check every kernel's output; stop at the first non-finite value
   Device device = Device::CPU;   // the model moves there (Module::to), each batch too
+  // The processes of a data-parallel run (train/distributed/; null: this
+  // process alone). Each takes its share of every batch; process 0 writes
+  // the run folder. Not recorded in run.cfg: any number may resume a run.
+  Communicator* processes = nullptr;
 };
 
 struct TrainResult {

@@ -54,12 +54,12 @@ StepResult TrainingStep::run(Batch& batch, const TrainProgress& at) {
   const std::array<uint64_t, 4> noise_before = parts_.noise->state();  // to re-run a failing step
 
   // Forward, loss, backward.
-  const double loss = compute_gradients(batch, plan, /*backward_when_nonfinite=*/false);
+  const double own_loss = compute_gradients(batch, plan, /*backward_when_nonfinite=*/false);
   const std::vector<Optimizer*> learning_now = learning(plan);
 
-  // Gradient synchronisation: in a data-parallel run the processes average
-  // their gradients here, so everything below sees the same gradients.
-  parts_.gradient_sync->synchronise(parameters_of(learning_now));
+  // Gradient synchronisation: in a data-parallel run the processes sum their
+  // gradients and losses here, so everything below sees the same values.
+  const double loss = parts_.gradient_sync->synchronise(parameters_of(learning_now), own_loss);
 
   // Clip each optimiser's gradients to the global norm limit. The norms are
   // measured with clipping off too: the finite check needs them.
@@ -92,6 +92,15 @@ StepResult TrainingStep::run(Batch& batch, const TrainProgress& at) {
 // parameters for clipping and the update.
 double TrainingStep::compute_gradients(const Batch& batch, const StepPlan& plan, bool backward_when_nonfinite) {
   for (Optimizer* opt : optimizers_) opt->zero_grad();
+  if (batch.size() == 0) {
+    // A data-parallel process whose share of a short last batch is empty
+    // computes no gradient, but still its part of the weight decay (only one
+    // process has a decay).
+    if (!parts_.decay || !plan.model_learns) return 0.0;
+    Tensor penalty = parts_.decay->penalty();
+    penalty.backward();
+    return penalty.item();
+  }
   const Tensor logits = parts_.model->logits(inputs_of(batch));
   Tensor loss = training_loss(parts_.task, logits, batch);
   if (parts_.decay) loss = loss + parts_.decay->penalty();

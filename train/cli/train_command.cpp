@@ -16,6 +16,7 @@
 #include "attn/train/cli/presets.h"
 #include "attn/train/run/run_settings.h"
 #include "attn/train/run/run_folder.h"
+#include "attn/train/distributed/communicator.h"
 #include "attn/train/run/run_lock.h"
 #include "attn/train/trainer.h"
 
@@ -81,10 +82,12 @@ int run_train_command(const std::vector<std::string>& args) {
       .flag("rl-baseline", "ReSAN: subtract a moving-average baseline from the reward")
       .flag("detect-anomaly", "check every kernel's output and stop at the first NaN/overflow, naming the op (slow)")
       .flag("quiet", "no progress output on stderr")
+      .option("sync-timeout", "300", "SECONDS: data-parallel runs (mpirun -np N attn train ...): how long a process waits for the others at a gradient sum or evaluation before the run stops as dead or stuck")
       .epilog(model_config_keys_help());
   p.example("attn train --model mtsa --run runs/mtsa-spam", "MTSA on the default data (SpamAssassin); prints the test metrics as JSON");
   p.example("attn train --preset mtsa-sst5 --data DIR --glove glove.840B.300d.txt", "a paper's experiment (`attn presets mtsa-sst5` shows its values)");
   p.example("attn train --run runs/mtsa-spam --resume", "continues an interrupted run from its last checkpoint");
+  p.example("mpirun -np 2 attn train --model mtsa --run runs/mtsa-spam", "the same run on 2 processes, each on half of every batch (docs/distributed.md)");
   if (!p.parse(args)) {
     // `--preset NAME --help`: the help with the preset's values as the defaults.
     if (const std::string name = preset_named_in(args); !name.empty()) {
@@ -226,7 +229,12 @@ int run_train_command(const std::vector<std::string>& args) {
   }
   if (o.run_dir.empty()) o.run_dir = "runs/" + model_name + "-" + p.get("task");
   // Held until the command returns: through training and test_metrics.json.
-  const RunFolderLock lock(o.run_dir);
+  // Process 0 of a data-parallel run writes the run folder; the others only read it.
+  const std::unique_ptr<Communicator> processes = make_communicator(p.get_double("sync-timeout", 1e-3));
+  o.processes = processes.get();
+  if (!processes->writes_run_folder()) o.verbose = false;
+  std::unique_ptr<RunFolderLock> lock;
+  if (processes->writes_run_folder()) lock = std::make_unique<RunFolderLock>(o.run_dir);
   // Settings not given again on --resume are the run's own.
   if (o.resume && text::is_regular_file(RunFiles{o.run_dir}.run_config()))
     apply_run_settings(Config::load(RunFiles{o.run_dir}.run_config()), o, [&](const std::string& key) {
@@ -236,8 +244,18 @@ int run_train_command(const std::vector<std::string>& args) {
       return p.is_set(flag);
     });
 
-  TrainResult r = train_model(o);
+  TrainResult r;
+  try {
+    r = train_model(o);
+  } catch (const std::exception& e) {
+    // One process stopping alone would leave the others waiting: all stop.
+    if (processes->size() == 1) throw;
+    const auto* error = dynamic_cast<const Error*>(&e);
+    processes->abort_all("attn train (process " + std::to_string(processes->rank()) + " of " +
+                         std::to_string(processes->size()) + "): error: " + (error ? error->user_message() : e.what()));
+  }
   if (r.interrupted) return 130;
+  if (!processes->writes_run_folder()) return 0;
   char buf[512];
   std::snprintf(buf, sizeof(buf),
                 ", \"best_dev_%s\": %s, \"train_seconds\": %.1f, \"examples_per_second\": %.1f, \"steps\": %lld, "

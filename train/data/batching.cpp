@@ -110,6 +110,40 @@ void BatchIterator::plan_epoch() {
 
 void BatchIterator::reset() { plan_epoch(); }
 
+void BatchIterator::set_share(const BatchShare& share) {
+  ATTN_CHECK(share.processes >= 1 && share.rank >= 0 && share.rank < share.processes, "BatchIterator",
+             "share ", share.rank, " of ", share.processes, " processes does not exist");
+  share_ = share;
+}
+
+// The loss's divisor and the embedding rows of the whole batch, the same for
+// every process's share: example count, tagged tokens (the truncated and
+// padded positions carry no tag) and the distinct word ids.
+void BatchIterator::describe_whole_batch(const std::vector<size_t>& whole, Batch& batch) const {
+  batch.global_examples = static_cast<int64_t>(whole.size());
+  std::vector<int64_t> ids;
+  for (size_t i : whole) {
+    const Item& item = items_[i];
+    const auto keep = [&](const std::vector<int64_t>& seq) {
+      const size_t kept = options_.max_len > 0 ? std::min(seq.size(), static_cast<size_t>(options_.max_len))
+                                               : seq.size();
+      // An empty sentence is read as one <unk>.
+      if (kept == 0) ids.push_back(Vocabulary::kUnk);
+      ids.insert(ids.end(), seq.begin(), seq.begin() + static_cast<std::ptrdiff_t>(kept));
+      return static_cast<int64_t>(kept);
+    };
+    const int64_t length = keep(item.ids);
+    if (uses_second(task_)) keep(item.ids_b);
+    if (task_ == TaskKind::Tag)
+      for (int64_t j = 0; j < std::min(length, static_cast<int64_t>(item.tags.size())); ++j)
+        batch.global_tokens += item.tags[static_cast<size_t>(j)] != kIgnoreTag;
+  }
+  batch.global_positions = static_cast<int64_t>(ids.size());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  batch.global_word_ids = std::move(ids);
+}
+
 int64_t BatchIterator::batches_per_epoch() const {
   int64_t n = num_examples();
   return (n + options_.batch_size - 1) / options_.batch_size;
@@ -121,8 +155,11 @@ bool BatchIterator::next(Batch& batch) {
     epoch_done_ = true;
     return false;
   }
-  const std::vector<size_t>& members = plan_[cursor_++];
+  const std::vector<size_t>& whole = plan_[cursor_++];
   batch = Batch();
+  describe_whole_batch(whole, batch);
+  const int64_t whole_size = static_cast<int64_t>(whole.size());
+  const std::vector<size_t> members(whole.begin() + share_.begin(whole_size), whole.begin() + share_.end(whole_size));
   batch.indices = members;
   std::vector<const std::vector<int64_t>*> seqs;
   for (size_t i : members) seqs.push_back(&items_[i].ids);

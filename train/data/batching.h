@@ -18,7 +18,27 @@ struct Batch {
   std::vector<double> scores;   // relatedness
   Tensor tags;                  // [B, n] int64 with -100 at padding (tagging)
   std::vector<size_t> indices;  // positions of the examples in the source vector
+  // The whole mini-batch this one is a process's share of (a data-parallel
+  // run; equal to this batch's own in one process): how many examples and
+  // how many tagged tokens it has (what the loss is divided by), and the
+  // distinct word ids it reads (the embedding rows whose gradient is reduced).
+  int64_t global_examples = 0;
+  int64_t global_tokens = 0;
+  int64_t global_positions = 0;  // valid word positions (both sentences), as tokens_in counts them
+  std::vector<int64_t> global_word_ids;
   int64_t size() const { return static_cast<int64_t>(indices.size()); }
+};
+
+// Which share of every mini-batch this process takes in a data-parallel run
+// of `processes` processes: rows [B * rank / processes, B * (rank + 1) /
+// processes) of a batch of B, so the shares are disjoint, cover the batch and
+// differ in size by at most one. A share may be empty (B < processes); the
+// number of steps is the same for every process.
+struct BatchShare {
+  int rank = 0;
+  int processes = 1;
+  int64_t begin(int64_t batch) const { return batch * rank / processes; }
+  int64_t end(int64_t batch) const { return batch * (rank + 1) / processes; }
 };
 
 // Tag id at padded (and truncated-away) positions; cross-entropy ignores it.
@@ -54,6 +74,9 @@ class BatchIterator {
   // Fills `batch` with the next mini-batch; false at the end of the epoch.
   // The call after a false starts the next epoch (reshuffled when shuffling).
   bool next(Batch& batch);
+  // From now on next() fills this process's share of each batch (and the
+  // global_* fields of the whole batch).
+  void set_share(const BatchShare& share);
   // Abandons the current epoch and starts a new one.
   void reset();
 
@@ -67,12 +90,14 @@ class BatchIterator {
     double score = 0;
   };
   void plan_epoch();
+  void describe_whole_batch(const std::vector<size_t>& whole, Batch& batch) const;
   int64_t length_of(const Item& item) const;
 
   std::vector<Item> items_;
   TaskKind task_;
   BatchOptions options_;
   Generator* gen_;
+  BatchShare share_;
   std::vector<std::vector<size_t>> plan_;  // this epoch's batches, as example positions
   size_t cursor_ = 0;
   bool epoch_done_ = false;
