@@ -161,8 +161,6 @@ Trainer::Trainer(const TrainOptions& o)
 // Every process hashes its settings, data, vocabulary and initial weights;
 // any difference stops every process with the same error.
 void Trainer::check_processes_agree_at_start() {
-  ATTN_CHECK(!extension_->optimizer(), "train", "ReSAN's REINFORCE training runs in one process only: its reward "
-             "baseline and policy gradient are not yet summed over processes; run it without mpirun");
   std::string settings = run_settings(o_).to_text() + model_config_.to_text();
   check_processes_agree(processes_, {{"the settings (run.cfg, model.cfg)", Fingerprint().add(settings).value()},
                                      {"the training data", fingerprint_of(data_.train)},
@@ -238,7 +236,7 @@ void Trainer::log_dropped_words() const {
 
 void Trainer::build_model() {
   model_ = std::make_unique<TaskModel>(model_config_, data_.task, vocab_.size(), classes_for(data_, model_config_),
-                                       DType::F32, init_, noise_);
+                                       o_.dtype, init_, noise_);
   model_config_.check_all_used("the model config");
   if (!o_.glove.empty() && !o_.resume) {
     int64_t found = model_->embedding().load_glove(o_.glove, vocab_.words());

@@ -41,7 +41,10 @@ struct TrainOptions {
   int64_t max_len = 200;    // longer sequences are truncated
   int64_t max_steps = 0;    // stop after this many steps (0 = no cap)
   int64_t min_count = 1;    // vocabulary: every training word (the papers fine-tune them all)
-  int64_t max_vocab = 0;    // vocabulary size cap, the most frequent words kept (0 = no cap, as the papers)
+  int64_t max_vocab = 0;
+  // The weights' and activations' type: float32 (the papers), or float64
+  // for studies of rounding (data-parallel equivalence, gradient checks).
+  DType dtype = DType::F32;    // vocabulary size cap, the most frequent words kept (0 = no cap, as the papers)
   uint64_t seed = 1;
   double weight_decay = 0;  // gamma of the L2 penalty factor * gamma * ||theta||^2
   // What the penalty covers: "all" parameters (seeds 001 and 004: "L2

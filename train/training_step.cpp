@@ -95,11 +95,16 @@ double TrainingStep::compute_gradients(const Batch& batch, const StepPlan& plan,
   if (batch.size() == 0) {
     // A data-parallel process whose share of a short last batch is empty
     // computes no gradient, but still its part of the weight decay (only one
-    // process has a decay).
-    if (!parts_.decay || !plan.model_learns) return 0.0;
-    Tensor penalty = parts_.decay->penalty();
-    penalty.backward();
-    return penalty.item();
+    // process has a decay) and of the extension's exchanges.
+    parts_.extension->after_loss(batch, Tensor());
+    double penalty_value = 0;
+    if (parts_.decay && plan.model_learns) {
+      Tensor penalty = parts_.decay->penalty();
+      penalty.backward();
+      penalty_value = penalty.item();
+    }
+    parts_.extension->after_backward();
+    return penalty_value;
   }
   const Tensor logits = parts_.model->logits(inputs_of(batch));
   Tensor loss = training_loss(parts_.task, logits, batch);

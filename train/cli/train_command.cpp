@@ -56,6 +56,7 @@ int run_train_command(const std::vector<std::string>& args) {
       .option("lr", "0", "FLOAT: learning rate (0: the optimizer's default)")
       .option("optimizer", "adam", "adam, adadelta or sgd")
       .option("seed", "1", "random seed (initialisation, dropout, shuffling)")
+      .option("dtype", "float32", "float32 (the papers) or float64 (weights and arithmetic in double precision, for studies of rounding)")
       .option("max-len", "200", "truncate sequences to this many tokens (0: no cap)")
       .option("max-steps", "0", "stop after this many steps (0: no cap)")
       .option("min-count", "1", "minimum word count for the vocabulary (1: every training word, as the papers)")
@@ -166,6 +167,7 @@ int run_train_command(const std::vector<std::string>& args) {
   o.rl_baseline = p.is_set("rl-baseline");
   o.verbose = !p.is_set("quiet");
   o.detect_anomaly = p.is_set("detect-anomaly");
+  o.dtype = p.get_choice("dtype", {"float32", "float64"}) == "float64" ? DType::F64 : DType::F32;
 
   // The model: the run's own config when resuming, then --config, --model
   // and the model flags over it (a change there is refused by train_model).

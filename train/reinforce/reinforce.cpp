@@ -38,8 +38,11 @@ MovingBaseline::MovingBaseline(double momentum, double initial) : momentum_(mome
 
 void MovingBaseline::update(const std::vector<double>& rewards) {
   if (rewards.empty()) return;
-  const double mean = std::accumulate(rewards.begin(), rewards.end(), 0.0) / static_cast<double>(rewards.size());
-  value_ = momentum_ * value_ + (1 - momentum_) * mean;
+  update_with_mean(std::accumulate(rewards.begin(), rewards.end(), 0.0) / static_cast<double>(rewards.size()));
+}
+
+void MovingBaseline::update_with_mean(double mean_reward) {
+  value_ = momentum_ * value_ + (1 - momentum_) * mean_reward;
 }
 
 Tensor reinforce_surrogate(const Tensor& log_pi, const std::vector<double>& per_example_loss,
@@ -58,10 +61,19 @@ Tensor reinforce_surrogate(const Tensor& log_pi, const std::vector<double>& per_
     ATTN_CHECK(std::isfinite(rewards[i]), op, "reward ", i, " is not finite (loss ", per_example_loss[i],
                ", fraction ", selected_fraction[i], ")");
   const double b = baseline ? baseline->value() : 0.0;
+  if (baseline) baseline->update(rewards);
+  return reinforce_surrogate_of_rewards(log_pi, rewards, b, B);
+}
+
+Tensor reinforce_surrogate_of_rewards(const Tensor& log_pi, const std::vector<double>& rewards, double baseline,
+                                      int64_t whole_batch) {
+  const char* op = "reinforce_surrogate";
+  const int64_t B = log_pi.size(0);
+  ATTN_CHECK(static_cast<int64_t>(rewards.size()) == B && whole_batch >= B, op, "log_pi is ",
+             shape_str(log_pi.shape()), " with ", rewards.size(), " rewards and a whole batch of ", whole_batch);
   // coef_i = -(R_i - b) / B: the surrogate is sum_i coef_i * log_pi_i.
   std::vector<double> coef(rewards.size());
-  for (size_t i = 0; i < coef.size(); ++i) coef[i] = -(rewards[i] - b) / static_cast<double>(B);
-  if (baseline) baseline->update(rewards);
+  for (size_t i = 0; i < coef.size(); ++i) coef[i] = -(rewards[i] - baseline) / static_cast<double>(whole_batch);
   Tensor c = from_vector(coef, {B}, log_pi.dtype()).to(log_pi.device());
   if (c.device() != log_pi.device()) c = to_device(c, log_pi.device());
   return sum(mul(log_pi, c));

@@ -37,6 +37,7 @@ class MovingBaseline {
   double value() const { return value_; }
   double momentum() const { return momentum_; }
   void update(const std::vector<double>& rewards);  // no-op for an empty batch
+  void update_with_mean(double mean_reward);
   void set_value(double value) { value_ = value; }  // for resuming a run
 
  private:
@@ -51,6 +52,12 @@ class MovingBaseline {
 Tensor reinforce_surrogate(const Tensor& log_pi, const std::vector<double>& per_example_loss,
                            const std::vector<double>& selected_fraction, double lambda,
                            MovingBaseline* baseline = nullptr, RewardKind kind = RewardKind::Probability);
+
+// The same surrogate from rewards already computed, a baseline value b and
+// the whole batch's size: a data-parallel process holds a share of the batch,
+// and the shares' gradients -(R_i - b) / whole_batch add up to the batch's.
+Tensor reinforce_surrogate_of_rewards(const Tensor& log_pi, const std::vector<double>& rewards, double baseline,
+                                      int64_t whole_batch);
 
 // What the trainer does at a step (Sec. 4): first a supervised warm-up with
 // every token selected and the RSS untouched, then optionally RL updates

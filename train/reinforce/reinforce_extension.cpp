@@ -1,7 +1,10 @@
 #include "attn/train/reinforce/reinforce_extension.h"
 
+#include <cmath>
 #include <cstdio>
+#include <numeric>
 
+#include "attn/engine/error.h"
 #include "attn/train/optim/make_optimizer.h"
 
 namespace attn {
@@ -49,17 +52,42 @@ StepPlan ReinforceExtension::before_forward(int64_t step) {
   return plan;
 }
 
+// In a data-parallel run every process calls this at every step, also with
+// an empty share of the batch (no logits): the baseline's mean reward is
+// taken over the whole batch, which every process must contribute to.
 void ReinforceExtension::after_loss(const Batch& batch, const Tensor& logits) {
-  if (!plan_.rl_update) return;
-  const PolicySelection selection = encoder_.policy_selection();
-  const std::vector<double> losses = task_loss(task_, logits, batch, Reduction::None).detach().to_vector();
-  const std::vector<double> fraction = selection.fraction.to_vector();
-  const Tensor surrogate = reinforce_surrogate(selection.log_pi, losses, fraction, options_.rl_lambda,
-                                               options_.rl_baseline ? &*baseline_ : nullptr, options_.rl_reward);
-  surrogate.backward(Tensor(), /*retain_graph=*/plan_.supervised_update);
   policy_grads_.clear();
+  if (!plan_.rl_update) return;
+  std::vector<double> rewards;
+  PolicySelection selection;
+  if (batch.size() > 0) {
+    selection = encoder_.policy_selection();
+    const std::vector<double> losses = task_loss(task_, logits, batch, Reduction::None).detach().to_vector();
+    rewards = reinforce_rewards(losses, selection.fraction.to_vector(), options_.rl_lambda, options_.rl_reward);
+    for (size_t i = 0; i < rewards.size(); ++i)
+      ATTN_CHECK(std::isfinite(rewards[i]), "reinforce_surrogate", "reward ", i, " is not finite (loss ", losses[i],
+                 ")");
+  }
+  const double b = options_.rl_baseline ? baseline_->value() : 0.0;
+  if (options_.rl_baseline) update_baseline(rewards);
+  if (batch.size() == 0) return;
+  const int64_t whole_batch = batch.global_examples > 0 ? batch.global_examples : batch.size();
+  const Tensor surrogate = reinforce_surrogate_of_rewards(selection.log_pi, rewards, b, whole_batch);
+  surrogate.backward(Tensor(), /*retain_graph=*/plan_.supervised_update);
   for (const Tensor& p : optimizer_->params()) policy_grads_.push_back(p.grad());
   for (const Tensor& p : other_params_) p.zero_grad();
+}
+
+// The mean reward of the whole batch: the processes' sums and counts summed.
+void ReinforceExtension::update_baseline(const std::vector<double>& rewards) {
+  if (!options_.processes || options_.processes->size() == 1) {
+    baseline_->update(rewards);
+    return;
+  }
+  std::vector<double> sum_and_count{std::accumulate(rewards.begin(), rewards.end(), 0.0),
+                                    static_cast<double>(rewards.size())};
+  options_.processes->sum_in_rank_order(sum_and_count, "reward baseline");
+  if (sum_and_count[1] > 0) baseline_->update_with_mean(sum_and_count[0] / sum_and_count[1]);
 }
 
 void ReinforceExtension::after_backward() {

@@ -52,6 +52,7 @@ class ReinforceExtension final : public TrainingExtension {
   void end_training() override;
 
  private:
+  void update_baseline(const std::vector<double>& rewards);
   Encoder& encoder_;
   const TaskKind task_;
   const TrainOptions& options_;

@@ -25,11 +25,17 @@ std::string flag_of(const std::string& key) {
 
 }  // namespace
 
+DType training_dtype_from_name(const std::string& name) {
+  if (name == "float32") return DType::F32;
+  if (name == "float64") return DType::F64;
+  throw Error("train: unknown dtype '" + name + "' (known: float32, float64)");
+}
+
 const std::vector<std::string>& run_setting_keys() {
   static const std::vector<std::string> keys = {
       "task", "data", "format", "fold", "max_len", "max_words", "batch", "optimizer", "lr", "seed", "min_count",
       "max_vocab", "weight_decay", "weight_decay_scope", "weight_decay_factor", "clip", "glove", "rl_reward",
-      "rl_lambda", "rl_warmup", "rl_warmup_min_decrease", "rl_only", "rl_lr", "rl_baseline", "preset"};
+      "rl_lambda", "rl_warmup", "rl_warmup_min_decrease", "rl_only", "rl_lr", "rl_baseline", "preset", "dtype"};
   return keys;
 }
 
@@ -60,6 +66,7 @@ Config run_settings(const TrainOptions& o) {
   c.set("rl_lr", number(o.rl_lr));
   c.set("rl_baseline", o.rl_baseline ? "1" : "0");
   if (!o.preset.empty()) c.set("preset", o.preset);
+  c.set("dtype", dtype_name(o.dtype));
   return c;
 }
 
@@ -106,6 +113,7 @@ void apply_run_settings(const Config& stored, TrainOptions& o, const std::functi
   if (take("rl_lr")) o.rl_lr = real("rl_lr");
   if (take("rl_baseline")) o.rl_baseline = text("rl_baseline") == "1";
   if (take("preset")) o.preset = text("preset");
+  if (take("dtype")) o.dtype = training_dtype_from_name(text("dtype"));
 }
 
 std::vector<std::string> run_differences(const Config& stored_run, const Config& stored_model, const TrainOptions& o) {

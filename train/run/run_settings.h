@@ -17,6 +17,8 @@ namespace attn {
 // Every recorded key (run.cfg spelling, e.g. "max_len"; the flag is
 // "--max-len").
 const std::vector<std::string>& run_setting_keys();
+// run.cfg's dtype: float32 or float64 (anything else is an error).
+DType training_dtype_from_name(const std::string& name);
 
 // The recorded settings of `o`, as run.cfg holds them.
 Config run_settings(const TrainOptions& o);

@@ -1,4 +1,5 @@
 #include "attn/train/run/saved_run.h"
+#include "attn/train/run/run_settings.h"
 
 #include "attn/engine/error.h"
 #include "attn/models/model_config_check.h"
@@ -28,6 +29,8 @@ SavedRun read_saved_run_files(const std::string& dir) {
   try {
     r.task = task_from_name(r.run_config.get("task", "classify"));
     r.max_len = r.run_config.get_int("max_len", 0);
+    // Runs written before the setting existed are float32.
+    r.dtype = training_dtype_from_name(r.run_config.get("dtype", "float32"));
   } catch (const Error& e) {
     throw Error("run: " + run.run_config() + ": " + e.user_message() + " (attn train writes it; was it edited?)");
   }
@@ -46,7 +49,7 @@ SavedRun load_saved_run(const std::string& dir, const std::string& weights_file)
   const RunFiles run{dir};
   r.init = std::make_unique<Generator>(1);
   r.noise = std::make_unique<Generator>(2);
-  r.model = std::make_unique<TaskModel>(r.model_config, r.task, r.vocab.size(), r.classes, DType::F32, *r.init, *r.noise);
+  r.model = std::make_unique<TaskModel>(r.model_config, r.task, r.vocab.size(), r.classes, r.dtype, *r.init, *r.noise);
   const std::string weights = run.file(weights_file);
   ATTN_CHECK(path_exists(weights), "run", "no weights at '", weights, "' (has the run finished an evaluation?)");
   std::map<std::string, std::string> metadata;

@@ -19,6 +19,7 @@ struct SavedRun {
   std::vector<std::string> labels;
   int64_t classes = 0;  // the head's: the labels, or relatedness's score bins
   int64_t max_len = 0;
+  DType dtype = DType::F32;  // run.cfg's dtype
   std::unique_ptr<Generator> init, noise;
   std::unique_ptr<TaskModel> model;  // in evaluation mode, best weights loaded (null from read_saved_run_files)
 };
