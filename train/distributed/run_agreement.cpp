@@ -60,9 +60,9 @@ void check_processes_agree(Communicator& processes, const std::vector<std::pair<
     for (int r = 1; r < static_cast<int>(all.size()); ++r)
       if (all[static_cast<size_t>(r)] != all[0]) differing.push_back(r);
     if (differing.empty()) continue;
-    differences << (differences.tellp() > 0 ? "; " : "") << what << " (process";
-    for (int r : differing) differences << ' ' << r;
-    differences << " differ" << (differing.size() == 1 ? "s" : "") << " from process 0)";
+    differences << (differences.tellp() > 0 ? "; " : "") << what << (differing.size() == 1 ? " (process" : " (processes");
+    for (size_t i = 0; i < differing.size(); ++i) differences << (i ? ", " : " ") << differing[i];
+    differences << (differing.size() == 1 ? " differs" : " differ") << " from process 0)";
   }
   ATTN_CHECK(differences.tellp() == 0, "train", "the ", processes.size(),
              " processes of this data-parallel run do not agree on: ", differences.str(),
