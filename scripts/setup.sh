@@ -8,8 +8,10 @@ set -euo pipefail
 # Every Debian package the build and the tests use, with how to tell it is
 # there. The README's install line lists exactly these (checked by the CTest
 # test setup.readme_lists_packages). OpenMP comes with g++ (libgomp); python3
-# runs the layering check (scripts/check_layering.py).
-ATTN_PACKAGES=(cmake g++ make pkg-config python3 libopenblas-dev libgtest-dev libgmock-dev)
+# runs the layering check (scripts/check_layering.py). Open MPI builds and
+# tests data-parallel training (optional for the build, which goes without
+# it; the test command runs the data-parallel tests, so it installs it).
+ATTN_PACKAGES=(cmake g++ make pkg-config python3 libopenblas-dev libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin)
 
 attn_have_package() {
   case "$1" in
@@ -17,6 +19,8 @@ attn_have_package() {
     libopenblas-dev) command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openblas ;;
     libgtest-dev) [ -f /usr/include/gtest/gtest.h ] && attn_have_static_lib gtest ;;
     libgmock-dev) [ -f /usr/include/gmock/gmock.h ] && attn_have_static_lib gmock ;;
+    libopenmpi-dev) command -v pkg-config >/dev/null 2>&1 && pkg-config --exists ompi-c ;;
+    openmpi-bin) command -v mpirun >/dev/null 2>&1 ;;
     npm) command -v npm >/dev/null 2>&1 ;;
     *) echo "attn: setup.sh knows no check for package '$1'" >&2; return 2 ;;
   esac
