@@ -42,15 +42,17 @@ awk 'BEGIN {
 
 for model in "$@"; do
   args=(train --data "$work/data" --model "$model" --hidden 16 --embedding-dim 16 --head-hidden 16 --keep-prob 0.8
-        --epochs 3 --batch 29 --max-steps 50 --dtype float64 --quiet --log-every 0)
+        --epochs 3 --dtype float64 --quiet --log-every 0)
   case $model in
     transformer | mtsa) args+=(--heads 2) ;;
     resan) args+=(--rl-warmup 10 --rl-baseline) ;;
   esac
+  tiny=("${args[@]}" --batch 2 --max-steps 20)
+  args+=(--batch 29)
   rm -rf "$work/$model"-*
-  "$attn" "${args[@]}" --run "$work/$model-1" > "$work/$model-1.out" || fail "$model on 1 process"
+  "$attn" "${args[@]}" --max-steps 50 --run "$work/$model-1" > "$work/$model-1.out" || fail "$model on 1 process"
   for n in 2 3; do
-    "${MPIRUN[@]}" -np $n "$attn" "${args[@]}" --run "$work/$model-$n" > "$work/$model-$n.out" ||
+    "${MPIRUN[@]}" -np $n "$attn" "${args[@]}" --max-steps 50 --run "$work/$model-$n" > "$work/$model-$n.out" ||
       fail "$model on $n processes"
     result=$(python3 "$here/compare_weights.py" --prefix model. --max-relative $bound \
                "$work/$model-1/last.safetensors" "$work/$model-$n/last.safetensors") || fail "$model, $n processes: $result"
@@ -63,5 +65,19 @@ for model in "$@"; do
   two=$(sed 's/"run": "[^"]*"//; s/"train_seconds": [0-9.]*//; s/"examples_per_second": [0-9.]*//' "$work/$model-eval2/test_metrics.json")
   [ "$one" = "$two" ] || fail "$model: test metrics on 2 processes differ: $two against $one"
   echo "$model: the 2-process evaluation reproduces the test metrics exactly: $(cut -c1-90 "$work/$model-1/test_metrics.json")"
+  # --resume with another number of processes: 25 steps on 2, the rest on 3.
+  "${MPIRUN[@]}" -np 2 "$attn" "${args[@]}" --max-steps 25 --run "$work/$model-2then3" > /dev/null ||
+    fail "$model: 25 steps on 2 processes"
+  "${MPIRUN[@]}" -np 3 "$attn" train --run "$work/$model-2then3" --resume --epochs 3 --max-steps 50 --quiet > /dev/null ||
+    fail "$model: --resume on 3 processes"
+  result=$(python3 "$here/compare_weights.py" --prefix model. --max-relative $bound \
+             "$work/$model-1/last.safetensors" "$work/$model-2then3/last.safetensors") || fail "$model, 2 then 3 processes: $result"
+  echo "$model, 25 steps on 2 processes then --resume on 3, against 1: $result"
+  # Batches of 2 on 3 processes: one share is always empty.
+  "$attn" "${tiny[@]}" --run "$work/$model-tiny1" > /dev/null || fail "$model: batch 2 on 1 process"
+  "${MPIRUN[@]}" -np 3 "$attn" "${tiny[@]}" --run "$work/$model-tiny3" > /dev/null || fail "$model: batch 2 on 3 processes"
+  result=$(python3 "$here/compare_weights.py" --prefix model. --max-relative $bound \
+             "$work/$model-tiny1/last.safetensors" "$work/$model-tiny3/last.safetensors") || fail "$model, batch 2 on 3 processes: $result"
+  echo "$model, batch 2 on 3 processes (one share empty at every step) against 1: $result"
 done
 echo "check_data_parallel: OK"

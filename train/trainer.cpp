@@ -127,6 +127,9 @@ class Trainer {
   // with its position evaluated.
   int64_t evaluated_step_ = -1;
   int64_t examples_ = 0;
+  // What this process sent to sum gradients, and what dense sums would have sent.
+  int64_t sync_bytes_ = 0, sync_dense_bytes_ = 0, sync_steps_ = 0;
+  double sync_seconds_ = 0;
   TrainResult result_;
 };
 
@@ -317,6 +320,17 @@ TrainResult Trainer::train() {
   result_.train_seconds = clock.seconds();
   result_.examples_per_second = result_.train_seconds > 0 ? examples_ / result_.train_seconds : 0;
   result_.steps = progress_.step;
+  if (sync_steps_ > 0) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "gradient sums: each process sent %.3f MB per step (the embedding rows of each batch's words; "
+                  "with every row: %.3f MB), in %.1f ms per step (%.1f%% of the training time)",
+                  static_cast<double>(sync_bytes_) / 1e6 / static_cast<double>(sync_steps_),
+                  static_cast<double>(sync_dense_bytes_) / 1e6 / static_cast<double>(sync_steps_),
+                  1e3 * sync_seconds_ / static_cast<double>(sync_steps_),
+                  result_.train_seconds > 0 ? 100 * sync_seconds_ / result_.train_seconds : 0.0);
+    log(line);
+  }
 
   // Test metrics of the best dev checkpoint, evaluated as it was on dev.
   extension_->end_training();
@@ -375,6 +389,12 @@ bool Trainer::train_epochs(TrainingStep& step, ProgressBar& bar) {
       if (summed_sync_ && model_->embedding().weight.requires_grad())
         summed_sync_->set_sparse_rows(model_->embedding().weight, batch.global_word_ids);
       const StepResult result = step.run(batch, progress_);
+      if (summed_sync_) {
+        sync_bytes_ += summed_sync_->bytes_sent_last_step();
+        sync_dense_bytes_ += summed_sync_->dense_bytes_last_step();
+        sync_seconds_ += summed_sync_->seconds_last_step();
+        ++sync_steps_;
+      }
       loss_sum += result.loss;
       ++loss_count;
       examples_ += batch.global_examples;

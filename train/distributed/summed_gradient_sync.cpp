@@ -1,5 +1,7 @@
 #include "attn/train/distributed/summed_gradient_sync.h"
 
+#include <chrono>
+
 #include "attn/engine/copy.h"
 #include "attn/util/error.h"
 
@@ -63,6 +65,7 @@ void SummedGradientSync::set_sparse_rows(const Tensor& table, const std::vector<
 }
 
 double SummedGradientSync::synchronise(const std::vector<Tensor>& params, double loss) {
+  const auto start = std::chrono::steady_clock::now();
   // [loss, then per parameter: 1 when this process has a gradient, the values].
   std::vector<double> values{loss};
   std::vector<const std::vector<int64_t>*> rows_of(params.size(), nullptr);
@@ -92,6 +95,7 @@ double SummedGradientSync::synchronise(const std::vector<Tensor>& params, double
     if (any_gradient) p.set_grad(gradient_from(p, rows_of[i], values.data() + at));
     at += static_cast<size_t>(count);
   }
+  seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return values[0];
 }
 

@@ -31,12 +31,16 @@ class SummedGradientSync final : public GradientSync {
   // reduced values, 8 bytes each), and what a dense reduction would have sent.
   int64_t bytes_sent_last_step() const { return bytes_sent_; }
   int64_t dense_bytes_last_step() const { return dense_bytes_; }
+  // Seconds the last synchronise took: packing, the exchange (including
+  // waiting for slower processes) and unpacking.
+  double seconds_last_step() const { return seconds_; }
 
  private:
   Communicator& communicator_;
   Tensor sparse_table_;
   std::vector<int64_t> sparse_rows_;
   int64_t bytes_sent_ = 0, dense_bytes_ = 0;
+  double seconds_ = 0;
 };
 
 // What one process sends to sum `values` doubles over `processes` processes.
