@@ -35,6 +35,14 @@ class FakeProcesses final : public Communicator {
     if (others.size() != values.size()) throw Error("FakeProcesses: the other process packed a different length");
     for (size_t i = 0; i < values.size(); ++i) values[i] += others[i];
   }
+  void sum_in_rank_order(std::vector<float>& values, const char*) override {
+    sent_narrow.push_back(values);
+    if (others_narrow.empty()) return;
+    if (others_narrow.size() != values.size()) throw Error("FakeProcesses: the other process packed a different length");
+    // As the processes do: float64 sums in rank order, one rounding.
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = static_cast<float>(static_cast<double>(values[i]) + static_cast<double>(others_narrow[i]));
+  }
   std::vector<uint64_t> gather_to_all(uint64_t value, const char*) override {
     std::vector<uint64_t> all(static_cast<size_t>(size_), value);
     if (!gathered.empty()) all = gathered.front(), gathered.erase(gathered.begin());
@@ -45,7 +53,9 @@ class FakeProcesses final : public Communicator {
   std::string describe() const override { return "fake"; }
 
   std::vector<double> others;
+  std::vector<float> others_narrow;
   std::vector<std::vector<double>> sent;
+  std::vector<std::vector<float>> sent_narrow;
   std::vector<std::vector<uint64_t>> gathered;
 
  private:
@@ -222,8 +232,8 @@ TEST(SummedGradientSync, SparseRowsGiveTheDenseSumAndSendLess) {
     // 1 loss + 3 flags + 2 bias values + 3 unreached, and 3 rows x 4 or 40 table values.
     const int64_t packed = 1 + 3 + 2 + 3 + (sparse ? 12 : 40);
     EXPECT_EQ(static_cast<int64_t>(processes.sent.back().size()), packed);
-    EXPECT_EQ(sync.bytes_sent_last_step(), bytes_sent_to_sum(packed, 2));
-    EXPECT_EQ(sync.dense_bytes_last_step(), bytes_sent_to_sum(1 + 3 + 2 + 3 + 40, 2));
+    EXPECT_EQ(sync.bytes_sent_last_step(), bytes_sent_to_sum(packed, 2, 8));
+    EXPECT_EQ(sync.dense_bytes_last_step(), bytes_sent_to_sum(1 + 3 + 2 + 3 + 40, 2, 8));
   }
 }
 
@@ -236,10 +246,29 @@ TEST(SummedGradientSync, BadSparseRowsAreRefused) {
   EXPECT_THROW(sync.set_sparse_rows(parameter({0, 0}, {2}), {0}), Error);
 }
 
+// float32 gradients travel as float32: the loss and the flags stay float64,
+// the gradient's sum is the float64 sum rounded once.
+TEST(SummedGradientSync, Float32GradientsTravelAsFloat32) {
+  Tensor weight = from_vector({0, 0, 0}, {3}, DType::F32);
+  weight.set_requires_grad(true);
+  const std::vector<double> mine = {1.0, 0x1p-30, -3.5}, theirs = {0x1p-25, 1.0, 3.5};
+  FakeProcesses processes(0, 2);
+  processes.others = {0.5, 1.0};  // the other process's loss and flag
+  processes.others_narrow.assign(theirs.begin(), theirs.end());
+  weight.set_grad(from_vector(mine, {3}, DType::F32));
+  SummedGradientSync sync(processes);
+  EXPECT_DOUBLE_EQ(sync.synchronise({weight}, 0.25), 0.75);
+  ASSERT_EQ(processes.sent.back().size(), 2u);  // loss and flag only
+  ASSERT_EQ(processes.sent_narrow.back().size(), 3u);
+  const std::vector<double> got = weight.grad().to_vector();
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(got[i], static_cast<double>(static_cast<float>(mine[i] + theirs[i])));
+  EXPECT_EQ(sync.bytes_sent_last_step(), bytes_sent_to_sum(2, 2, 8) + bytes_sent_to_sum(3, 2, 4));
+}
+
 TEST(BytesSentToSum, IsTwoTimesNMinusOneOverNOfTheValues) {
-  EXPECT_EQ(bytes_sent_to_sum(1000, 1), 0);
-  EXPECT_EQ(bytes_sent_to_sum(1000, 2), 1000 * 8);
-  EXPECT_EQ(bytes_sent_to_sum(900, 3), 2 * 2 * 900 / 3 * 8);
+  EXPECT_EQ(bytes_sent_to_sum(1000, 1, 8), 0);
+  EXPECT_EQ(bytes_sent_to_sum(1000, 2, 8), 1000 * 8);
+  EXPECT_EQ(bytes_sent_to_sum(900, 3, 4), 2 * 2 * 900 / 3 * 4);
 }
 
 TEST(RunAgreement, FingerprintsSeeEveryField) {

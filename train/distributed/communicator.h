@@ -23,6 +23,11 @@ class Communicator {
   // Replaces values[i] by the sum over ranks of values[i], added in rank
   // order. Every rank passes the same length.
   virtual void sum_in_rank_order(std::vector<double>& values, const char* what) = 0;
+  // The same for float32 values: added in float64 in rank order, then
+  // rounded once to float32, so the result is the float64 sum's rounding
+  // (what a float32 parameter would get from the float64 sum) at half the
+  // bytes on the wire.
+  virtual void sum_in_rank_order(std::vector<float>& values, const char* what) = 0;
   // Every rank's `value`, indexed by rank.
   virtual std::vector<uint64_t> gather_to_all(uint64_t value, const char* what) = 0;
   // Rank `root`'s bytes, copied into every rank's `data`.
@@ -42,6 +47,7 @@ class SingleProcess final : public Communicator {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   void sum_in_rank_order(std::vector<double>&, const char*) override {}
+  void sum_in_rank_order(std::vector<float>&, const char*) override {}
   std::vector<uint64_t> gather_to_all(uint64_t value, const char*) override { return {value}; }
   void broadcast(void*, size_t, int, const char*) override {}
   [[noreturn]] void abort_all(const std::string& message) override;

@@ -48,30 +48,10 @@ class MpiCommunicator final : public Communicator {
   // vector's bytes, as a ring all-reduce does, and the order of the
   // additions is fixed.
   void sum_in_rank_order(std::vector<double>& values, const char* what) override {
-    if (size_ == 1) return;
-    const int64_t n = static_cast<int64_t>(values.size());
-    std::vector<int> counts(size_), offsets(size_);
-    for (int r = 0; r < size_; ++r) {
-      const int64_t begin = n * r / size_, end = n * (r + 1) / size_;
-      ATTN_CHECK(end - begin <= INT32_MAX, "distributed", "a chunk of ", end - begin,
-                 " values is too many for one MPI message");
-      offsets[r] = static_cast<int>(begin);
-      counts[r] = static_cast<int>(end - begin);
-    }
-    const int mine = counts[rank_];
-    std::vector<double> gathered(static_cast<size_t>(mine) * size_);
-    std::vector<int> receive_counts(size_, mine), receive_offsets(size_);
-    for (int r = 0; r < size_; ++r) receive_offsets[r] = r * mine;
-    MPI_Request request;
-    MPI_Ialltoallv(values.data(), counts.data(), offsets.data(), MPI_DOUBLE, gathered.data(), receive_counts.data(),
-                   receive_offsets.data(), MPI_DOUBLE, MPI_COMM_WORLD, &request);
-    wait(request, what);
-    std::vector<double> chunk(gathered.begin(), gathered.begin() + mine);
-    for (int r = 1; r < size_; ++r)
-      for (int i = 0; i < mine; ++i) chunk[i] += gathered[static_cast<size_t>(r) * mine + i];
-    MPI_Iallgatherv(chunk.data(), mine, MPI_DOUBLE, values.data(), counts.data(), offsets.data(), MPI_DOUBLE,
-                    MPI_COMM_WORLD, &request);
-    wait(request, what);
+    sum_chunks(values, MPI_DOUBLE, what);
+  }
+  void sum_in_rank_order(std::vector<float>& values, const char* what) override {
+    sum_chunks(values, MPI_FLOAT, what);
   }
 
   std::vector<uint64_t> gather_to_all(uint64_t value, const char* what) override {
@@ -111,6 +91,39 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
+  // The two phases of sum_in_rank_order for values of type T (float64
+  // accumulation, one rounding to T).
+  template <class T>
+  void sum_chunks(std::vector<T>& values, MPI_Datatype type, const char* what) {
+    if (size_ == 1) return;
+    const int64_t n = static_cast<int64_t>(values.size());
+    std::vector<int> counts(size_), offsets(size_);
+    for (int r = 0; r < size_; ++r) {
+      const int64_t begin = n * r / size_, end = n * (r + 1) / size_;
+      ATTN_CHECK(end - begin <= INT32_MAX, "distributed", "a chunk of ", end - begin,
+                 " values is too many for one MPI message");
+      offsets[r] = static_cast<int>(begin);
+      counts[r] = static_cast<int>(end - begin);
+    }
+    const int mine = counts[rank_];
+    std::vector<T> gathered(static_cast<size_t>(mine) * size_);
+    std::vector<int> receive_counts(size_, mine), receive_offsets(size_);
+    for (int r = 0; r < size_; ++r) receive_offsets[r] = r * mine;
+    MPI_Request request;
+    MPI_Ialltoallv(values.data(), counts.data(), offsets.data(), type, gathered.data(), receive_counts.data(),
+                   receive_offsets.data(), type, MPI_COMM_WORLD, &request);
+    wait(request, what);
+    std::vector<T> chunk(static_cast<size_t>(mine));
+    for (int i = 0; i < mine; ++i) {
+      double sum = static_cast<double>(gathered[static_cast<size_t>(i)]);
+      for (int r = 1; r < size_; ++r) sum += static_cast<double>(gathered[static_cast<size_t>(r) * mine + i]);
+      chunk[static_cast<size_t>(i)] = static_cast<T>(sum);
+    }
+    MPI_Iallgatherv(chunk.data(), mine, type, values.data(), counts.data(), offsets.data(), type, MPI_COMM_WORLD,
+                    &request);
+    wait(request, what);
+  }
+
   // Polls `request` until it completes, sleeping between polls once the
   // first millisecond has passed; past the deadline the run is stopped.
   void wait(MPI_Request& request, const char* what) {

@@ -9,49 +9,50 @@ namespace attn {
 
 namespace {
 
-// A parameter's gradient as float64 values on the host: the rows listed, or
-// every element when `rows` is null.
-void append_gradient(const Tensor& grad, const std::vector<int64_t>* rows, std::vector<double>& out) {
-  const Tensor g = contiguous(grad.to(Device::CPU));
-  const int64_t width = rows ? g.numel() / g.size(0) : g.numel();
-  const auto append = [&](const auto* data) {
-    if (!rows) {
-      out.insert(out.end(), data, data + g.numel());
-      return;
-    }
-    for (int64_t row : *rows) out.insert(out.end(), data + row * width, data + (row + 1) * width);
-  };
-  if (g.dtype() == DType::F64) append(g.data<double>());
-  else append(g.data<float>());
+// The values of a parameter's gradient that are exchanged: the rows listed,
+// or every element when `rows` is null.
+int64_t exchanged_count(const Tensor& param, const std::vector<int64_t>* rows) {
+  return rows ? static_cast<int64_t>(rows->size()) * (param.numel() / param.size(0)) : param.numel();
 }
 
-// The summed values back into a gradient of `param`'s shape, dtype and device.
-Tensor gradient_from(const Tensor& param, const std::vector<int64_t>* rows, const double* values) {
+// Appends a gradient's exchanged values (host copies) to `out`.
+template <class T>
+void append_gradient(const Tensor& grad, const std::vector<int64_t>* rows, std::vector<T>& out) {
+  const Tensor g = contiguous(grad.to(Device::CPU));
+  const T* data = g.data<T>();
+  if (!rows) {
+    out.insert(out.end(), data, data + g.numel());
+    return;
+  }
+  const int64_t width = g.numel() / g.size(0);
+  for (int64_t row : *rows) out.insert(out.end(), data + row * width, data + (row + 1) * width);
+}
+
+// The summed values back into a gradient of `param`'s shape, dtype and
+// device (zero outside the rows).
+template <class T>
+Tensor gradient_from(const Tensor& param, const std::vector<int64_t>* rows, const T* values) {
   Tensor g = zeros(param.shape(), param.dtype(), Device::CPU);
-  const int64_t count = rows ? static_cast<int64_t>(rows->size()) * (param.numel() / param.size(0)) : param.numel();
-  const int64_t width = rows ? param.numel() / param.size(0) : count;
-  const auto fill = [&](auto* data) {
-    using T = std::remove_pointer_t<decltype(data)>;
-    if (!rows) {
-      for (int64_t i = 0; i < count; ++i) data[i] = static_cast<T>(values[i]);
-      return;
-    }
+  T* data = g.data<T>();
+  const int64_t count = exchanged_count(param, rows);
+  if (!rows) {
+    std::copy(values, values + count, data);
+  } else {
+    const int64_t width = param.numel() / param.size(0);
     for (size_t r = 0; r < rows->size(); ++r)
-      for (int64_t j = 0; j < width; ++j)
-        data[(*rows)[r] * width + j] = static_cast<T>(values[static_cast<int64_t>(r) * width + j]);
-  };
-  if (g.dtype() == DType::F64) fill(g.data<double>());
-  else fill(g.data<float>());
+      std::copy(values + static_cast<int64_t>(r) * width, values + static_cast<int64_t>(r + 1) * width,
+                data + (*rows)[r] * width);
+  }
   return g.to(param.device());
 }
 
 }  // namespace
 
-int64_t bytes_sent_to_sum(int64_t values, int processes) {
+int64_t bytes_sent_to_sum(int64_t values, int processes, int64_t bytes_per_value) {
   if (processes <= 1) return 0;
   // Phase 1 sends every chunk but one's own; phase 2 sends the own chunk to
   // every other process: 2 (N-1)/N of the values.
-  return 2 * (processes - 1) * values / processes * static_cast<int64_t>(sizeof(double));
+  return 2 * (processes - 1) * values / processes * bytes_per_value;
 }
 
 void SummedGradientSync::set_sparse_rows(const Tensor& table, const std::vector<int64_t>& rows) {
@@ -66,37 +67,55 @@ void SummedGradientSync::set_sparse_rows(const Tensor& table, const std::vector<
 
 double SummedGradientSync::synchronise(const std::vector<Tensor>& params, double loss) {
   const auto start = std::chrono::steady_clock::now();
-  // [loss, then per parameter: 1 when this process has a gradient, the values].
-  std::vector<double> values{loss};
+  // wide: [loss, one flag per parameter (1: this process has a gradient),
+  // the float64 gradients]; narrow: the float32 gradients, sent as float32
+  // (exact) and summed in float64 (Communicator::sum_in_rank_order).
+  std::vector<double> wide{loss};
+  std::vector<float> narrow;
   std::vector<const std::vector<int64_t>*> rows_of(params.size(), nullptr);
-  int64_t dense_values = 1;
+  int64_t dense_wide = 1 + static_cast<int64_t>(params.size()), dense_narrow = 0;
+  for (const Tensor& p : params) wide.push_back(p.grad().defined() ? 1.0 : 0.0);
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
     if (sparse_table_.defined() && p.impl() == sparse_table_.impl()) rows_of[i] = &sparse_rows_;
     const Tensor g = p.grad();
-    values.push_back(g.defined() ? 1.0 : 0.0);
-    dense_values += 1 + p.numel();
-    const int64_t count =
-        rows_of[i] ? static_cast<int64_t>(sparse_rows_.size()) * (p.numel() / p.size(0)) : p.numel();
-    if (g.defined()) append_gradient(g, rows_of[i], values);
-    else values.resize(values.size() + static_cast<size_t>(count), 0.0);
+    const bool is_double = p.dtype() == DType::F64;
+    (is_double ? dense_wide : dense_narrow) += p.numel();
+    const auto count = static_cast<size_t>(exchanged_count(p, rows_of[i]));
+    if (is_double) {
+      if (g.defined()) append_gradient(g, rows_of[i], wide);
+      else wide.resize(wide.size() + count, 0.0);
+    } else {
+      ATTN_CHECK(p.dtype() == DType::F32, "gradient sync", "parameters are float32 or float64, got ",
+                 dtype_name(p.dtype()));
+      if (g.defined()) append_gradient(g, rows_of[i], narrow);
+      else narrow.resize(narrow.size() + count, 0.0f);
+    }
   }
-  communicator_.sum_in_rank_order(values, "gradient sum");
-  bytes_sent_ = bytes_sent_to_sum(static_cast<int64_t>(values.size()), communicator_.size());
-  dense_bytes_ = bytes_sent_to_sum(dense_values, communicator_.size());
+  communicator_.sum_in_rank_order(wide, "gradient sum");
+  // Every process has the same parameters, so all skip or all enter.
+  if (!narrow.empty()) communicator_.sum_in_rank_order(narrow, "gradient sum");
+  const int processes = communicator_.size();
+  bytes_sent_ = bytes_sent_to_sum(static_cast<int64_t>(wide.size()), processes, 8) +
+                bytes_sent_to_sum(static_cast<int64_t>(narrow.size()), processes, 4);
+  dense_bytes_ = bytes_sent_to_sum(dense_wide, processes, 8) + bytes_sent_to_sum(dense_narrow, processes, 4);
 
-  size_t at = 1;
+  size_t at_wide = 1 + params.size(), at_narrow = 0;
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
-    const bool any_gradient = values[at++] > 0;
-    const int64_t count =
-        rows_of[i] ? static_cast<int64_t>(sparse_rows_.size()) * (p.numel() / p.size(0)) : p.numel();
+    const bool any_gradient = wide[1 + i] > 0;
+    const auto count = static_cast<size_t>(exchanged_count(p, rows_of[i]));
     // A parameter no process reached keeps no gradient, as in one process.
-    if (any_gradient) p.set_grad(gradient_from(p, rows_of[i], values.data() + at));
-    at += static_cast<size_t>(count);
+    if (p.dtype() == DType::F64) {
+      if (any_gradient) p.set_grad(gradient_from(p, rows_of[i], wide.data() + at_wide));
+      at_wide += count;
+    } else {
+      if (any_gradient) p.set_grad(gradient_from(p, rows_of[i], narrow.data() + at_narrow));
+      at_narrow += count;
+    }
   }
   seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return values[0];
+  return wide[0];
 }
 
 }  // namespace attn

@@ -2,6 +2,8 @@
 // gradients (already divided by the whole batch's count, so they add up to
 // the batch's mean gradient) are summed over the processes in rank order
 // (Communicator::sum_in_rank_order), in float64, with the loss riding along.
+// float32 gradients travel as float32 (exact) and are rounded to float32
+// once, after the float64 sum, as in one process.
 //
 // The embedding table is the one large parameter a step touches only a few
 // rows of: its gradient is zero outside the words of the batch on every
@@ -28,7 +30,8 @@ class SummedGradientSync final : public GradientSync {
   void set_sparse_rows(const Tensor& table, const std::vector<int64_t>& rows);
 
   // Bytes this process sent in the last synchronise (about 2 (N-1)/N of the
-  // reduced values, 8 bytes each), and what a dense reduction would have sent.
+  // reduced values, 4 bytes each for float32, 8 for float64), and what a
+  // dense reduction would have sent.
   int64_t bytes_sent_last_step() const { return bytes_sent_; }
   int64_t dense_bytes_last_step() const { return dense_bytes_; }
   // Seconds the last synchronise took: packing, the exchange (including
@@ -43,7 +46,8 @@ class SummedGradientSync final : public GradientSync {
   double seconds_ = 0;
 };
 
-// What one process sends to sum `values` doubles over `processes` processes.
-int64_t bytes_sent_to_sum(int64_t values, int processes);
+// What one process sends to sum `values` values of `bytes_per_value` bytes
+// over `processes` processes.
+int64_t bytes_sent_to_sum(int64_t values, int processes, int64_t bytes_per_value);
 
 }  // namespace attn
