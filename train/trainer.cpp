@@ -1,10 +1,12 @@
 #include "attn/train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <unordered_set>
 
 #include "attn/engine/anomaly.h"
@@ -129,7 +131,7 @@ class Trainer {
   int64_t examples_ = 0;
   // What this process sent to sum gradients, and what dense sums would have sent.
   int64_t sync_bytes_ = 0, sync_dense_bytes_ = 0, sync_steps_ = 0;
-  double sync_seconds_ = 0;
+  std::vector<double> sync_seconds_;  // per step
   TrainResult result_;
 };
 
@@ -321,14 +323,20 @@ TrainResult Trainer::train() {
   result_.examples_per_second = result_.train_seconds > 0 ? examples_ / result_.train_seconds : 0;
   result_.steps = progress_.step;
   if (sync_steps_ > 0) {
+    // The fastest step's sum is close to the exchange alone; the others also
+    // wait for the slowest process (shares of other lengths, a busy core).
+    std::vector<double> seconds = sync_seconds_;
+    std::sort(seconds.begin(), seconds.end());
+    const double total = std::accumulate(seconds.begin(), seconds.end(), 0.0);
     char line[512];
     std::snprintf(line, sizeof line,
                   "gradient sums: each process sent %.3f MB per step (the embedding rows of each batch's words; "
-                  "with every row: %.3f MB), in %.1f ms per step (%.1f%% of the training time)",
+                  "with every row: %.3f MB) in %.1f ms per step: median %.1f ms, fastest %.1f ms (%.1f%% of "
+                  "the training time)",
                   static_cast<double>(sync_bytes_) / 1e6 / static_cast<double>(sync_steps_),
                   static_cast<double>(sync_dense_bytes_) / 1e6 / static_cast<double>(sync_steps_),
-                  1e3 * sync_seconds_ / static_cast<double>(sync_steps_),
-                  result_.train_seconds > 0 ? 100 * sync_seconds_ / result_.train_seconds : 0.0);
+                  1e3 * total / static_cast<double>(sync_steps_), 1e3 * seconds[seconds.size() / 2],
+                  1e3 * seconds.front(), result_.train_seconds > 0 ? 100 * total / result_.train_seconds : 0.0);
     log(line);
   }
 
@@ -392,7 +400,7 @@ bool Trainer::train_epochs(TrainingStep& step, ProgressBar& bar) {
       if (summed_sync_) {
         sync_bytes_ += summed_sync_->bytes_sent_last_step();
         sync_dense_bytes_ += summed_sync_->dense_bytes_last_step();
-        sync_seconds_ += summed_sync_->seconds_last_step();
+        sync_seconds_.push_back(summed_sync_->seconds_last_step());
         ++sync_steps_;
       }
       loss_sum += result.loss;
