@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attn/engine/error.h"
+#include "attn/util/named_values.h"
 
 namespace attn {
 
@@ -20,24 +21,17 @@ int64_t ceil_cube_root(double target) {
   while (static_cast<double>(r) * static_cast<double>(r) * static_cast<double>(r) < target) ++r;
   return r;
 }
+
+
+const NamedValue<BlockLenMode> kBlockLenModeNames[] = {
+    {BlockLenMode::Auto, "auto"}, {BlockLenMode::Fixed, "fixed"}, {BlockLenMode::Distribution, "distribution"}};
 }  // namespace
 
 BlockLenMode block_len_mode_from_name(const std::string& name) {
-  if (name == "auto") return BlockLenMode::Auto;
-  if (name == "fixed") return BlockLenMode::Fixed;
-  if (name == "distribution") return BlockLenMode::Distribution;
-  ATTN_CHECK(false, "block_len_mode", "unknown block length mode '", name, "' (known: auto, fixed, distribution)");
-  return BlockLenMode::Auto;
+  return value_from_name(kBlockLenModeNames, name, "block_len_mode", "block length mode");
 }
 
-const char* block_len_mode_name(BlockLenMode mode) {
-  switch (mode) {
-    case BlockLenMode::Auto: return "auto";
-    case BlockLenMode::Fixed: return "fixed";
-    case BlockLenMode::Distribution: return "distribution";
-  }
-  return "?";
-}
+const char* block_len_mode_name(BlockLenMode mode) { return name_of_value(kBlockLenModeNames, mode); }
 
 int64_t block_length_auto(int64_t n) {
   ATTN_CHECK(n >= 1, "block_length", "sequence length must be positive, got ", n);

@@ -8,6 +8,7 @@
 #include "attn/ops/reduce/reduce.h"
 #include "attn/ops/softmax/softmax.h"
 #include "attn/ops/unary/unary.h"
+#include "attn/util/named_values.h"
 
 namespace attn {
 
@@ -29,14 +30,16 @@ ClassificationHead::ClassificationHead(int64_t sentence_dim, int64_t classes, co
 
 Tensor ClassificationHead::forward(const Tensor& sentence) const { return mlp_.forward(sentence); }
 
+namespace {
+const NamedValue<PairFeatures> kPairFeaturesNames[] = {{PairFeatures::DiffProd, "diff_prod"},
+                                                       {PairFeatures::AbsdiffDiff, "absdiff_diff"}};
+}  // namespace
+
 PairFeatures pair_features_from_name(const std::string& name) {
-  if (name == "diff_prod") return PairFeatures::DiffProd;
-  if (name == "absdiff_diff") return PairFeatures::AbsdiffDiff;
-  ATTN_CHECK(false, "PairHead", "unknown pair_features '", name, "' (known: diff_prod, absdiff_diff)");
-  return PairFeatures::DiffProd;
+  return value_from_name(kPairFeaturesNames, name, "PairHead", "pair_features");
 }
 
-const char* pair_features_name(PairFeatures f) { return f == PairFeatures::DiffProd ? "diff_prod" : "absdiff_diff"; }
+const char* pair_features_name(PairFeatures f) { return name_of_value(kPairFeaturesNames, f); }
 
 PairHead::PairHead(int64_t sentence_dim, int64_t classes, const HeadOptions& o, Generator& init, Generator& noise,
                    DType dtype)

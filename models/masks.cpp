@@ -6,25 +6,21 @@
 #include "attn/engine/error.h"
 #include "attn/ops/binary/binary.h"
 #include "attn/ops/view/view.h"
+#include "attn/util/named_values.h"
 
 namespace attn {
 
+namespace {
+const NamedValue<Direction> kDirectionNames[] = {{Direction::Forward, "forward"}, {Direction::Forward, "fw"},
+                                                 {Direction::Backward, "backward"}, {Direction::Backward, "bw"},
+                                                 {Direction::None, "none"}};
+}  // namespace
+
 Direction direction_from_name(const std::string& name) {
-  if (name == "forward" || name == "fw") return Direction::Forward;
-  if (name == "backward" || name == "bw") return Direction::Backward;
-  if (name == "none") return Direction::None;
-  ATTN_CHECK(false, "direction", "unknown direction '", name, "' (known: forward, backward, none)");
-  return Direction::None;
+  return value_from_name(kDirectionNames, name, "direction", "direction");
 }
 
-const char* direction_name(Direction d) {
-  switch (d) {
-    case Direction::Forward: return "forward";
-    case Direction::Backward: return "backward";
-    case Direction::None: return "none";
-  }
-  return "?";
-}
+const char* direction_name(Direction d) { return name_of_value(kDirectionNames, d); }
 
 Tensor direction_mask(int64_t n, Direction dir) {
   Tensor m = zeros({n, n}, DType::U8);

@@ -10,6 +10,7 @@
 #include "attn/ops/sigmoid_gate/sigmoid_gate.h"
 #include "attn/ops/unary/unary.h"
 #include "attn/ops/view/view.h"
+#include "attn/util/named_values.h"
 
 namespace attn {
 
@@ -51,14 +52,16 @@ Tensor HeadLinear::forward(const Concat& x) const {
   return matmul(x, weight, bias);
 }
 
+namespace {
+const NamedValue<MtsaVariant> kMtsaVariantNames[] = {{MtsaVariant::Original, "original"},
+                                                     {MtsaVariant::Paper, "paper"}};
+}  // namespace
+
 MtsaVariant mtsa_variant_from_name(const std::string& name) {
-  if (name == "original") return MtsaVariant::Original;
-  if (name == "paper") return MtsaVariant::Paper;
-  ATTN_CHECK(false, "mtsa", "unknown mtsa_variant '", name, "' (known: original, paper)");
-  return MtsaVariant::Original;
+  return value_from_name(kMtsaVariantNames, name, "mtsa", "mtsa_variant");
 }
 
-const char* mtsa_variant_name(MtsaVariant v) { return v == MtsaVariant::Original ? "original" : "paper"; }
+const char* mtsa_variant_name(MtsaVariant v) { return name_of_value(kMtsaVariantNames, v); }
 
 namespace {
 MtsaOptions checked(MtsaOptions o, int64_t input_dim, int64_t hidden, Generator* noise) {

@@ -19,36 +19,27 @@
 #include "attn/ops/softmax/softmax.h"
 #include "attn/ops/unary/unary.h"
 #include "attn/ops/view/view.h"
+#include "attn/util/named_values.h"
 
 namespace attn {
 
-SigmaT sigma_t_from_name(const std::string& name) {
-  if (name == "logsigmoid" || name == "log_sigmoid") return SigmaT::LogSigmoid;
-  if (name == "identity") return SigmaT::Identity;
-  ATTN_CHECK(false, "mtsa", "unknown sigma_t '", name, "' (known: logsigmoid, identity)");
-  return SigmaT::LogSigmoid;
-}
+namespace {
+const NamedValue<SigmaT> kSigmaTNames[] = {
+    {SigmaT::LogSigmoid, "logsigmoid"}, {SigmaT::LogSigmoid, "log_sigmoid"}, {SigmaT::Identity, "identity"}};
+const NamedValue<HeadMask> kHeadMaskNames[] = {{HeadMask::Forward, "forward"},   {HeadMask::Forward, "fw"},
+                                               {HeadMask::Backward, "backward"}, {HeadMask::Backward, "bw"},
+                                               {HeadMask::None, "none"},         {HeadMask::Window, "window"}};
+}  // namespace
 
-const char* sigma_t_name(SigmaT s) { return s == SigmaT::LogSigmoid ? "logsigmoid" : "identity"; }
+SigmaT sigma_t_from_name(const std::string& name) { return value_from_name(kSigmaTNames, name, "mtsa", "sigma_t"); }
+
+const char* sigma_t_name(SigmaT s) { return name_of_value(kSigmaTNames, s); }
 
 HeadMask head_mask_from_name(const std::string& name) {
-  if (name == "forward" || name == "fw") return HeadMask::Forward;
-  if (name == "backward" || name == "bw") return HeadMask::Backward;
-  if (name == "none") return HeadMask::None;
-  if (name == "window") return HeadMask::Window;
-  ATTN_CHECK(false, "mtsa", "unknown head mask '", name, "' (known: forward, backward, none, window)");
-  return HeadMask::None;
+  return value_from_name(kHeadMaskNames, name, "mtsa", "head mask");
 }
 
-const char* head_mask_name(HeadMask m) {
-  switch (m) {
-    case HeadMask::Forward: return "forward";
-    case HeadMask::Backward: return "backward";
-    case HeadMask::None: return "none";
-    case HeadMask::Window: return "window";
-  }
-  return "?";
-}
+const char* head_mask_name(HeadMask m) { return name_of_value(kHeadMaskNames, m); }
 
 std::vector<HeadMask> parse_head_masks(const std::string& list, int64_t heads) {
   ATTN_CHECK(heads > 0, "mtsa", "heads must be positive, got ", heads);

@@ -9,6 +9,7 @@
 #include "attn/ops/matmul/matmul.h"
 #include "attn/ops/reduce/reduce.h"
 #include "attn/ops/view/view.h"
+#include "attn/util/named_values.h"
 
 namespace attn {
 
@@ -23,33 +24,22 @@ void check_selection(const Tensor& t, const char* what, int64_t b, int64_t n) {
              " must be uint8 [", b, ", ", n, "], got ", dtype_name(t.dtype()), " ", shape_str(t.shape()));
 }
 
+const NamedValue<ResaVariant> kResaVariantNames[] = {{ResaVariant::Full, "full"},
+                                                     {ResaVariant::NoUnselectedHeads, "no_unselected_heads"},
+                                                     {ResaVariant::SharedRss, "shared_rss"}};
+const NamedValue<UnselectedHeadPool> kUnselectedHeadPoolNames[] = {
+    {UnselectedHeadPool::AllTokens, "all_tokens"}, {UnselectedHeadPool::SelectedDependents, "selected_dependents"}};
+
 }  // namespace
 
 ResaVariant resa_variant_from_name(const std::string& name) {
-  if (name == "full") return ResaVariant::Full;
-  if (name == "no_unselected_heads") return ResaVariant::NoUnselectedHeads;
-  if (name == "shared_rss") return ResaVariant::SharedRss;
-  ATTN_CHECK(false, "resan", "unknown resa_variant '", name, "' (known: full, no_unselected_heads, shared_rss)");
-  return ResaVariant::Full;
+  return value_from_name(kResaVariantNames, name, "resan", "resa_variant");
 }
 
-const char* resa_variant_name(ResaVariant v) {
-  switch (v) {
-    case ResaVariant::Full:
-      return "full";
-    case ResaVariant::NoUnselectedHeads:
-      return "no_unselected_heads";
-    case ResaVariant::SharedRss:
-      return "shared_rss";
-  }
-  return "?";
-}
+const char* resa_variant_name(ResaVariant v) { return name_of_value(kResaVariantNames, v); }
 
 UnselectedHeadPool unselected_head_pool_from_name(const std::string& name) {
-  if (name == "all_tokens") return UnselectedHeadPool::AllTokens;
-  if (name == "selected_dependents") return UnselectedHeadPool::SelectedDependents;
-  ATTN_CHECK(false, "resan", "unknown unselected_head_pool '", name, "' (known: all_tokens, selected_dependents)");
-  return UnselectedHeadPool::AllTokens;
+  return value_from_name(kUnselectedHeadPoolNames, name, "resan", "unselected_head_pool");
 }
 
 Tensor resa_attention_mask(const Tensor& valid, Direction dir, const Tensor& z_head, const Tensor& z_dep) {

@@ -11,6 +11,7 @@
 #include "attn/ops/reduce/reduce.h"
 #include "attn/ops/unary/unary.h"
 #include "attn/ops/view/view.h"
+#include "attn/util/named_values.h"
 
 namespace attn {
 
@@ -26,16 +27,13 @@ void check_valid(const Tensor& valid, int64_t b, int64_t n, const char* op, cons
              shape_str(valid.shape()));
 }
 
+const NamedValue<RssEval> kRssEvalNames[] = {{RssEval::Threshold, "threshold"}, {RssEval::Sample, "sample"}};
+
 }  // namespace
 
-RssEval rss_eval_from_name(const std::string& name) {
-  if (name == "threshold") return RssEval::Threshold;
-  if (name == "sample") return RssEval::Sample;
-  ATTN_CHECK(false, "rss", "unknown rss_eval '", name, "' (known: threshold, sample)");
-  return RssEval::Threshold;
-}
+RssEval rss_eval_from_name(const std::string& name) { return value_from_name(kRssEvalNames, name, "rss", "rss_eval"); }
 
-const char* rss_eval_name(RssEval e) { return e == RssEval::Threshold ? "threshold" : "sample"; }
+const char* rss_eval_name(RssEval e) { return name_of_value(kRssEvalNames, e); }
 
 Tensor masked_mean_over_tokens(const Tensor& x, const Tensor& valid) {
   ATTN_CHECK(x.dim() == 3, "masked_mean", "expects x of shape [B, n, d], got ", shape_str(x.shape()));

@@ -1,28 +1,21 @@
 #include "attn/nn/activation.h"
 
-#include "attn/engine/error.h"
+#include "attn/util/named_values.h"
 
 namespace attn {
 
+namespace {
+// "linear" and "none" are accepted spellings of the identity.
+const NamedValue<Activation> kActivationNames[] = {
+    {Activation::Relu, "relu"},       {Activation::Elu, "elu"},        {Activation::Tanh, "tanh"},
+    {Activation::Sigmoid, "sigmoid"}, {Activation::None, "identity"}, {Activation::None, "linear"},
+    {Activation::None, "none"}};
+}  // namespace
+
 Activation activation_from_name(const std::string& name) {
-  if (name == "relu") return Activation::Relu;
-  if (name == "elu") return Activation::Elu;
-  if (name == "tanh") return Activation::Tanh;
-  if (name == "sigmoid") return Activation::Sigmoid;
-  if (name == "identity" || name == "linear" || name == "none") return Activation::None;
-  ATTN_CHECK(false, "activation", "unknown activation '", name, "' (known: relu, elu, tanh, sigmoid, identity)");
-  return Activation::None;
+  return value_from_name(kActivationNames, name, "activation", "activation");
 }
 
-const char* activation_name(Activation a) {
-  switch (a) {
-    case Activation::Relu: return "relu";
-    case Activation::Elu: return "elu";
-    case Activation::Tanh: return "tanh";
-    case Activation::Sigmoid: return "sigmoid";
-    case Activation::None: return "identity";
-  }
-  return "?";
-}
+const char* activation_name(Activation a) { return name_of_value(kActivationNames, a); }
 
 }  // namespace attn

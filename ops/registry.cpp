@@ -2,9 +2,18 @@
 
 #include "attn/engine/error.h"
 #include "attn/engine/copy.h"
+#include "attn/ops/binary/binary.h"
 #include "attn/ops/view/view.h"
 
 namespace attn {
+
+OpSpec op_spec(const std::string& name, const std::string& family, std::function<std::vector<OpCase>()> cases) {
+  OpSpec s;
+  s.name = name;
+  s.family = family;
+  s.cases = std::move(cases);
+  return s;
+}
 
 void OpRegistry::add(OpSpec spec) {
   ATTN_CHECK(find(spec.name) == nullptr, "op registry", "op '", spec.name, "' registered twice");
@@ -54,6 +63,12 @@ Tensor like(const Tensor& t, const Tensor& ref) {
   Tensor out = t.to(ref.device());
   if (is_floating(out.dtype()) && is_floating(ref.dtype())) out = cast(out, ref.dtype());
   return out;
+}
+
+Tensor times_ramp(const Tensor& y) {
+  Tensor ramp = empty(y.shape(), DType::F64);
+  for (int64_t i = 0; i < ramp.numel(); ++i) write_element(ramp, i, 1.0 + 0.1 * static_cast<double>(i));
+  return y * like(ramp, y);
 }
 
 Tensor u8_mask(const std::vector<int64_t>& values, const Shape& shape) {

@@ -34,6 +34,10 @@ struct OpSpec {
   Tolerance tolerance;
 };
 
+// A spec at the default tolerances: a samples file registers each op as
+// r.add(op_spec("name", "family", [] { ...return cases; })).
+OpSpec op_spec(const std::string& name, const std::string& family, std::function<std::vector<OpCase>()> cases);
+
 class OpRegistry {
  public:
   void add(OpSpec spec);
@@ -59,6 +63,10 @@ Tensor signed_input(const Shape& shape, Generator& gen, double lo, double hi);
 // brought to where `ref` lives: ref's device, and ref's dtype when both are
 // floating. Lets one case run on float32 or on the GPU (tests/test_cuda_ops.cpp).
 Tensor like(const Tensor& t, const Tensor& ref);
+// y times a fixed ramp 1, 1.1, 1.2, ... over its elements in row-major
+// order, so each output element weighs differently in the checked Jacobian:
+// a gradient sent to the wrong element (or summed into the wrong one) shows.
+Tensor times_ramp(const Tensor& y);
 // A uint8 mask of `shape` from row-major values (nonzero = valid).
 Tensor u8_mask(const std::vector<int64_t>& values, const Shape& shape);
 // A uint8 [B, n] mask of sentences of lengths[b] tokens: 1 at the first

@@ -91,5 +91,25 @@ inline void expect_padding_invariant(Encoder& encoder, const Tensor& x, const Te
   }
 }
 
+// Tokens a (before) and b (after an edit of token `edit`) of a bidirectional
+// encoder, [1, n, 2 * hidden] with the forward half first: the forward half
+// reads tokens up to its own, so it may change only at and after the edit,
+// and the backward half only at and before it. Unchanged units must match
+// exactly (one path run twice); the edited token itself must move.
+inline void expect_each_direction_sees_its_side(const Tensor& a, const Tensor& b, int64_t edit, int64_t hidden) {
+  const int64_t n = a.size(1);
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t j = 0; j < 2 * hidden; ++j) {
+      const bool forward_half = j < hidden;
+      const bool may_change = forward_half ? t >= edit : t <= edit;
+      if (!may_change) {
+        EXPECT_EQ(a.at({0, t, j}), b.at({0, t, j})) << "token " << t << " unit " << j;
+      }
+    }
+  double moved = 0;
+  for (int64_t j = 0; j < 2 * hidden; ++j) moved += std::abs(a.at({0, edit, j}) - b.at({0, edit, j}));
+  EXPECT_GT(moved, 1e-9);
+}
+
 }  // namespace testing_support
 }  // namespace attn

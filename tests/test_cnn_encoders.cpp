@@ -11,6 +11,7 @@
 #include "attn/ops/token_conv/token_conv.h"
 #include "attn/ops/unary/unary.h"
 #include "model_checks.h"
+#include "seeded_encoder_context.h"
 
 namespace attn {
 namespace {
@@ -18,6 +19,7 @@ namespace {
 using testing_support::expect_gradcheck;
 using testing_support::expect_padding_invariant;
 using testing_support::flat_outputs;
+using testing_support::SeededEncoderContext;
 using testing_support::random_input;
 
 TEST(MultiCnn, GradcheckAllParametersAndInputsWithPadding) {
@@ -108,11 +110,7 @@ TEST(HrchyCnn, OneLayerIsTheGatedLinearUnitOfTheConvolution) {
 }
 
 TEST(CnnEncoders, RegisteredWithThePapersWidths) {
-  Generator init(1), noise(2);
-  EncoderContext ctx;
-  ctx.input_dim = 300;
-  ctx.init = &init;
-  ctx.noise = &noise;
+  SeededEncoderContext ctx(300, 1, 2, DType::F32);
   EXPECT_EQ(build_encoder(Config::parse("encoder = multicnn\n"), ctx)->token_dim(), 600);
   EXPECT_EQ(build_encoder(Config::parse("encoder = hrchycnn\n"), ctx)->sentence_dim(), 300);
   EXPECT_THROW(build_encoder(Config::parse("encoder = multicnn\nmin_width = 4\nmax_width = 3\n"), ctx), std::exception);

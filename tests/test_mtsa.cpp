@@ -11,6 +11,7 @@
 #include "attn/engine/allocator.h"
 #include "attn/engine/error.h"
 #include "model_checks.h"
+#include "seeded_encoder_context.h"
 #include "attn/models/mtsa.h"
 #include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
@@ -553,12 +554,7 @@ TEST(Mtsa, AttentionDropoutOnlyInTraining) {
 }
 
 TEST(Mtsa, ConfigAndShapeErrors) {
-  Generator init(61), noise(62);
-  EncoderContext ctx;
-  ctx.input_dim = 5;
-  ctx.dtype = DType::F64;
-  ctx.init = &init;
-  ctx.noise = &noise;
+  SeededEncoderContext ctx(5, 61, 62);
   auto build = [&](const std::string& text) { return build_mtsa_encoder(Config::parse(text), ctx); };
   EXPECT_THAT(error_of([&] { build("hidden = 300\nheads = 8"); }), HasSubstr("hidden 300 is not divisible by heads 8"));
   EXPECT_THAT(error_of([&] { build("hidden = 6\nheads = 3"); }), HasSubstr("even number of heads"));
@@ -585,12 +581,7 @@ TEST(Mtsa, ConfigAndShapeErrors) {
 }
 
 TEST(Mtsa, BuilderReadsEveryKeyAndDefaults) {
-  Generator init(65), noise(66);
-  EncoderContext ctx;
-  ctx.input_dim = 5;
-  ctx.dtype = DType::F64;
-  ctx.init = &init;
-  ctx.noise = &noise;
+  SeededEncoderContext ctx(5, 65, 66);
   Config c = Config::parse(
       "hidden = 6\nheads = 3\nactivation = relu\nsigma_t = identity\nmtsa_variant = paper\n"
       "head_masks = forward, window, none\nwindow = 1\nattn_keep_prob = 0.9\n");

@@ -12,6 +12,7 @@
 #include "attn/engine/allocator.h"
 #include "attn/engine/error.h"
 #include "model_checks.h"
+#include "seeded_encoder_context.h"
 #include "attn/models/multi_head.h"
 #include "attn/models/multiscale.h"
 #include "attn/ops/binary/binary.h"
@@ -307,12 +308,7 @@ TEST(MultiScaleTransformer, Float32AgreesWithFloat64) {
 }
 
 TEST(MultiScaleTransformer, BuilderReadsEveryKeyAndDefaults) {
-  Generator init(40), noise(41);
-  EncoderContext ctx;
-  ctx.input_dim = 5;
-  ctx.dtype = DType::F64;
-  ctx.init = &init;
-  ctx.noise = &noise;
+  SeededEncoderContext ctx(5, 40, 41);
   Config c = Config::parse("hidden = 6\nlayers = 2\nscales = 1, 5, n/4\nhead_counts = 1,1,1, 0,2,1\nkeep_prob = 0.9\n");
   std::unique_ptr<Encoder> enc = build_mstrans_encoder(c, ctx);
   EXPECT_NO_THROW(c.check_all_used("mstrans"));
@@ -341,12 +337,7 @@ TEST(MultiScaleTransformer, BuilderReadsEveryKeyAndDefaults) {
 }
 
 TEST(MultiScaleTransformer, ConfigAndShapeErrors) {
-  Generator init(43), noise(44);
-  EncoderContext ctx;
-  ctx.input_dim = 5;
-  ctx.dtype = DType::F64;
-  ctx.init = &init;
-  ctx.noise = &noise;
+  SeededEncoderContext ctx(5, 43, 44);
   auto build = [&](const std::string& text) { return build_mstrans_encoder(Config::parse(text), ctx); };
   EXPECT_THAT(error_of([&] { build("hidden = 300\nheads = 7"); }),
               HasSubstr("features 300 must be a positive multiple of the 7 heads"));

@@ -13,6 +13,7 @@
 #include "test_util.h"
 #include "attn/engine/error.h"
 #include "model_checks.h"
+#include "seeded_encoder_context.h"
 #include "attn/models/disa.h"
 #include "attn/models/resan.h"
 #include "attn/models/rss.h"
@@ -609,12 +610,7 @@ TEST(Resan, DroppedHeadsOutputZerosInTheVariants) {
 }
 
 TEST(Resan, BuilderReadsConfig) {
-  Generator init(48), noise(49);
-  EncoderContext ctx;
-  ctx.input_dim = 3;
-  ctx.dtype = DType::F64;
-  ctx.init = &init;
-  ctx.noise = &noise;
+  SeededEncoderContext ctx(3, 48, 49);
   Config c = Config::parse("hidden = 5\nresa_direction = none\nresa_variant = shared_rss\nrss_eval = sample\n");
   std::unique_ptr<Encoder> e = build_resan_encoder(c, ctx);
   c.check_all_used("resan");
@@ -636,12 +632,7 @@ TEST(Resan, BuilderReadsConfig) {
 }
 
 TEST(Resan, ConfigAndShapeErrors) {
-  Generator init(50), noise(51);
-  EncoderContext ctx;
-  ctx.input_dim = 3;
-  ctx.dtype = DType::F64;
-  ctx.init = &init;
-  ctx.noise = &noise;
+  SeededEncoderContext ctx(3, 50, 51);
   auto build = [&](const std::string& text) { build_resan_encoder(Config::parse(text), ctx); };
   EXPECT_THAT(error_of([&] { build("rss_eval = argmax\n"); }),
               HasSubstr("key 'rss_eval' of resan must be one of threshold, sample, got 'argmax'"));
@@ -653,14 +644,14 @@ TEST(Resan, ConfigAndShapeErrors) {
   EXPECT_THAT(error_of([&] { build("hidden = 4\nscale_c = 0\n"); }),
               HasSubstr("key 'scale_c' of resan must lie in (0, 1000000], got '0'"));
 
-  Resan model(3, small_options(), init, noise, DType::F64);
+  Resan model(3, small_options(), ctx.init_gen, ctx.noise_gen, DType::F64);
   Tensor mask = length_mask({4, 2}, 4);
   EXPECT_THAT(error_of([&] { model.encode(zeros({2, 4, 5}, DType::F64), mask); }),
               HasSubstr("resan: expects x of shape [B, n, 3], got [2, 4, 5]"));
   EXPECT_THAT(error_of([&] { model.encode(zeros({2, 4, 3}, DType::F64), length_mask({4}, 4)); }),
               HasSubstr("resan: mask must be uint8 [2, 4], got uint8 [1, 4]"));
   ResaOptions ro;
-  Resa resa(3, 4, ro, init, noise, DType::F64);
+  Resa resa(3, 4, ro, ctx.init_gen, ctx.noise_gen, DType::F64);
   EXPECT_THAT(error_of([&] { resa.forward(zeros({2, 4, 3}, DType::F64), mask, mask, zeros({2, 4}, DType::F64)); }),
               HasSubstr("z_dep must be uint8 [2, 4], got float64 [2, 4]"));
   EXPECT_THAT(error_of([&] { rss_log_prob(zeros({2, 4}, DType::F64), length_mask({4, 2, 1}, 4), mask); }),

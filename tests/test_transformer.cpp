@@ -11,6 +11,7 @@
 #include "test_util.h"
 #include "attn/engine/error.h"
 #include "model_checks.h"
+#include "seeded_encoder_context.h"
 #include "attn/models/multi_head.h"
 #include "attn/models/positional.h"
 #include "attn/models/transformer.h"
@@ -211,12 +212,7 @@ TEST(Transformer, DropoutOnlyInTraining) {
 }
 
 TEST(Transformer, BuilderReadsEveryKeyAndDefaults) {
-  Generator init(25), noise(26);
-  EncoderContext ctx;
-  ctx.input_dim = 5;
-  ctx.dtype = DType::F64;
-  ctx.init = &init;
-  ctx.noise = &noise;
+  SeededEncoderContext ctx(5, 25, 26);
   Config c = Config::parse("hidden = 6\nheads = 3\nlayers = 2\nffn_dim = 7\nkeep_prob = 0.9\n");
   std::unique_ptr<Encoder> enc = build_transformer_encoder(c, ctx);
   EXPECT_NO_THROW(c.check_all_used("transformer"));
@@ -242,12 +238,7 @@ TEST(Transformer, BuilderReadsEveryKeyAndDefaults) {
 }
 
 TEST(Transformer, ConfigAndShapeErrors) {
-  Generator init(28), noise(29);
-  EncoderContext ctx;
-  ctx.input_dim = 5;
-  ctx.dtype = DType::F64;
-  ctx.init = &init;
-  ctx.noise = &noise;
+  SeededEncoderContext ctx(5, 28, 29);
   auto build = [&](const std::string& text) { return build_transformer_encoder(Config::parse(text), ctx); };
   EXPECT_THAT(error_of([&] { build("hidden = 300\nheads = 7"); }),
               HasSubstr("hidden 300 must be a positive multiple of heads 7"));

@@ -1,26 +1,17 @@
 #include "attn/util/task_kind.h"
 
-#include "attn/util/error.h"
+#include "attn/util/named_values.h"
 
 namespace attn {
 
-TaskKind task_from_name(const std::string& name) {
-  if (name == "classify") return TaskKind::Classify;
-  if (name == "pair") return TaskKind::Pair;
-  if (name == "relatedness") return TaskKind::Relatedness;
-  if (name == "tag") return TaskKind::Tag;
-  ATTN_CHECK(false, "task", "unknown task '", name, "' (known: classify, pair, relatedness, tag)");
-  return TaskKind::Classify;
-}
+namespace {
+const NamedValue<TaskKind> kTaskNames[] = {
+    {TaskKind::Classify, "classify"}, {TaskKind::Pair, "pair"}, {TaskKind::Relatedness, "relatedness"},
+    {TaskKind::Tag, "tag"}};
+}  // namespace
 
-const char* task_name(TaskKind task) {
-  switch (task) {
-    case TaskKind::Classify: return "classify";
-    case TaskKind::Pair: return "pair";
-    case TaskKind::Relatedness: return "relatedness";
-    case TaskKind::Tag: return "tag";
-  }
-  return "?";
-}
+TaskKind task_from_name(const std::string& name) { return value_from_name(kTaskNames, name, "task", "task"); }
+
+const char* task_name(TaskKind task) { return name_of_value(kTaskNames, task); }
 
 }  // namespace attn

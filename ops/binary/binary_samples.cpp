@@ -12,10 +12,7 @@ using BinaryFnRef = Tensor (*)(const Tensor&, const Tensor&);
 // b_lo/b_hi with signed b keep divisors away from zero; distinct random reals
 // keep maximum/minimum away from ties.
 OpSpec binary_spec(const std::string& name, BinaryFnRef f, bool b_away_from_zero) {
-  OpSpec s;
-  s.name = name;
-  s.family = "binary";
-  s.cases = [f, b_away_from_zero] {
+  return op_spec(name, "binary", [f, b_away_from_zero] {
     Generator gen(11);
     auto b_input = [&](const Shape& shape) {
       return b_away_from_zero ? samples::signed_input(shape, gen, 0.5, 2.0) : samples::input(shape, gen);
@@ -28,8 +25,7 @@ OpSpec binary_spec(const std::string& name, BinaryFnRef f, bool b_away_from_zero
     Tensor bt = b_input({3, 4});
     cases.push_back({"3x4 with transposed 3x4", {samples::transposed_input({3, 4}, gen), bt}, fn, true});
     return cases;
-  };
-  return s;
+  });
 }
 
 Tensor random_mask(const Shape& shape, Generator& gen) {
@@ -48,10 +44,7 @@ void register_binary_samples(OpRegistry& r) {
   r.add(binary_spec("maximum", maximum, false));
   r.add(binary_spec("minimum", minimum, false));
 
-  OpSpec w;
-  w.name = "where";
-  w.family = "binary";
-  w.cases = [] {
+  r.add(op_spec("where", "binary", [] {
     Generator gen(12);
     Tensor cond = random_mask({3, 4}, gen);
     Tensor cond_col = random_mask({3, 1}, gen);
@@ -61,13 +54,9 @@ void register_binary_samples(OpRegistry& r) {
     cases.push_back({"mask 3x1, a 3x4, b 4 (broadcast)", {samples::input({3, 4}, gen), samples::input({4}, gen)},
                      [cond_col](const std::vector<Tensor>& in) { return where(samples::like(cond_col, in[0]), in[0], in[1]); }, true});
     return cases;
-  };
-  r.add(w);
+  }));
 
-  OpSpec mf;
-  mf.name = "masked_fill";
-  mf.family = "binary";
-  mf.cases = [] {
+  r.add(op_spec("masked_fill", "binary", [] {
     Generator gen(13);
     Tensor mask = random_mask({3, 4}, gen);
     Tensor row_mask = random_mask({4}, gen);
@@ -81,8 +70,7 @@ void register_binary_samples(OpRegistry& r) {
     cases.push_back({"nothing masked, mask 3x1", {samples::input({3, 4}, gen)},
                      [none](const std::vector<Tensor>& in) { return masked_fill(in[0], samples::like(none, in[0]), 9.0); }, true});
     return cases;
-  };
-  r.add(mf);
+  }));
 }
 
 }  // namespace attn

@@ -13,10 +13,7 @@
 namespace attn {
 
 void register_dot_product_attention_samples(OpRegistry& r) {
-  OpSpec spec;
-  spec.name = "dot_product_attention";
-  spec.family = "dot_product_attention";
-  spec.cases = [] {
+  r.add(op_spec("dot_product_attention", "dot_product_attention", [] {
     Generator gen(59);
     auto with = [](Tensor valid) {
       return [valid](const std::vector<Tensor>& in) {
@@ -66,8 +63,7 @@ void register_dot_product_attention_samples(OpRegistry& r) {
                     true};
     cases.push_back(unpadded);
     return cases;
-  };
-  r.add(spec);
+  }));
 }
 
 }  // namespace attn

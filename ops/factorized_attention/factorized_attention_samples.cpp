@@ -11,10 +11,7 @@
 namespace attn {
 
 void register_factorized_attention_samples(OpRegistry& r) {
-  OpSpec spec;
-  spec.name = "factorized_attention";
-  spec.family = "factorized_attention";
-  spec.cases = [] {
+  r.add(op_spec("factorized_attention", "factorized_attention", [] {
     Generator gen(53);
     // Head 0 forward (query j sees keys i < j: query 0 sees none), head 1 backward.
     const Tensor fw_bw = samples::u8_mask({0, 0, 0, 0,  1, 0, 0, 0,  1, 1, 0, 0,  1, 1, 1, 0,
@@ -54,8 +51,7 @@ void register_factorized_attention_samples(OpRegistry& r) {
     cases.push_back({"v used again after the attention: its gradient added into the pending one",
                      inputs({2, 2, 4, 3}, 2.0), v_used_twice});
     return cases;
-  };
-  r.add(spec);
+  }));
 }
 
 }  // namespace attn

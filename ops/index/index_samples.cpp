@@ -1,32 +1,14 @@
 // Gradcheck samples of the index family. Indices repeat on purpose, so the
 // accumulation of several gradient contributions into one element is checked;
 // outputs are multiplied by a fixed ramp so every contribution is distinct.
-#include "attn/ops/binary/binary.h"
 #include "attn/ops/index/index.h"
 #include "attn/ops/registry.h"
 
 namespace attn {
 
-namespace {
-
-Tensor times_ramp(const Tensor& y) {
-  Tensor ramp = empty(y.shape(), DType::F64);
-  for (int64_t i = 0; i < ramp.numel(); ++i) write_element(ramp, i, 1.0 + 0.1 * static_cast<double>(i));
-  return y * samples::like(ramp, y);
-}
-
-OpSpec index_spec(const std::string& name, std::function<std::vector<OpCase>()> cases) {
-  OpSpec s;
-  s.name = name;
-  s.family = "index";
-  s.cases = std::move(cases);
-  return s;
-}
-
-}  // namespace
-
 void register_index_samples(OpRegistry& r) {
-  r.add(index_spec("index_select", [] {
+  using samples::times_ramp;
+  r.add(op_spec("index_select", "index", [] {
     Generator gen(51);
     Tensor rows = from_indices({2, 0, 2}, {3});
     Tensor cols = from_indices({1, 3, 1, 0, 1}, {5});
@@ -42,7 +24,7 @@ void register_index_samples(OpRegistry& r) {
                  }};
     return std::vector<OpCase>{axis0, axis1};
   }));
-  r.add(index_spec("index_add", [] {
+  r.add(op_spec("index_add", "index", [] {
     Generator gen(57);
     Tensor rows = from_indices({2, 0, 2}, {3});
     Tensor cols = from_indices({1, 3, 1}, {3});
@@ -59,7 +41,7 @@ void register_index_samples(OpRegistry& r) {
                  }};
     return std::vector<OpCase>{axis0, axis1};
   }));
-  r.add(index_spec("embedding", [] {
+  r.add(op_spec("embedding", "index", [] {
     Generator gen(52);
     Tensor ids = from_indices({1, 4, 1, 0, 1, 3}, {2, 3});
     OpCase table{
@@ -73,7 +55,7 @@ void register_index_samples(OpRegistry& r) {
                       }};
     return std::vector<OpCase>{table, transposed};
   }));
-  r.add(index_spec("gather", [] {
+  r.add(op_spec("gather", "index", [] {
     Generator gen(53);
     Tensor along1 = from_indices({0, 3, 3, 2, 1, 0, 1, 1, 2}, {3, 3});
     Tensor along0 = from_indices({2, 0, 1, 2, 2, 0}, {2, 3});
@@ -86,7 +68,7 @@ void register_index_samples(OpRegistry& r) {
         [along0](const std::vector<Tensor>& in) { return times_ramp(gather(in[0], 0, samples::like(along0, in[0]))); }};
     return std::vector<OpCase>{last, first};
   }));
-  r.add(index_spec("scatter_add", [] {
+  r.add(op_spec("scatter_add", "index", [] {
     Generator gen(54);
     Tensor along0 = from_indices({2, 0, 2, 1, 2, 0, 0, 2}, {2, 4});
     Tensor along1 = from_indices({1, 1, 0, 2, 0, 0}, {2, 3});

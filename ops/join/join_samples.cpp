@@ -1,7 +1,6 @@
 // Gradcheck samples of the join family. Outputs are multiplied by a fixed
 // ramp so a gradient slice sent to the wrong input (or the wrong offset)
 // changes the Jacobian.
-#include "attn/ops/binary/binary.h"
 #include "attn/ops/join/join.h"
 #include "attn/ops/registry.h"
 #include "attn/ops/unary/unary.h"
@@ -9,26 +8,9 @@
 
 namespace attn {
 
-namespace {
-
-Tensor times_ramp(const Tensor& y) {
-  Tensor ramp = empty(y.shape(), DType::F64);
-  for (int64_t i = 0; i < ramp.numel(); ++i) write_element(ramp, i, 1.0 + 0.1 * static_cast<double>(i));
-  return y * samples::like(ramp, y);
-}
-
-OpSpec join_spec(const std::string& name, std::function<std::vector<OpCase>()> cases) {
-  OpSpec s;
-  s.name = name;
-  s.family = "join";
-  s.cases = std::move(cases);
-  return s;
-}
-
-}  // namespace
-
 void register_join_samples(OpRegistry& r) {
-  r.add(join_spec("concat", [] {
+  using samples::times_ramp;
+  r.add(op_spec("concat", "join", [] {
     Generator gen(41);
     OpCase three{"3 inputs along axis 1, one transposed",
                  {samples::input({2, 3}, gen), samples::transposed_input({2, 2}, gen), samples::input({2, 1}, gen)},
@@ -38,7 +20,7 @@ void register_join_samples(OpRegistry& r) {
                 [](const std::vector<Tensor>& in) { return times_ramp(concat(in, 0)); }};
     return std::vector<OpCase>{three, rows};
   }));
-  r.add(join_spec("stack", [] {
+  r.add(op_spec("stack", "join", [] {
     Generator gen(42);
     OpCase middle{"2 inputs on a new axis 1, one transposed",
                   {samples::input({2, 3}, gen), samples::transposed_input({2, 3}, gen)},
@@ -48,7 +30,7 @@ void register_join_samples(OpRegistry& r) {
                 [](const std::vector<Tensor>& in) { return times_ramp(stack(in, -1)); }};
     return std::vector<OpCase>{middle, last};
   }));
-  r.add(join_spec("split", [] {
+  r.add(op_spec("split", "join", [] {
     Generator gen(43);
     // Each part is scaled differently before rejoining, so every part's
     // gradient differs; the ramp also tells elements within a part apart.
@@ -61,7 +43,7 @@ void register_join_samples(OpRegistry& r) {
                   [](const std::vector<Tensor>& in) { return times_ramp(chunk(in[0], 2, 0)[1]); }};
     return std::vector<OpCase>{parts, chunks};
   }));
-  r.add(join_spec("pad", [] {
+  r.add(op_spec("pad", "join", [] {
     Generator gen(44);
     OpCase cols{"[2, 3] padded 1 before, 2 after along axis 1", {samples::input({2, 3}, gen)},
                 [](const std::vector<Tensor>& in) { return times_ramp(pad(in[0], 1, 1, 2, 0.5)); }};

@@ -7,10 +7,7 @@
 namespace attn {
 
 void register_layer_norm_samples(OpRegistry& r) {
-  OpSpec s;
-  s.name = "layer_norm";
-  s.family = "layer_norm";
-  s.cases = [] {
+  r.add(op_spec("layer_norm", "layer_norm", [] {
     Generator gen(41);
     auto affine = [](const std::vector<Tensor>& in) { return layer_norm(in[0], in[1], in[2]); };
     auto bare = [](const std::vector<Tensor>& in) { return layer_norm(in[0], Tensor(), Tensor()); };
@@ -29,8 +26,7 @@ void register_layer_norm_samples(OpRegistry& r) {
                      affine});
     cases.push_back({"3x4 without gamma and beta", {samples::input({3, 4}, gen, -2, 2)}, bare});
     return cases;
-  };
-  r.add(s);
+  }));
 }
 
 }  // namespace attn

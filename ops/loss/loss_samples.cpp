@@ -8,10 +8,7 @@ namespace attn {
 namespace {
 
 OpSpec cross_entropy_spec() {
-  OpSpec s;
-  s.name = "cross_entropy";
-  s.family = "loss";
-  s.cases = [] {
+  return op_spec("cross_entropy", "loss", [] {
     Generator gen(51);
     auto with = [](Tensor target, CrossEntropyOptions options) {
       return [target, options](const std::vector<Tensor>& in) {
@@ -40,15 +37,11 @@ OpSpec cross_entropy_spec() {
     cases.push_back({"transposed 4x5 sum", {samples::transposed_input({4, 5}, gen, -2, 2)},
                      with(from_indices({4, 0, 2, 1}, {4}), summed)});
     return cases;
-  };
-  return s;
+  });
 }
 
 OpSpec mse_spec() {
-  OpSpec s;
-  s.name = "mse_loss";
-  s.family = "loss";
-  s.cases = [] {
+  return op_spec("mse_loss", "loss", [] {
     Generator gen(52);
     auto with = [](Reduction r) {
       return [r](const std::vector<Tensor>& in) { return mse_loss(in[0], in[1], r); };
@@ -59,15 +52,11 @@ OpSpec mse_spec() {
                      with(Reduction::Sum)});
     cases.push_back({"2x3 none", {samples::input({2, 3}, gen), samples::input({2, 3}, gen)}, with(Reduction::None)});
     return cases;
-  };
-  return s;
+  });
 }
 
 OpSpec kl_div_spec() {
-  OpSpec s;
-  s.name = "kl_div";
-  s.family = "loss";
-  s.cases = [] {
+  return op_spec("kl_div", "loss", [] {
     Generator gen(53);
     // Rows are proper distributions; exact zeros must contribute 0 and no NaN.
     Tensor target = from_vector({0.1, 0.2, 0.3, 0.4, 0.0, 0.5, 0.25, 0.25, 0.7, 0.0, 0.3, 0.0}, {3, 4}, DType::F64);
@@ -79,8 +68,7 @@ OpSpec kl_div_spec() {
     cases.push_back({"transposed 3x4 sum", {samples::transposed_input({3, 4}, gen, -3, -0.2)}, with(Reduction::Sum)});
     cases.push_back({"3x4 none", {samples::input({3, 4}, gen, -3, -0.2)}, with(Reduction::None)});
     return cases;
-  };
-  return s;
+  });
 }
 
 }  // namespace

@@ -18,10 +18,7 @@
 namespace attn {
 
 void register_matmul_samples(OpRegistry& r) {
-  OpSpec mm;
-  mm.name = "matmul";
-  mm.family = "matmul";
-  mm.cases = [] {
+  r.add(op_spec("matmul", "matmul", [] {
     Generator gen(41);
     auto fn = [](const std::vector<Tensor>& in) { return matmul(in[0], in[1]); };
     using samples::input;
@@ -48,13 +45,9 @@ void register_matmul_samples(OpRegistry& r) {
     cases.push_back({"2x3x4 @ 4 (vector b)", {input({2, 3, 4}, gen), input({4}, gen)}, fn, true});
     cases.push_back({"4 @ 4x3 (vector a)", {input({4}, gen), input({4, 3}, gen)}, fn});
     return cases;
-  };
-  r.add(mm);
+  }));
 
-  OpSpec sum_of_products;
-  sum_of_products.name = "matmul_sum";
-  sum_of_products.family = "matmul";
-  sum_of_products.cases = [] {
+  r.add(op_spec("matmul_sum", "matmul", [] {
     Generator gen(45);
     using samples::input;
     std::vector<OpCase> cases;
@@ -82,13 +75,9 @@ void register_matmul_samples(OpRegistry& r) {
                      three_terms,
                      true});
     return cases;
-  };
-  r.add(sum_of_products);
+  }));
 
-  OpSpec with_bias;
-  with_bias.name = "matmul_bias";
-  with_bias.family = "matmul";
-  with_bias.cases = [] {
+  r.add(op_spec("matmul_bias", "matmul", [] {
     Generator gen(51);
     using samples::input;
     using samples::signed_input;
@@ -110,13 +99,9 @@ void register_matmul_samples(OpRegistry& r) {
                      relu,
                      true});
     return cases;
-  };
-  r.add(with_bias);
+  }));
 
-  OpSpec lin;
-  lin.name = "linear";
-  lin.family = "matmul";
-  lin.cases = [] {
+  r.add(op_spec("linear", "matmul", [] {
     Generator gen(43);
     auto with_bias = [](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); };
     auto no_bias = [](const std::vector<Tensor>& in) { return linear(in[0], in[1]); };
@@ -131,13 +116,9 @@ void register_matmul_samples(OpRegistry& r) {
                      with_bias,
                      true});
     return cases;
-  };
-  r.add(lin);
+  }));
 
-  OpSpec lin_relu;
-  lin_relu.name = "linear_relu";
-  lin_relu.family = "matmul";
-  lin_relu.cases = [] {
+  r.add(op_spec("linear_relu", "matmul", [] {
     Generator gen(49);
     using samples::signed_input;
     auto with_bias = [](const std::vector<Tensor>& in) { return linear_relu(in[0], in[1], in[2]); };
@@ -152,13 +133,9 @@ void register_matmul_samples(OpRegistry& r) {
     cases.push_back(
         {"6x4, W 5x4, no bias", {signed_input({6, 4}, gen, 0.2, 1.5), signed_input({5, 4}, gen, 0.2, 1.5)}, no_bias});
     return cases;
-  };
-  r.add(lin_relu);
+  }));
 
-  OpSpec sum_of;
-  sum_of.name = "linear_sum";
-  sum_of.family = "matmul";
-  sum_of.cases = [] {
+  r.add(op_spec("linear_sum", "matmul", [] {
     Generator gen(47);
     using samples::input;
     std::vector<OpCase> cases;
@@ -179,17 +156,13 @@ void register_matmul_samples(OpRegistry& r) {
                      three_terms,
                      true});
     return cases;
-  };
-  r.add(sum_of);
+  }));
 
   // The plain call forms of ops/matmul/matmul.h beyond the ones above: an
   // activation after the fused product, concatenated inputs (the weight
   // split by the op, or given as blocks) and a product with a bias and an
   // activation.
-  OpSpec plain;
-  plain.name = "plain_products";
-  plain.family = "matmul";
-  plain.cases = [] {
+  r.add(op_spec("plain_products", "matmul", [] {
     Generator gen(53);
     using samples::input;
     using samples::signed_input;
@@ -232,8 +205,7 @@ void register_matmul_samples(OpRegistry& r) {
                      rows_sigmoid,
                      true});
     return cases;
-  };
-  r.add(plain);
+  }));
 }
 
 }  // namespace attn

@@ -7,10 +7,7 @@
 namespace attn {
 
 void register_modulated_linear_samples(OpRegistry& r) {
-  OpSpec spec;
-  spec.name = "modulated_linear";
-  spec.family = "modulated_linear";
-  spec.cases = [] {
+  r.add(op_spec("modulated_linear", "modulated_linear", [] {
     Generator gen(71);
     using samples::input;
     auto fn = [](const std::vector<Tensor>& in) { return modulated_linear(in[0], in[1], in[2], in[3]); };
@@ -29,8 +26,7 @@ void register_modulated_linear_samples(OpRegistry& r) {
                      {input({1, 6, 2}, gen), input({1, 2}, gen), input({3, 2}, gen), input({3, 2}, gen)},
                      fn});
     return cases;
-  };
-  r.add(spec);
+  }));
 }
 
 }  // namespace attn

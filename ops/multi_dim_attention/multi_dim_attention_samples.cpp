@@ -9,10 +9,7 @@
 namespace attn {
 
 void register_multi_dim_attention_samples(OpRegistry& r) {
-  OpSpec s;
-  s.name = "multi_dim_attention";
-  s.family = "multi_dim_attention";
-  s.cases = [] {
+  r.add(op_spec("multi_dim_attention", "multi_dim_attention", [] {
     Generator gen(43);
     auto with = [](Tensor mask, double c) {
       return [mask, c](const std::vector<Tensor>& in) {
@@ -49,8 +46,7 @@ void register_multi_dim_attention_samples(OpRegistry& r) {
     cases.push_back({"B1 nq2 nk3 d4, c = 1 (tanh near saturation)", qkv(1, 2, 3, 4, 1.5), with(all_valid, 1.0)});
     cases.push_back({"B1 nq2 nk3 d70, two CPU feature blocks", qkv(1, 2, 3, 70, 2.0), with(all_valid, 5.0)});
     return cases;
-  };
-  r.add(s);
+  }));
 }
 
 }  // namespace attn

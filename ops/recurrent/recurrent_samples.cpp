@@ -19,10 +19,7 @@ struct Variant {
 }  // namespace
 
 void register_recurrent_samples(OpRegistry& r) {
-  OpSpec spec;
-  spec.name = "recurrent_sequence";
-  spec.family = "recurrent";
-  spec.cases = [] {
+  r.add(op_spec("recurrent_sequence", "recurrent", [] {
     Generator gen(431);
     using samples::input;
     const int64_t B = 3, n = 4, h = 2;
@@ -63,8 +60,7 @@ void register_recurrent_samples(OpRegistry& r) {
                      },
                      true});
     return cases;
-  };
-  r.add(spec);
+  }));
 }
 
 }  // namespace attn

@@ -11,10 +11,7 @@ namespace {
 using ReduceFnRef = Tensor (*)(const Tensor&, const std::vector<int64_t>&, bool);
 
 OpSpec reduce_spec(const std::string& name, ReduceFnRef f) {
-  OpSpec s;
-  s.name = name;
-  s.family = "reduce";
-  s.cases = [f] {
+  return op_spec(name, "reduce", [f] {
     Generator gen(21);
     auto over = [f](std::vector<int64_t> axes, bool keepdim) {
       return [f, axes, keepdim](const std::vector<Tensor>& in) { return f(in[0], axes, keepdim); };
@@ -31,8 +28,7 @@ OpSpec reduce_spec(const std::string& name, ReduceFnRef f) {
     cases.push_back({"3x4 all axes", {samples::input({3, 4}, gen)}, over({}, false)});
     cases.push_back({"transposed 3x4 axis 1", {samples::transposed_input({3, 4}, gen)}, over({1}, false)});
     return cases;
-  };
-  return s;
+  });
 }
 
 }  // namespace
@@ -42,16 +38,12 @@ void register_reduce_samples(OpRegistry& r) {
   r.add(reduce_spec("mean", mean));
   r.add(reduce_spec("max", max));  // continuous random values: no ties
   r.add(reduce_spec("logsumexp", logsumexp));
-  OpSpec st;
-  st.name = "sum_to";
-  st.family = "reduce";
-  st.cases = [] {
+  r.add(op_spec("sum_to", "reduce", [] {
     Generator gen(22);
     return std::vector<OpCase>{
         {"2x3x4 to 3x1", {samples::input({2, 3, 4}, gen)},
          [](const std::vector<Tensor>& in) { return sum_to(in[0], {3, 1}); }, true}};
-  };
-  r.add(st);
+  }));
 }
 
 }  // namespace attn

@@ -11,10 +11,7 @@
 namespace attn {
 
 void register_separable_attention_samples(OpRegistry& r) {
-  OpSpec spec;
-  spec.name = "separable_attention";
-  spec.family = "separable_attention";
-  spec.cases = [] {
+  r.add(op_spec("separable_attention", "separable_attention", [] {
     Generator gen(47);
     auto with = [](Tensor allowed, Tensor keep_pairs = Tensor(), Tensor keep_features = Tensor()) {
       return [allowed, keep_pairs, keep_features](const std::vector<Tensor>& in) {
@@ -54,8 +51,7 @@ void register_separable_attention_samples(OpRegistry& r) {
     cases.push_back({"G2 nq3 nk3 d4, dropout keep factors on pairs and features", inputs(2, 3, 3, 4, 2.0),
                      with(all, keep({2, 3, 3}), keep({2, 3, 4})), true});
     return cases;
-  };
-  r.add(spec);
+  }));
 }
 
 }  // namespace attn

@@ -9,10 +9,7 @@
 namespace attn {
 
 void register_sigmoid_gate_samples(OpRegistry& r) {
-  OpSpec spec;
-  spec.name = "sigmoid_gate";
-  spec.family = "sigmoid_gate";
-  spec.cases = [] {
+  r.add(op_spec("sigmoid_gate", "sigmoid_gate", [] {
     Generator gen(59);
     auto fn = [](const std::vector<Tensor>& in) { return sigmoid_gate(in[0], in[1], in[2]); };
     using samples::input;
@@ -37,8 +34,7 @@ void register_sigmoid_gate_samples(OpRegistry& r) {
                      {input({3, 5}, gen, -2, 2), input({3, 5}, gen), input({3, 5}, gen)},
                      [](const std::vector<Tensor>& in) { return transpose(sigmoid_gate(in[0], in[1], in[2]), 0, 1); }});
     return cases;
-  };
-  r.add(spec);
+  }));
 }
 
 }  // namespace attn

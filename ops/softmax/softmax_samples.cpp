@@ -13,10 +13,7 @@ namespace {
 using SoftmaxFnRef = Tensor (*)(const Tensor&, int64_t, const Tensor&);
 
 OpSpec softmax_spec(const std::string& name, SoftmaxFnRef f) {
-  OpSpec s;
-  s.name = name;
-  s.family = "softmax";
-  s.cases = [f] {
+  return op_spec(name, "softmax", [f] {
     Generator gen(41);
     auto along = [f](int64_t axis, Tensor mask = Tensor()) {
       return [f, axis, mask](const std::vector<Tensor>& in) { return f(in[0], axis, mask.defined() ? samples::like(mask, in[0]) : mask); };
@@ -49,8 +46,7 @@ OpSpec softmax_spec(const std::string& name, SoftmaxFnRef f) {
     OpCase keys{"3x4 mask [4]", {samples::input({3, 4}, gen, -2, 2)}, along(-1, key_mask), true};
     cases.push_back(keys);
     return cases;
-  };
-  return s;
+  });
 }
 
 }  // namespace

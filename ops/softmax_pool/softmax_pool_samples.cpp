@@ -8,10 +8,7 @@
 namespace attn {
 
 void register_softmax_pool_samples(OpRegistry& r) {
-  OpSpec spec;
-  spec.name = "softmax_pool";
-  spec.family = "softmax_pool";
-  spec.cases = [] {
+  r.add(op_spec("softmax_pool", "softmax_pool", [] {
     Generator gen(67);
     using samples::input;
     auto pool = [](const Tensor& mask) {
@@ -35,8 +32,7 @@ void register_softmax_pool_samples(OpRegistry& r) {
                      pool(Tensor()),
                      true});
     return cases;
-  };
-  r.add(spec);
+  }));
 }
 
 }  // namespace attn

@@ -8,10 +8,7 @@
 namespace attn {
 
 void register_sru_samples(OpRegistry& r) {
-  OpSpec spec;
-  spec.name = "sru_sequence";
-  spec.family = "sru";
-  spec.cases = [] {
+  r.add(op_spec("sru_sequence", "sru", [] {
     Generator gen(433);
     using samples::input;
     const int64_t B = 3, n = 4, h = 2;
@@ -34,8 +31,7 @@ void register_sru_samples(OpRegistry& r) {
                      },
                      true});
     return cases;
-  };
-  r.add(spec);
+  }));
 }
 
 }  // namespace attn

@@ -19,10 +19,7 @@ auto conv(const Tensor& mask, bool with_bias) {
 }  // namespace
 
 void register_token_conv_samples(OpRegistry& r) {
-  OpSpec conv_spec;
-  conv_spec.name = "token_conv";
-  conv_spec.family = "token_conv";
-  conv_spec.cases = [] {
+  r.add(op_spec("token_conv", "token_conv", [] {
     Generator gen(431);
     using samples::input;
     std::vector<OpCase> cases;
@@ -50,13 +47,9 @@ void register_token_conv_samples(OpRegistry& r) {
                      conv(samples::length_mask({3, 2}, 3), true),
                      true});
     return cases;
-  };
-  r.add(conv_spec);
+  }));
 
-  OpSpec unfold_spec;
-  unfold_spec.name = "token_unfold";
-  unfold_spec.family = "token_conv";
-  unfold_spec.cases = [] {
+  r.add(op_spec("token_unfold", "token_conv", [] {
     Generator gen(433);
     std::vector<OpCase> cases;
     const Tensor mask = samples::length_mask({4, 1, 0}, 4);
@@ -68,8 +61,7 @@ void register_token_conv_samples(OpRegistry& r) {
                      {samples::input({1, 5, 2}, gen)},
                      [](const std::vector<Tensor>& in) { return token_unfold(in[0], Tensor(), 4); }});
     return cases;
-  };
-  r.add(unfold_spec);
+  }));
 }
 
 }  // namespace attn

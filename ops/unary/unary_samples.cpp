@@ -10,10 +10,7 @@ namespace {
 
 OpSpec unary_spec(const std::string& name, std::function<Tensor(const Tensor&)> f, double lo, double hi,
                   bool signed_magnitudes) {
-  OpSpec s;
-  s.name = name;
-  s.family = "unary";
-  s.cases = [f, lo, hi, signed_magnitudes] {
+  return op_spec(name, "unary", [f, lo, hi, signed_magnitudes] {
     Generator gen(7);
     auto make = [&](const Shape& shape) {
       return signed_magnitudes ? samples::signed_input(shape, gen, lo, hi) : samples::input(shape, gen, lo, hi);
@@ -24,8 +21,7 @@ OpSpec unary_spec(const std::string& name, std::function<Tensor(const Tensor&)> 
     Tensor base = make({4, 3}).detach();
     OpCase strided{"transposed 3x4", {transpose(base, 0, 1).detach().set_requires_grad(true)}, fn};
     return std::vector<OpCase>{plain, strided};
-  };
-  return s;
+  });
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
 // Gradcheck samples of the views: each gradient must land in the right
 // elements of the base tensor.
-#include "attn/engine/error.h"
-#include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
+#include "attn/engine/error.h"
 #include "attn/ops/registry.h"
 #include "attn/ops/unary/unary.h"
 #include "attn/ops/view/view.h"
@@ -13,23 +12,14 @@ namespace {
 
 OpSpec view_spec(const std::string& name, Shape shape, bool transposed,
                  std::function<Tensor(const Tensor&)> f) {
-  OpSpec s;
-  s.name = name;
-  s.family = "view";
-  s.cases = [shape, transposed, f] {
+  return op_spec(name, "view", [shape, transposed, f] {
     Generator gen(31);
     Tensor x = transposed ? samples::transposed_input(shape, gen) : samples::input(shape, gen);
-    // Multiplying by a fixed ramp makes each output element's gradient distinct,
-    // so a gradient landing in the wrong element is caught.
-    auto fn = [f](const std::vector<Tensor>& in) {
-      Tensor y = f(in[0]);
-      Tensor ramp = empty(y.shape(), DType::F64);
-      for (int64_t i = 0; i < ramp.numel(); ++i) write_element(ramp, i, 1.0 + 0.1 * static_cast<double>(i));
-      return y * samples::like(ramp, y);
-    };
+    // The ramp makes each output element's gradient distinct, so a gradient
+    // landing in the wrong element is caught.
+    auto fn = [f](const std::vector<Tensor>& in) { return samples::times_ramp(f(in[0])); };
     return std::vector<OpCase>{{shape_str(shape) + (transposed ? " transposed" : ""), {x}, fn}};
-  };
-  return s;
+  });
 }
 
 }  // namespace

@@ -14,10 +14,7 @@
 namespace attn {
 
 void register_window_attention_samples(OpRegistry& r) {
-  OpSpec spec;
-  spec.name = "window_attention";
-  spec.family = "window_attention";
-  spec.cases = [] {
+  r.add(op_spec("window_attention", "window_attention", [] {
     Generator gen(53);
     auto with = [](Tensor valid, std::vector<int64_t> radii) {
       return [valid, radii](const std::vector<Tensor>& in) {
@@ -65,8 +62,7 @@ void register_window_attention_samples(OpRegistry& r) {
                    with(samples::length_mask({4, 3}, 4), {1, 3}), true};
     cases.push_back(strided);
     return cases;
-  };
-  r.add(spec);
+  }));
 }
 
 }  // namespace attn
