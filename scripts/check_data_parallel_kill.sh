@@ -38,6 +38,7 @@ start=$(date +%s%N)
 length=$(awk -v ns=$(($(date +%s%N) - start)) 'BEGIN { printf "%.2f", ns / 1e9 }')
 echo "uninterrupted 2-process run: ${length} s"
 
+counted=0
 for i in $(seq 1 "$times"); do
   run=$work/killed-$i
   rm -rf "$run"
@@ -54,7 +55,12 @@ for i in $(seq 1 "$times"); do
     echo "kill $i: the run had ended before ${delay} s; not counted" && continue
   fi
   killed_at=$(date +%s%N)
-  kill -9 "$pid"
+  if ! kill -9 "$pid" 2> /dev/null; then
+    # It ended between pgrep and kill: the run was finishing.
+    wait "$launcher" || true
+    echo "kill $i: process $victim had ended before ${delay} s; not counted" && continue
+  fi
+  counted=$((counted + 1))
   status=0
   wait "$launcher" || status=$?
   took=$(awk -v ns=$(($(date +%s%N) - killed_at)) 'BEGIN { printf "%.2f", ns / 1e9 }')
@@ -71,4 +77,7 @@ for i in $(seq 1 "$times"); do
     fail "kill $i: the resumed run's checkpoint differs from the uninterrupted run's"
   echo "kill $i: process $victim at ${delay} s (checkpoint step $step): the run stopped in ${took} s; resumed to the uninterrupted run's weights"
 done
-echo "check_data_parallel_kill: OK"
+# Kills land at random moments inside the measured run, so most count; a
+# check where few did has not tested much.
+[ $((2 * counted)) -ge "$times" ] || fail "only $counted of $times kills landed while the run was going"
+echo "check_data_parallel_kill: OK ($counted kills)"

@@ -20,6 +20,7 @@
 #include "attn/ops/loss/loss.h"
 #include "attn/ops/matmul/matmul.h"
 #include "attn/ops/dropout/dropout.h"
+#include "attn/ops/dropout/example_noise_keys.h"
 #include "attn/ops/reduce/reduce.h"
 #include "attn/ops/softmax/softmax.h"
 #include "attn/ops/view/view.h"
@@ -315,6 +316,25 @@ TEST(CudaDropout, DropsExactlyTheElementsTheCpuDrops) {
     }
     EXPECT_EQ(differ, 0) << "p = " << p;
   }
+}
+
+// Example-keyed noise (one stream per row, ops/dropout/example_noise_keys.h):
+// the CUDA kernels draw each row's stream as the CPU kernels do.
+TEST(CudaDropout, KeyedRowsDropAndSampleAsOnTheCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU visible: CUDA tests skipped";
+  CudaSentinelScope sentinel;
+  Generator data(4);
+  const Tensor x = rand_uniform({3, 20001}, 0.5, 1.5, data);  // rows longer than a CPU chunk
+  const Tensor probs = rand_uniform({3, 20001}, 0.0, 1.0, data);
+  ExampleNoiseKeys keys({4, 9, 2});
+  Generator on_cpu(17), on_cuda(17);
+  const std::vector<double> cpu = dropout(x, 0.3, on_cpu).to_vector();
+  const std::vector<double> gpu = dropout(x.to(Device::CUDA), 0.3, on_cuda).to(Device::CPU).to_vector();
+  int64_t differ = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) differ += (cpu[i] == 0) != (gpu[i] == 0);
+  EXPECT_EQ(differ, 0);
+  EXPECT_EQ(bernoulli(probs, on_cpu).to_vector(),
+            bernoulli(probs.to(Device::CUDA), on_cuda).to(Device::CPU).to_vector());
 }
 
 INSTANTIATE_TEST_SUITE_P(CudaRegistry, CudaMatchesCpu, ::testing::ValuesIn(registered_names()),

@@ -132,6 +132,10 @@ TEST(BatchShare, EveryShareCarriesTheWholeBatchsCountsAndTheSharesMakeTheBatch) 
       EXPECT_EQ(share.global_examples, expected.global_examples);
       EXPECT_EQ(share.global_tokens, expected.global_tokens);
       EXPECT_EQ(share.global_word_ids, expected.global_word_ids);
+      // Padded to the whole batch's length: an example's tensors have the
+      // shapes of a one-process run (its keyed noise draws by position).
+      EXPECT_EQ(share.ids.size(1), expected.ids.size(1)) << "share " << rank;
+      EXPECT_EQ(share.tags.size(1), expected.tags.size(1)) << "share " << rank;
       joined.insert(joined.end(), share.indices.begin(), share.indices.end());
     }
     EXPECT_EQ(joined, expected.indices);

@@ -28,7 +28,7 @@ struct TrainProgress {
   double best_dev = -std::numeric_limits<double>::infinity();
   int64_t best_step = -1;
   std::array<uint64_t, 4> epoch_shuffle_state{};  // shuffling generator at the start of `epoch`
-  std::array<uint64_t, 4> noise_state{};          // dropout/sampling generator now
+  std::array<uint64_t, 4> noise_state{};          // dropout/sampling generator now (each step reseeds it)
   double baseline = 0;                            // REINFORCE moving baseline
   double train_loss_sum = 0;                      // the running mean of the epoch's training loss:
   int64_t train_loss_count = 0;                   //   sum and steps, so it survives a resume

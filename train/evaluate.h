@@ -48,6 +48,12 @@ struct EvalOptions {
   // exactly (each slot has one non-zero contributor), and the metrics equal
   // the one-process run's.
   Communicator* processes = nullptr;
+  // The model's noise generator, for a model that samples at evaluation
+  // (ReSAN with rss_eval = sample): each batch reseeds it from noise_seed and
+  // the batch's index, and keys the noise on the examples, so the draws do
+  // not depend on which process evaluates the batch. Null: left as it is.
+  Generator* noise = nullptr;
+  uint64_t noise_seed = 0;
 };
 
 // Runs in evaluation mode under NoGrad (restores the training flag after).

@@ -285,6 +285,8 @@ void Trainer::restore_position() {
   eval_options_.batch_size = o_.batch_size;
   eval_options_.max_len = o_.max_len;
   eval_options_.processes = &processes_;
+  eval_options_.noise = &noise_;
+  eval_options_.noise_seed = static_cast<uint64_t>(o_.seed) + 2;
   const int64_t per_epoch = (static_cast<int64_t>(data_.train.size()) + o_.batch_size - 1) / o_.batch_size;
   ATTN_CHECK(o_.epochs <= std::numeric_limits<int64_t>::max() / std::max<int64_t>(per_epoch, 1), "train",
              "--epochs ", o_.epochs, " times ", per_epoch, " batches per epoch overflows the step counter");
@@ -363,6 +365,7 @@ TrainingStep Trainer::make_step(ProgressBar& bar) {
   if (processes_.size() > 1) summed_sync_ = std::make_unique<SummedGradientSync>(processes_);
   parts.gradient_sync = summed_sync_ ? static_cast<GradientSync*>(summed_sync_.get()) : &single_sync_;
   parts.noise = &noise_;
+  parts.noise_seed = static_cast<uint64_t>(o_.seed) + 1;
   parts.clip_norm = o_.clip_norm;
   parts.device = o_.device;
   parts.before_stopping = [this, &bar] {

@@ -7,6 +7,7 @@
 #include "attn/engine/anomaly.h"
 #include "attn/engine/error.h"
 #include "attn/ops/binary/binary.h"
+#include "attn/ops/dropout/example_noise_keys.h"
 #include "attn/train/evaluate.h"
 #include "attn/train/finite_check.h"
 
@@ -27,6 +28,12 @@ std::string nonfinite_problem(double loss, const std::vector<double>& norms) {
       }
   }
   return what.str();
+}
+
+// The noise generator's seed at step `step`: splitmix64 inside
+// Generator::seed makes neighbouring steps' streams unrelated.
+uint64_t step_noise_seed(uint64_t noise_seed, int64_t step) {
+  return noise_seed ^ (static_cast<uint64_t>(step) + 1) * 0x9E3779B97F4A7C15ULL;
 }
 
 std::vector<Tensor> parameters_of(const std::vector<Optimizer*>& optimizers) {
@@ -51,6 +58,7 @@ StepResult TrainingStep::run(Batch& batch, const TrainProgress& at) {
   // Batch. The extension may change how the model runs at this step.
   const StepPlan plan = parts_.extension->before_forward(at.step);
   move_batch(batch, parts_.device);
+  parts_.noise->seed(step_noise_seed(parts_.noise_seed, at.step));
   const std::array<uint64_t, 4> noise_before = parts_.noise->state();  // to re-run a failing step
 
   // Forward, loss, backward.
@@ -106,6 +114,7 @@ double TrainingStep::compute_gradients(const Batch& batch, const StepPlan& plan,
     parts_.extension->after_backward();
     return penalty_value;
   }
+  const ExampleNoiseKeys noise_keys(std::vector<uint64_t>(batch.indices.begin(), batch.indices.end()));
   const Tensor logits = parts_.model->logits(inputs_of(batch));
   Tensor loss = training_loss(parts_.task, logits, batch);
   if (parts_.decay) loss = loss + parts_.decay->penalty();

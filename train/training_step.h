@@ -30,6 +30,11 @@ struct StepParts {
   TrainingExtension* extension = nullptr;
   GradientSync* gradient_sync = nullptr;
   Generator* noise = nullptr;            // the model's dropout and sampling generator
+  // Each step seeds `noise` from this and its step number, and keys the noise
+  // of each example on its index in the data set (ops/dropout/
+  // example_noise_keys.h): the noise of a step depends on neither the batch's
+  // split among data-parallel processes nor on the steps before it.
+  uint64_t noise_seed = 0;
   double clip_norm = 0;                  // global norm limit per optimiser (0: no clipping)
   Device device = Device::CPU;           // where each batch is moved
   // Called before a failing step stops the run (the loop ends its progress line).

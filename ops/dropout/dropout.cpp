@@ -7,14 +7,16 @@
 #include "attn/engine/kernel_table.h"
 #include "attn/ops/binary/binary.h"
 #include "attn/ops/dropout/dropout_kernels.h"
+#include "attn/ops/dropout/dropout_stream.h"
+#include "attn/ops/dropout/example_noise_keys.h"
 #include "attn/ops/reduce/reduce.h"
 
 namespace attn {
 
 namespace {
 
-using DropoutFn = void (*)(const Tensor&, double, uint64_t, const Tensor&, const Tensor&);
-using BernoulliFn = void (*)(const Tensor&, uint64_t, const Tensor&);
+using DropoutFn = void (*)(const Tensor&, double, const NoiseStreams&, const Tensor&, const Tensor&);
+using BernoulliFn = void (*)(const Tensor&, const NoiseStreams&, const Tensor&);
 const DeviceKernels<DropoutFn> kDropout{"dropout", dropout_cpu, ATTN_CUDA_KERNEL(dropout_cuda)};
 using DropoutBackwardFn = void (*)(const Tensor&, const Tensor&, double, const Tensor&);
 const DeviceKernels<DropoutBackwardFn> kDropoutBackward{"dropout_backward", dropout_backward_cpu,
@@ -31,6 +33,23 @@ int64_t count_invalid_probabilities(const Tensor& probs) {
   return probs.numel() - std::llround(sum(inside).item());
 }
 
+// The streams of one call drawing `seed`: one per example inside an
+// ExampleNoiseKeys scope (x's leading dimension must be the batch), else one
+// over the whole tensor.
+NoiseStreams streams_for(const Tensor& x, uint64_t seed, const char* op) {
+  NoiseStreams streams;
+  const std::vector<uint64_t>* keys = ExampleNoiseKeys::active();
+  if (keys == nullptr) {
+    streams.keys = {dropout_stream::stream_key(seed)};
+    return streams;
+  }
+  ATTN_CHECK(x.dim() >= 1 && x.size(0) == static_cast<int64_t>(keys->size()), op,
+             "noise keyed on examples needs the batch (", keys->size(),
+             " examples) as the leading dimension, got a tensor of shape ", shape_str(x.shape()));
+  for (uint64_t key : *keys) streams.keys.push_back(dropout_stream::row_stream_key(seed, key));
+  return streams;
+}
+
 }  // namespace
 
 Tensor dropout(const Tensor& x, double drop_prob, Generator& gen, bool training) {
@@ -43,7 +62,7 @@ Tensor dropout(const Tensor& x, double drop_prob, Generator& gen, bool training)
   const uint64_t seed = gen.derive_seed();
   Tensor out = empty(x.shape(), x.dtype(), x.device());
   Tensor mask = empty(x.shape(), DType::U8, x.device());
-  kDropout(x.device(), contiguous(x.detach()), drop_prob, seed, out, mask);
+  kDropout(x.device(), contiguous(x.detach()), drop_prob, streams_for(x, seed, "dropout"), out, mask);
   if (!any_requires_grad({x})) return out;
 
   const double scale = 1.0 / (1.0 - drop_prob);
@@ -64,7 +83,7 @@ Tensor bernoulli(const Tensor& probs, Generator& gen) {
   const int64_t invalid = count_invalid_probabilities(probs);
   ATTN_CHECK(invalid == 0, "bernoulli", invalid, " of the ", probs.numel(), " probabilities in shape ",
              shape_str(probs.shape()), " lie outside [0, 1]");
-  kBernoulli(probs.device(), contiguous(probs.detach()), gen.derive_seed(), out);
+  kBernoulli(probs.device(), contiguous(probs.detach()), streams_for(probs, gen.derive_seed(), "bernoulli"), out);
   return out;
 }
 

@@ -1,7 +1,9 @@
 // Inverted dropout and Bernoulli sampling. Randomness comes from an explicit
 // Generator: each call draws one seed from it and the kernel expands that
 // seed into the random bits, so a run is reproducible from its seed and the
-// result does not depend on the thread count (or, later, the device).
+// result depends on neither the thread count nor the device. Inside an
+// ExampleNoiseKeys scope each example's row has a stream of its own
+// (ops/dropout/example_noise_keys.h).
 #pragma once
 #include "attn/engine/random.h"
 #include "attn/engine/tensor.h"

@@ -1,6 +1,7 @@
 // CPU kernels of the dropout family. Every element draws from the stateless
-// stream of ops/dropout/dropout_stream.h, so chunks run on any thread in any order
-// and the mask equals the CUDA kernel's for the same seed. The per-chunk
+// stream of ops/dropout/dropout_stream.h (its row's stream, at its index in the
+// row), so chunks run on any thread in any order and the mask equals the
+// CUDA kernel's for the same keys. The per-chunk
 // loops are SIMD clones: the draw is integer arithmetic on the index alone,
 // so AVX-512 runs eight 64-bit mixes at once, each serving two elements.
 #include <algorithm>
@@ -19,9 +20,8 @@ namespace {
 using dropout_stream::draw_pair;
 using dropout_stream::kHalfBlock;
 using dropout_stream::kTwoTo32;
-using dropout_stream::stream_key;
 
-constexpr int64_t kChunk = 2 * kHalfBlock;  // elements per parallel task: one block of the stream
+constexpr int64_t kChunk = 2 * kHalfBlock;  // elements per parallel task: one block of a row's stream
 
 // Runs element(i, draw) for i in [i0, i1), one block of the stream
 // (i0 = block * 2 kHalfBlock): each mix serves i and i + kHalfBlock, and
@@ -77,9 +77,25 @@ void for_each_chunk(int64_t n, const F& f) {
   });
 }
 
+// Runs f(row start, key, i0, i1) over every chunk [i0, i1) of every row of
+// the n elements cut into streams.keys.size() equal rows; i0 and i1 count
+// from the row's start, where its stream begins.
+template <class F>
+void for_each_row_chunk(int64_t n, const NoiseStreams& streams, const F& f) {
+  const int64_t rows = static_cast<int64_t>(streams.keys.size());
+  if (n == 0 || rows == 0) return;
+  const int64_t row_len = n / rows, chunks_per_row = (row_len + kChunk - 1) / kChunk;
+  parallel_for(rows * chunks_per_row, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t row = t / chunks_per_row, c = t % chunks_per_row;
+      f(row * row_len, streams.keys[static_cast<size_t>(row)], c * kChunk, std::min(row_len, (c + 1) * kChunk));
+    }
+  });
+}
+
 }  // namespace
 
-void dropout_cpu(const Tensor& x, double p, uint64_t seed, const Tensor& out, const Tensor& mask) {
+void dropout_cpu(const Tensor& x, double p, const NoiseStreams& streams, const Tensor& out, const Tensor& mask) {
   dispatch_floating(x.dtype(), "dropout", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* px = x.data<T>();
@@ -87,9 +103,9 @@ void dropout_cpu(const Tensor& x, double p, uint64_t seed, const Tensor& out, co
     uint8_t* pm = mask.data<uint8_t>();
     const T scale = static_cast<T>(1.0 / (1.0 - p));
     const uint64_t threshold = static_cast<uint64_t>(std::llround(p * kTwoTo32));
-    const uint64_t key = stream_key(seed);
-    for_each_chunk(x.numel(),
-                   [&](int64_t i0, int64_t i1) { dropout_chunk(px, i0, i1, key, threshold, scale, po, pm); });
+    for_each_row_chunk(x.numel(), streams, [&](int64_t row, uint64_t key, int64_t i0, int64_t i1) {
+      dropout_chunk(px + row, i0, i1, key, threshold, scale, po + row, pm + row);
+    });
   });
 }
 
@@ -104,13 +120,14 @@ void dropout_backward_cpu(const Tensor& grad, const Tensor& mask, double scale, 
   });
 }
 
-void bernoulli_cpu(const Tensor& probs, uint64_t seed, const Tensor& out) {
+void bernoulli_cpu(const Tensor& probs, const NoiseStreams& streams, const Tensor& out) {
   dispatch_floating(probs.dtype(), "bernoulli", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* pp = probs.data<T>();
     T* po = out.data<T>();
-    const uint64_t key = stream_key(seed);
-    for_each_chunk(probs.numel(), [&](int64_t i0, int64_t i1) { bernoulli_chunk(pp, i0, i1, key, po); });
+    for_each_row_chunk(probs.numel(), streams, [&](int64_t row, uint64_t key, int64_t i0, int64_t i1) {
+      bernoulli_chunk(pp + row, i0, i1, key, po + row);
+    });
   });
 }
 

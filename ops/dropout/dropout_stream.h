@@ -25,6 +25,13 @@ ATTN_HD uint64_t mix64(uint64_t z) {
 // unrelated streams.
 ATTN_HD uint64_t stream_key(uint64_t seed) { return mix64(seed ^ 0x6A09E667F3BCC909ULL); }
 
+// The key of row `row_key`'s stream under `seed` (example-keyed noise,
+// ops/dropout/example_noise_keys.h): unrelated to the whole-tensor stream
+// and to every other row's.
+ATTN_HD uint64_t row_stream_key(uint64_t seed, uint64_t row_key) {
+  return mix64(stream_key(seed) ^ mix64(row_key ^ 0xBB67AE8584CAA73BULL));
+}
+
 // Elements i and i + kHalfBlock of each block of 2 kHalfBlock elements
 // draw the high and low halves of one 64-bit mix (two 64-bit multiplies,
 // emulated with three 32-bit ones each in AVX2), so a mix serves two

@@ -27,11 +27,16 @@ void shuffle_in_place(std::vector<T>& v, Generator& gen) {
 bool uses_second(TaskKind task) { return task == TaskKind::Pair || task == TaskKind::Relatedness; }
 bool uses_label(TaskKind task) { return task == TaskKind::Classify || task == TaskKind::Pair; }
 
-// Pads (and truncates to max_len) sequences into [B, n] ids and a uint8 mask.
-void pad_into(const std::vector<const std::vector<int64_t>*>& seqs, int64_t max_len, Tensor& ids, Tensor& mask) {
+// The padded length of a batch of `seqs`: the longest (at least 1), capped
+// by max_len.
+int64_t padded_width(const std::vector<const std::vector<int64_t>*>& seqs, int64_t max_len) {
   int64_t n = 1;
   for (const auto* s : seqs) n = std::max(n, static_cast<int64_t>(s->size()));
-  if (max_len > 0) n = std::min(n, max_len);
+  return max_len > 0 ? std::min(n, max_len) : n;
+}
+
+// Pads (and truncates to n) sequences into [B, n] ids and a uint8 mask.
+void pad_into(const std::vector<const std::vector<int64_t>*>& seqs, int64_t n, Tensor& ids, Tensor& mask) {
   int64_t b = static_cast<int64_t>(seqs.size());
   ids = zeros({b, n}, DType::I64);
   mask = zeros({b, n}, DType::U8);
@@ -161,15 +166,20 @@ bool BatchIterator::next(Batch& batch) {
   const int64_t whole_size = static_cast<int64_t>(whole.size());
   const std::vector<size_t> members(whole.begin() + share_.begin(whole_size), whole.begin() + share_.end(whole_size));
   batch.indices = members;
-  std::vector<const std::vector<int64_t>*> seqs;
-  for (size_t i : members) seqs.push_back(&items_[i].ids);
-  pad_into(seqs, options_.max_len, batch.ids, batch.mask);
-  int64_t b = static_cast<int64_t>(members.size());
-  if (uses_second(task_)) {
+  // A share is padded to the whole batch's length, so every tensor of an
+  // example has the shape it has in a one-process run (example-keyed noise
+  // draws by position in the example's row).
+  const auto pad_side = [&](const std::vector<int64_t> Item::*side, Tensor& ids, Tensor& mask) {
+    std::vector<const std::vector<int64_t>*> seqs;
+    for (size_t i : whole) seqs.push_back(&(items_[i].*side));
+    const int64_t width = padded_width(seqs, options_.max_len);
     seqs.clear();
-    for (size_t i : members) seqs.push_back(&items_[i].ids_b);
-    pad_into(seqs, options_.max_len, batch.ids_b, batch.mask_b);
-  }
+    for (size_t i : members) seqs.push_back(&(items_[i].*side));
+    pad_into(seqs, width, ids, mask);
+  };
+  pad_side(&Item::ids, batch.ids, batch.mask);
+  int64_t b = static_cast<int64_t>(members.size());
+  if (uses_second(task_)) pad_side(&Item::ids_b, batch.ids_b, batch.mask_b);
   if (uses_label(task_)) {
     std::vector<int64_t> labels;
     for (size_t i : members) labels.push_back(items_[i].label);
