@@ -20,7 +20,7 @@
 #include "attn/ops/loss/loss.h"
 #include "attn/ops/matmul/matmul.h"
 #include "attn/ops/dropout/dropout.h"
-#include "attn/ops/dropout/example_noise_keys.h"
+#include "attn/ops/dropout/dropout_example_keys.h"
 #include "attn/ops/reduce/reduce.h"
 #include "attn/ops/softmax/softmax.h"
 #include "attn/ops/view/view.h"
@@ -318,7 +318,7 @@ TEST(CudaDropout, DropsExactlyTheElementsTheCpuDrops) {
   }
 }
 
-// Example-keyed noise (one stream per row, ops/dropout/example_noise_keys.h):
+// Example-keyed noise (one stream per row, ops/dropout/dropout_example_keys.h):
 // the CUDA kernels draw each row's stream as the CPU kernels do.
 TEST(CudaDropout, KeyedRowsDropAndSampleAsOnTheCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU visible: CUDA tests skipped";

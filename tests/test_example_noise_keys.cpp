@@ -1,4 +1,4 @@
-// Example-keyed noise (ops/dropout/example_noise_keys.h): inside a scope,
+// Example-keyed noise (ops/dropout/dropout_example_keys.h): inside a scope,
 // each row of the leading dimension draws its own documented stream, so a
 // batch cut into slices (one per data-parallel process) drops and samples
 // exactly what the whole batch does; shapes without the batch in front are
@@ -14,7 +14,7 @@
 #include "attn/engine/random.h"
 #include "attn/ops/dropout/dropout.h"
 #include "attn/ops/dropout/dropout_stream.h"
-#include "attn/ops/dropout/example_noise_keys.h"
+#include "attn/ops/dropout/dropout_example_keys.h"
 #include "attn/ops/view/view.h"
 
 namespace attn {

@@ -7,7 +7,7 @@
 #include "attn/engine/error.h"
 #include "attn/models/heads.h"
 #include "attn/ops/binary/binary.h"
-#include "attn/ops/dropout/example_noise_keys.h"
+#include "attn/ops/dropout/dropout_example_keys.h"
 #include "attn/engine/copy.h"
 #include "attn/ops/reduce/reduce.h"
 #include "attn/ops/softmax/softmax.h"

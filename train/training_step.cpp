@@ -7,7 +7,7 @@
 #include "attn/engine/anomaly.h"
 #include "attn/engine/error.h"
 #include "attn/ops/binary/binary.h"
-#include "attn/ops/dropout/example_noise_keys.h"
+#include "attn/ops/dropout/dropout_example_keys.h"
 #include "attn/train/evaluate.h"
 #include "attn/train/finite_check.h"
 

@@ -32,7 +32,7 @@ struct StepParts {
   Generator* noise = nullptr;            // the model's dropout and sampling generator
   // Each step seeds `noise` from this and its step number, and keys the noise
   // of each example on its index in the data set (ops/dropout/
-  // example_noise_keys.h): the noise of a step depends on neither the batch's
+  // dropout_example_keys.h): the noise of a step depends on neither the batch's
   // split among data-parallel processes nor on the steps before it.
   uint64_t noise_seed = 0;
   double clip_norm = 0;                  // global norm limit per optimiser (0: no clipping)

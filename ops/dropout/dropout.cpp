@@ -8,7 +8,7 @@
 #include "attn/ops/binary/binary.h"
 #include "attn/ops/dropout/dropout_kernels.h"
 #include "attn/ops/dropout/dropout_stream.h"
-#include "attn/ops/dropout/example_noise_keys.h"
+#include "attn/ops/dropout/dropout_example_keys.h"
 #include "attn/ops/reduce/reduce.h"
 
 namespace attn {

@@ -3,7 +3,7 @@
 // seed into the random bits, so a run is reproducible from its seed and the
 // result depends on neither the thread count nor the device. Inside an
 // ExampleNoiseKeys scope each example's row has a stream of its own
-// (ops/dropout/example_noise_keys.h).
+// (ops/dropout/dropout_example_keys.h).
 #pragma once
 #include "attn/engine/random.h"
 #include "attn/engine/tensor.h"

@@ -26,7 +26,7 @@ ATTN_HD uint64_t mix64(uint64_t z) {
 ATTN_HD uint64_t stream_key(uint64_t seed) { return mix64(seed ^ 0x6A09E667F3BCC909ULL); }
 
 // The key of row `row_key`'s stream under `seed` (example-keyed noise,
-// ops/dropout/example_noise_keys.h): unrelated to the whole-tensor stream
+// ops/dropout/dropout_example_keys.h): unrelated to the whole-tensor stream
 // and to every other row's.
 ATTN_HD uint64_t row_stream_key(uint64_t seed, uint64_t row_key) {
   return mix64(stream_key(seed) ^ mix64(row_key ^ 0xBB67AE8584CAA73BULL));

@@ -1,4 +1,4 @@
-#include "attn/ops/dropout/example_noise_keys.h"
+#include "attn/ops/dropout/dropout_example_keys.h"
 
 #include <utility>
 
