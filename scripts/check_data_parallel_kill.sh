@@ -29,7 +29,7 @@ awk 'BEGIN {
     print label "\t" line > (i < 1200 ? "'"$work"'/data/train.tsv" : "'"$work"'/data/test.tsv");
   }
 }'
-args=(train --data "$work/data" --model mtsa --hidden 32 --embedding-dim 32 --head-hidden 32 --heads 2 --epochs 3
+args=(train --data "$work/data" --model mtsa --hidden 32 --embedding-dim 32 --head-hidden 32 --heads 2 --epochs 5
       --batch 16 --checkpoint-every 10 --quiet --log-every 5)
 
 rm -rf "$work/reference"
@@ -42,8 +42,9 @@ counted=0
 for i in $(seq 1 "$times"); do
   run=$work/killed-$i
   rm -rf "$run"
-  # A random moment within the run, and a random process.
-  delay=$(awk -v seed="$i$RANDOM" -v t="$length" 'BEGIN { srand(seed); printf "%.2f", 0.3 + rand() * (t - 0.6) }')
+  # A random moment between 15% and 80% of the uninterrupted run's length
+  # (the launch included), and a random process.
+  delay=$(awk -v seed="$i$RANDOM" -v t="$length" 'BEGIN { srand(seed); printf "%.2f", t * (0.15 + 0.65 * rand()) }')
   victim=$((RANDOM % 2))
   "${MPIRUN[@]}" -np 2 "$attn" "${args[@]}" --run "$run" > "$run.log" 2>&1 &
   launcher=$!
