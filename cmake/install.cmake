@@ -5,7 +5,8 @@
 #   lib/cmake/attn/                      the CMake package: find_package(attn CONFIG) -> attn::attn
 #   lib/pkgconfig/attn.pc                the same for pkg-config
 # attn::attn links every layer and carries the include path, OpenBLAS, OpenMP,
-# threads and, in a CUDA build, ATTN_WITH_CUDA and the CUDA libraries.
+# threads and, in a CUDA build, ATTN_WITH_CUDA and the CUDA libraries (and
+# NCCL, when the build found it).
 # The emulated CUDA build (ATTN_CUDA=EMULATE) is a test harness, not a
 # product: it installs nothing.
 if(ATTN_CUDA_EMULATED)
@@ -43,6 +44,11 @@ set(ATTN_CUDA_TOOLKIT_ROOT "")
 if(ATTN_WITH_CUDA)
   get_filename_component(ATTN_CUDA_TOOLKIT_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
 endif()
+# Where the build found NCCL, as a hint for the package's own search.
+set(ATTN_NCCL_LIBRARY_DIR "")
+if(ATTN_WITH_NCCL)
+  get_filename_component(ATTN_NCCL_LIBRARY_DIR "${ATTN_NCCL_LIBRARY}" DIRECTORY)
+endif()
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/attnConfig.cmake.in
                               ${CMAKE_BINARY_DIR}/package/attnConfig.cmake INSTALL_DESTINATION ${ATTN_PACKAGE_DIR})
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/package/attnConfigVersion.cmake
@@ -74,6 +80,9 @@ if(ATTN_WITH_MPI)
   foreach(library ${MPI_CXX_LIBRARIES})
     string(APPEND ATTN_PC_LIBS " ${library}")
   endforeach()
+endif()
+if(ATTN_WITH_NCCL)
+  string(APPEND ATTN_PC_LIBS " -L${ATTN_NCCL_LIBRARY_DIR} -lnccl")
 endif()
 configure_file(${CMAKE_SOURCE_DIR}/cmake/attn.pc.in ${CMAKE_BINARY_DIR}/package/attn.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/package/attn.pc DESTINATION ${ATTN_PC_DIR})

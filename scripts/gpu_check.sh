@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # For the first machine with an NVIDIA GPU: builds the real CUDA backend with
 # nvcc (-DATTN_CUDA=ON, in build-gpu/), runs every CUDA test, trains MTSA for
-# one epoch on a generated task with --device cuda and evaluates it, then
-# prints one summary to paste into docs/gpu.md ("Results on a GPU").
+# one epoch on a generated task with --device cuda and evaluates it, checks
+# NCCL's gradient sums (scripts/check_nccl.sh: 1 process, and 2 with 2 GPUs),
+# then prints one summary to paste into docs/gpu.md ("Results on a GPU").
 # The emulated build (scripts/test.sh) already ran the same tests on the CPU;
 # this is what it cannot show: real hardware, its memory model and its speed.
 # Usage: scripts/gpu_check.sh [--prebuilt BIN_DIR]
@@ -79,9 +80,13 @@ start=$(date +%s.%N)
 seconds=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$start" "$(date +%s.%N)")
 "$bin/attn" eval --device cuda --run "$work/run" | tee "$work/eval.log" || status=1
 
+echo "== data-parallel gradient sums with NCCL (scripts/check_nccl.sh)"
+"$ATTN_ROOT/scripts/check_nccl.sh" "$bin" "$work/nccl" | tee "$work/nccl.log" || status=1
+nccl=$(tail -1 "$work/nccl.log")
+
 echo "== summary"
 revision=$(git rev-parse --short HEAD 2>/dev/null || echo "(no git)")
 echo "gpu_check $revision on $gpu: CUDA tests ${passed:-0} passed, ${skipped:-0} skipped," \
   "${failed:-0} failed; train --device cuda (mtsa, 1 epoch, 2000 examples) ${seconds} s;" \
-  "eval: $(tr '\n' ' ' < "$work/eval.log")"
+  "eval: $(tr '\n' ' ' < "$work/eval.log"); $nccl"
 exit $status

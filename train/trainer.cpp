@@ -10,12 +10,14 @@
 #include <unordered_set>
 
 #include "attn/engine/anomaly.h"
+#include "attn/engine/cuda/cuda_backend.h"
 #include "attn/engine/error.h"
 #include "attn/models/model_config_check.h"
 #include "attn/nn/safetensors.h"
 #include "attn/train/checkpoint.h"
 #include "attn/train/distributed/run_agreement.h"
-#include "attn/train/distributed/summed_gradient_sync.h"
+#include "attn/train/distributed/gradient_sum_choice.h"
+#include "attn/train/distributed/process_gpu.h"
 #include "attn/train/interrupt.h"
 #include "attn/train/optim/gradient_sync.h"
 #include "attn/train/optim/make_optimizer.h"
@@ -99,6 +101,8 @@ class Trainer {
   void report_best_without_a_finite_score() const;
   void save_checkpoint();
   void check_processes_agree_at_start();
+  void choose_gpu();
+  SumChoice choose_gradient_sum();
   bool stop_requested();
   bool writer() const { return processes_.writes_run_folder(); }
 
@@ -118,7 +122,9 @@ class Trainer {
   std::vector<Optimizer*> optimizers_;  // as checkpoints save them: the model's, then the extension's
   std::unique_ptr<WeightDecay> decay_;
   SingleProcessSync single_sync_;
-  std::unique_ptr<SummedGradientSync> summed_sync_;  // with more than one process
+  // With more than one process, or NCCL asked for (gradient_sum_choice.h).
+  SumChoice sum_choice_;
+  std::unique_ptr<DataParallelSync> summed_sync_;
   TrainProgress progress_;
   BatchOptions batch_options_;
   EvalOptions eval_options_;
@@ -151,6 +157,8 @@ Trainer::Trainer(const TrainOptions& o)
   // the files it is writing).
   if (writer()) check_run_folder(o_);
   if (processes_.size() > 1) log("data-parallel: " + processes_.describe());
+  choose_gpu();  // before the first CUDA tensor
+  sum_choice_ = choose_gradient_sum();  // an impossible --sync stops the run before any work
   // A bad model config stops the run before the data is read.
   check_model_config(o_.model, "the model config");
   data_ = load_task_data(o_.data);
@@ -161,6 +169,35 @@ Trainer::Trainer(const TrainOptions& o)
   build_optimisers();
   restore_position();
   if (processes_.size() > 1) check_processes_agree_at_start();
+  summed_sync_ = make_data_parallel_sync(sum_choice_, processes_);
+  log("gradient sums: " + (summed_sync_ ? summed_sync_->describe() + " (" + sum_choice_.why + ")"
+                                         : std::string("none: one process")));
+}
+
+// One GPU per process: processes on one machine take its GPUs by local rank.
+void Trainer::choose_gpu() {
+  if (o_.device != Device::CUDA || processes_.size() == 1) return;
+  const int gpus = cuda_device_count();
+  const int gpu = gpu_for_process(local_processes_from_environment(), processes_.rank(), gpus);
+  cuda_use_device(gpu);
+  log("GPUs: one per process by local rank; process 0 on GPU " + std::to_string(gpu) + " of " +
+      std::to_string(gpus));
+}
+
+// NCCL or MPI (gradient_sum_choice.h); every process makes the same choice.
+SumChoice Trainer::choose_gradient_sum() {
+  SumSituation situation;
+  situation.asked = o_.sum_method;
+  situation.device = o_.device;
+  situation.processes = processes_.size();
+  situation.local = local_processes_from_environment();
+  situation.gpus = o_.device == Device::CUDA ? cuda_device_count() : 0;
+  situation.nccl_built = built_with_nccl();
+  SumChoice choice = choose_sum(situation);
+  if (processes_.size() > 1)
+    choice = agree_on_sum(choice, o_.sum_method,
+                          processes_.gather_to_all(choice.method == SumMethod::Nccl ? 1 : 0, "gradient sum choice"));
+  return choice;
 }
 
 // Every process hashes its settings, data, vocabulary and initial weights;
@@ -362,7 +399,6 @@ TrainingStep Trainer::make_step(ProgressBar& bar) {
   parts.model_optimizer = model_optimizer_.get();
   parts.decay = writer() ? decay_.get() : nullptr;  // the penalty's gradient is added once
   parts.extension = extension_.get();
-  if (processes_.size() > 1) summed_sync_ = std::make_unique<SummedGradientSync>(processes_);
   parts.gradient_sync = summed_sync_ ? static_cast<GradientSync*>(summed_sync_.get()) : &single_sync_;
   parts.noise = &noise_;
   parts.noise_seed = static_cast<uint64_t>(o_.seed) + 1;

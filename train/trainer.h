@@ -21,6 +21,7 @@
 
 #include "attn/models/config.h"
 #include "attn/train/distributed/communicator.h"
+#include "attn/train/distributed/gradient_sum_choice.h"
 #include "attn/train/evaluate.h"
 #include "attn/train/reinforce/reinforce.h"
 #include "attn/train/data/task_data.h"
@@ -80,6 +81,9 @@ struct TrainOptions {
   // process alone). Each takes its share of every batch; process 0 writes
   // the run folder. Not recorded in run.cfg: any number may resume a run.
   Communicator* processes = nullptr;
+  // How the processes sum their gradients (--sync; gradient_sum_choice.h).
+  // Not recorded in run.cfg either: a resumed run may sum another way.
+  SumMethod sum_method = SumMethod::Auto;
 };
 
 struct TrainResult {

@@ -161,6 +161,20 @@ void cuda_synchronize() {
   if (cuda_available()) ATTN_CUDA_CHECK("cuda_synchronize", cudaDeviceSynchronize());
 }
 
+void cuda_use_device(int index) {
+  require_cuda("cuda_use_device");
+  const int count = cuda_device_count();
+  if (index < 0 || index >= count)
+    throw Error("cuda_use_device: GPU " + std::to_string(index) + " does not exist (" + std::to_string(count) +
+                " visible)");
+  int current = 0;
+  ATTN_CUDA_CHECK("cuda_use_device", cudaGetDevice(&current));
+  if (current != index && the_allocator().reserved() > 0)
+    throw Error("cuda_use_device: GPU " + std::to_string(current) + " already holds this process's tensors (" +
+                mib(the_allocator().reserved()) + "); choose the GPU before the first CUDA tensor");
+  ATTN_CUDA_CHECK("cuda_use_device", cudaSetDevice(index));
+}
+
 Allocator* cuda_allocator() { return &the_allocator(); }
 void cuda_empty_cache() {
   if (cuda_available()) the_allocator().empty_cache();

@@ -59,6 +59,7 @@ void require_cuda(const char* op) {
 }
 
 void cuda_synchronize() {}
+void cuda_use_device(int) { require_cuda("cuda_use_device"); }
 Allocator* cuda_allocator() { return nullptr; }
 void cuda_empty_cache() {}
 size_t cuda_cached_bytes() { return 0; }

@@ -26,6 +26,13 @@ void require_cuda(const char* op);
 // machine without the backend or a GPU fails here, before any work).
 // Anything else throws attn::Error.
 Device parse_device(const std::string& name, const char* op);
+// Makes GPU `index` (0 .. cuda_device_count() - 1) the one this process's
+// allocations, copies and kernels use: a data-parallel run on one machine
+// gives each process its own GPU (train/distributed/process_gpu.h). Call it
+// before the first CUDA tensor exists; once the allocator holds blocks of one
+// GPU, moving to another throws attn::Error (those blocks would be handed to
+// kernels on the wrong device). Throws without the backend or a GPU.
+void cuda_use_device(int index);
 // Waits for every queued kernel (a no-op without a GPU); timings call it.
 void cuda_synchronize();
 

@@ -83,6 +83,7 @@ int run_train_command(const std::vector<std::string>& args) {
       .flag("rl-baseline", "ReSAN: subtract a moving-average baseline from the reward")
       .flag("detect-anomaly", "check every kernel's output and stop at the first NaN/overflow, naming the op (slow)")
       .flag("quiet", "no progress output on stderr")
+      .option("sync", "auto", "data-parallel runs: how the processes sum gradients: auto (nccl for --device cuda with one GPU per process in a build with NCCL, else mpi), mpi (in rank order through host memory) or nccl (on the GPUs; also with one process)")
       .option("sync-timeout", "300", "SECONDS: data-parallel runs (mpirun -np N attn train ...): how long a process waits for the others at a gradient sum or evaluation before the run stops as dead or stuck")
       .epilog(model_config_keys_help());
   p.example("attn train --model mtsa --run runs/mtsa-spam", "MTSA on the default data (SpamAssassin); prints the test metrics as JSON");
@@ -113,6 +114,7 @@ int run_train_command(const std::vector<std::string>& args) {
     o.preset = p.get("preset");
   }
   o.device = parse_device(p.get_choice("device", {"cpu", "cuda"}), "train");
+  o.sum_method = parse_sum_method(p.get_choice("sync", {"auto", "mpi", "nccl"}));
 
   // Every value is checked before anything is read or written: a bad flag is
   // an error, never a silent default or a switched-off feature.

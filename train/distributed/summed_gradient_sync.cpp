@@ -9,12 +9,6 @@ namespace attn {
 
 namespace {
 
-// The values of a parameter's gradient that are exchanged: the rows listed,
-// or every element when `rows` is null.
-int64_t exchanged_count(const Tensor& param, const std::vector<int64_t>* rows) {
-  return rows ? static_cast<int64_t>(rows->size()) * (param.numel() / param.size(0)) : param.numel();
-}
-
 // Appends a gradient's exchanged values (host copies) to `out`.
 template <class T>
 void append_gradient(const Tensor& grad, const std::vector<int64_t>* rows, std::vector<T>& out) {
@@ -48,21 +42,8 @@ Tensor gradient_from(const Tensor& param, const std::vector<int64_t>* rows, cons
 
 }  // namespace
 
-int64_t bytes_sent_to_sum(int64_t values, int processes, int64_t bytes_per_value) {
-  if (processes <= 1) return 0;
-  // Phase 1 sends every chunk but one's own; phase 2 sends the own chunk to
-  // every other process: 2 (N-1)/N of the values.
-  return 2 * (processes - 1) * values / processes * bytes_per_value;
-}
-
-void SummedGradientSync::set_sparse_rows(const Tensor& table, const std::vector<int64_t>& rows) {
-  ATTN_CHECK(!table.defined() || table.dim() == 2, "gradient sync", "the sparse table must be a matrix, got ",
-             table.dim(), " dimensions");
-  for (size_t i = 0; i < rows.size(); ++i)
-    ATTN_CHECK(rows[i] >= 0 && rows[i] < table.size(0) && (i == 0 || rows[i] > rows[i - 1]), "gradient sync",
-               "sparse row ", rows[i], " is out of range 0..", table.size(0) - 1, " or not sorted and distinct");
-  sparse_table_ = table;
-  sparse_rows_ = rows;
+std::string SummedGradientSync::describe() const {
+  return "MPI, in rank order in float64 (through host memory)";
 }
 
 double SummedGradientSync::synchronise(const std::vector<Tensor>& params, double loss) {
@@ -72,23 +53,23 @@ double SummedGradientSync::synchronise(const std::vector<Tensor>& params, double
   // (exact) and summed in float64 (Communicator::sum_in_rank_order).
   std::vector<double> wide{loss};
   std::vector<float> narrow;
-  std::vector<const std::vector<int64_t>*> rows_of(params.size(), nullptr);
+  std::vector<const std::vector<int64_t>*> rows(params.size(), nullptr);
   int64_t dense_wide = 1 + static_cast<int64_t>(params.size()), dense_narrow = 0;
   for (const Tensor& p : params) wide.push_back(p.grad().defined() ? 1.0 : 0.0);
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
-    if (sparse_table_.defined() && p.impl() == sparse_table_.impl()) rows_of[i] = &sparse_rows_;
+    rows[i] = rows_of(p);
     const Tensor g = p.grad();
     const bool is_double = p.dtype() == DType::F64;
     (is_double ? dense_wide : dense_narrow) += p.numel();
-    const auto count = static_cast<size_t>(exchanged_count(p, rows_of[i]));
+    const auto count = static_cast<size_t>(exchanged_count(p, rows[i]));
     if (is_double) {
-      if (g.defined()) append_gradient(g, rows_of[i], wide);
+      if (g.defined()) append_gradient(g, rows[i], wide);
       else wide.resize(wide.size() + count, 0.0);
     } else {
       ATTN_CHECK(p.dtype() == DType::F32, "gradient sync", "parameters are float32 or float64, got ",
                  dtype_name(p.dtype()));
-      if (g.defined()) append_gradient(g, rows_of[i], narrow);
+      if (g.defined()) append_gradient(g, rows[i], narrow);
       else narrow.resize(narrow.size() + count, 0.0f);
     }
   }
@@ -104,13 +85,13 @@ double SummedGradientSync::synchronise(const std::vector<Tensor>& params, double
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
     const bool any_gradient = wide[1 + i] > 0;
-    const auto count = static_cast<size_t>(exchanged_count(p, rows_of[i]));
+    const auto count = static_cast<size_t>(exchanged_count(p, rows[i]));
     // A parameter no process reached keeps no gradient, as in one process.
     if (p.dtype() == DType::F64) {
-      if (any_gradient) p.set_grad(gradient_from(p, rows_of[i], wide.data() + at_wide));
+      if (any_gradient) p.set_grad(gradient_from(p, rows[i], wide.data() + at_wide));
       at_wide += count;
     } else {
-      if (any_gradient) p.set_grad(gradient_from(p, rows_of[i], narrow.data() + at_narrow));
+      if (any_gradient) p.set_grad(gradient_from(p, rows[i], narrow.data() + at_narrow));
       at_narrow += count;
     }
   }

@@ -95,6 +95,12 @@ cudaError_t cudaGetDevice(int* device) {
   return attn::emu::device_visible() ? cudaSuccess : fail(cudaErrorNoDevice);
 }
 
+// The emulation has one device, 0.
+cudaError_t cudaSetDevice(int device) {
+  if (!attn::emu::device_visible()) return fail(cudaErrorNoDevice);
+  return device == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice);
+}
+
 cudaError_t cudaGetLastError() {
   std::lock_guard<std::mutex> lock(attn::emu::g_mutex);
   const cudaError_t e = attn::emu::g_last_error;
@@ -111,6 +117,7 @@ const char* cudaGetErrorName(cudaError_t error) {
     case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
     case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
     case cudaErrorNoDevice: return "cudaErrorNoDevice";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
     case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
   }
   return "cudaErrorUnknown";
@@ -128,6 +135,7 @@ const char* cudaGetErrorString(cudaError_t error) {
     case cudaErrorNoDevice:
       return "this is the emulated CUDA build (ATTN_CUDA=EMULATE), a test harness that runs the kernels on the "
              "CPU, not a GPU backend; its device is visible only to tests, which set ATTN_CUDA_EMULATE=1";
+    case cudaErrorInvalidDevice: return "invalid device ordinal (the emulation has one device, 0)";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
   }
   return "unknown error";

@@ -17,6 +17,7 @@ enum cudaError_t {
   cudaErrorInvalidDevicePointer = 17,
   cudaErrorInvalidMemcpyDirection = 21,
   cudaErrorNoDevice = 100,
+  cudaErrorInvalidDevice = 101,
   cudaErrorLaunchFailure = 719,
 };
 typedef cudaError_t cudaError;
@@ -34,6 +35,7 @@ typedef CUstream_st* cudaStream_t;
 
 cudaError_t cudaGetDeviceCount(int* count);
 cudaError_t cudaGetDevice(int* device);
+cudaError_t cudaSetDevice(int device);
 cudaError_t cudaGetLastError();
 const char* cudaGetErrorName(cudaError_t error);
 const char* cudaGetErrorString(cudaError_t error);
