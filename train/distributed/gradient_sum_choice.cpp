@@ -38,7 +38,7 @@ SumChoice choose_sum(const SumSituation& s) {
   if (!s.nccl_built)
     against = "this attn was built without NCCL (configure with the CUDA backend, MPI and NCCL found: -DATTN_NCCL=ON)";
   else if (s.device != Device::CUDA)
-    against = "the tensors are on the " + std::string(device_name(s.device)) + " (NCCL sums CUDA tensors: --device cuda)";
+    against = "the tensors are on the " + std::string(device_name(s.device)) + "; NCCL sums CUDA tensors (--device cuda)";
   else if (std::string shared; !one_gpu_per_process(s.local, s.gpus, &shared))
     against = shared + ", and NCCL needs a GPU per process (mpirun -np <GPUs per machine>)";
 
