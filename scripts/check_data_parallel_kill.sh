@@ -19,16 +19,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/mpi_launcher.sh"
 fail() { echo "check_data_parallel_kill: FAIL: $*" >&2; exit 1; }
 
-mkdir -p "$work/data"
-awk 'BEGIN {
-  srand(11); split("the a cat dog sat ran on mat big small old new red tree house car", w, " ");
-  for (i = 0; i < 1400; i++) {
-    label = int(rand() * 2); line = "";
-    n = 4 + int(rand() * 20); at = int(rand() * n);
-    for (j = 0; j < n; j++) line = line (j ? " " : "") (j == at ? (label ? "alpha" : "beta") : w[1 + int(rand() * 16)]);
-    print label "\t" line > (i < 1200 ? "'"$work"'/data/train.tsv" : "'"$work"'/data/test.tsv");
-  }
-}'
+. "$here/marker_data.sh"
+write_marker_data "$work/data" 11 1400 4 20 1200 0
 args=(train --data "$work/data" --model mtsa --hidden 32 --embedding-dim 32 --head-hidden 32 --heads 2 --epochs 5
       --batch 16 --checkpoint-every 10 --quiet --log-every 5)
 

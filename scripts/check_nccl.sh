@@ -23,16 +23,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 bound=2.75e-6
 fail() { echo "check_nccl: FAIL: $*"; exit 1; }
 
-mkdir -p "$work/data"
-awk 'BEGIN {
-  srand(7); split("the a cat dog sat ran on mat big small old new red tree house car", w, " ");
-  for (i = 0; i < 600; i++) {
-    label = int(rand() * 2); line = "";
-    n = 2 + int(rand() * 14); at = int(rand() * n);
-    for (j = 0; j < n; j++) line = line (j ? " " : "") (j == at ? (label ? "alpha" : "beta") : w[1 + int(rand() * 16)]);
-    print label "\t" line > (i < 500 ? "'"$work"'/data/train.tsv" : (i < 550 ? "'"$work"'/data/dev.tsv" : "'"$work"'/data/test.tsv"));
-  }
-}'
+. "$here/marker_data.sh"
+write_marker_data "$work/data" 7 600 2 14 500 50
 args=(train --device cuda --data "$work/data" --model mtsa --heads 2 --hidden 16 --embedding-dim 16 --head-hidden 16
       --keep-prob 0.8 --batch 29 --epochs 3 --max-steps 50 --dtype float64 --log-every 0)
 
