@@ -2,27 +2,23 @@
 
 #include "attn/train/distributed/summed_gradient_sync.h"
 #include "attn/util/error.h"
+#include "attn/util/named_values.h"
 #ifdef ATTN_WITH_NCCL
 #include "attn/train/distributed/nccl_gradient_sync.h"
 #endif
 
 namespace attn {
 
+namespace {
+const NamedValue<SumMethod> kSumMethodNames[] = {
+    {SumMethod::Auto, "auto"}, {SumMethod::Mpi, "mpi"}, {SumMethod::Nccl, "nccl"}};
+}  // namespace
+
 SumMethod parse_sum_method(const std::string& name) {
-  if (name == "auto") return SumMethod::Auto;
-  if (name == "mpi") return SumMethod::Mpi;
-  if (name == "nccl") return SumMethod::Nccl;
-  throw Error("--sync: unknown gradient sum '" + name + "' (auto, mpi or nccl)");
+  return value_from_name(kSumMethodNames, name, "--sync", "gradient sum");
 }
 
-const char* sum_method_name(SumMethod method) {
-  switch (method) {
-    case SumMethod::Auto: return "auto";
-    case SumMethod::Mpi: return "mpi";
-    case SumMethod::Nccl: return "nccl";
-  }
-  return "?";
-}
+const char* sum_method_name(SumMethod method) { return name_of_value(kSumMethodNames, method); }
 
 bool built_with_nccl() {
 #ifdef ATTN_WITH_NCCL
