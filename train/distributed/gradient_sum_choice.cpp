@@ -31,10 +31,11 @@ bool built_with_nccl() {
 SumChoice choose_sum(const SumSituation& s) {
   // Why NCCL cannot run here, or empty when it can.
   std::string against;
-  if (!s.nccl_built)
-    against = "this attn was built without NCCL (configure with the CUDA backend, MPI and NCCL found: -DATTN_NCCL=ON)";
-  else if (s.device != Device::CUDA)
+  // The tensors' device first: on the CPU, NCCL is beside the point.
+  if (s.device != Device::CUDA)
     against = "the tensors are on the " + std::string(device_name(s.device)) + "; NCCL sums CUDA tensors (--device cuda)";
+  else if (!s.nccl_built)
+    against = "this attn was built without NCCL (configure with the CUDA backend, MPI and NCCL found: -DATTN_NCCL=ON)";
   else if (std::string shared; !one_gpu_per_process(s.local, s.gpus, &shared))
     against = shared + ", and NCCL needs a GPU per process (mpirun -np <GPUs per machine>)";
 
