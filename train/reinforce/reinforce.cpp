@@ -8,6 +8,7 @@
 #include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
 #include "attn/ops/reduce/reduce.h"
+#include "attn/util/named_values.h"
 
 namespace attn {
 
@@ -79,14 +80,12 @@ Tensor reinforce_surrogate_of_rewards(const Tensor& log_pi, const std::vector<do
   return sum(mul(log_pi, c));
 }
 
-const char* reinforce_phase_name(ReinforcePhase phase) {
-  switch (phase) {
-    case ReinforcePhase::Warmup: return "warmup";
-    case ReinforcePhase::RlOnly: return "rl_only";
-    case ReinforcePhase::Joint: return "joint";
-  }
-  return "?";
-}
+namespace {
+const NamedValue<ReinforcePhase> kPhaseNames[] = {
+    {ReinforcePhase::Warmup, "warmup"}, {ReinforcePhase::RlOnly, "rl_only"}, {ReinforcePhase::Joint, "joint"}};
+}  // namespace
+
+const char* reinforce_phase_name(ReinforcePhase phase) { return name_of_value(kPhaseNames, phase); }
 
 ReinforceSchedule::ReinforceSchedule(int64_t warmup_steps, int64_t rl_only_steps)
     : warmup_steps_(warmup_steps), rl_only_steps_(rl_only_steps) {
