@@ -84,7 +84,7 @@ int run_train_command(const std::vector<std::string>& args) {
       .flag("detect-anomaly", "check every kernel's output and stop at the first NaN/overflow, naming the op (slow)")
       .flag("quiet", "no progress output on stderr")
       .option("sync", "auto", "data-parallel runs: how the processes sum gradients: auto (nccl for --device cuda with one GPU per process in a build with NCCL, else mpi), mpi (in rank order through host memory) or nccl (on the GPUs; also with one process)")
-      .option("sync-timeout", "300", "SECONDS: data-parallel runs (mpirun -np N attn train ...): how long a process waits for the others at a gradient sum or evaluation before the run stops as dead or stuck")
+      .option("sync-timeout", "300", "FLOAT: data-parallel runs (mpirun -np N attn train ...): seconds a process waits for the others at a gradient sum or evaluation before the run stops as dead or stuck")
       .epilog(model_config_keys_help());
   p.example("attn train --model mtsa --run runs/mtsa-spam", "MTSA on the default data (SpamAssassin); prints the test metrics as JSON");
   p.example("attn train --preset mtsa-sst5 --data DIR --glove glove.840B.300d.txt", "a paper's experiment (`attn presets mtsa-sst5` shows its values)");
