@@ -7,11 +7,11 @@
 #include "attn/engine/error.h"
 #include "attn/models/heads.h"
 #include "attn/ops/binary/binary.h"
-#include "attn/ops/dropout/dropout_example_keys.h"
 #include "attn/engine/copy.h"
 #include "attn/ops/reduce/reduce.h"
 #include "attn/ops/softmax/softmax.h"
 #include "attn/ops/view/view.h"
+#include "attn/train/batch_noise.h"
 #include "attn/train/metrics.h"
 
 namespace attn {
@@ -101,8 +101,7 @@ int64_t run_batches(TaskModel& model, const std::vector<Example>& examples, cons
     for (int64_t index = 0; it.next(batch); ++index) {
       if (index % processes != rank) continue;
       move_batch(batch, device);
-      if (options.noise) options.noise->seed(options.noise_seed ^ (static_cast<uint64_t>(index) + 1) * 0xD1B54A32D192ED03ULL);
-      const ExampleNoiseKeys noise_keys(std::vector<uint64_t>(batch.indices.begin(), batch.indices.end()));
+      const BatchNoise noise(options.noise, options.noise_seed, index, batch);
       visit(index, batch, model.logits(inputs_of(batch)));
     }
   } catch (...) {

@@ -50,8 +50,8 @@ struct EvalOptions {
   Communicator* processes = nullptr;
   // The model's noise generator, for a model that samples at evaluation
   // (ReSAN with rss_eval = sample): each batch reseeds it from noise_seed and
-  // the batch's index, and keys the noise on the examples, so the draws do
-  // not depend on which process evaluates the batch. Null: left as it is.
+  // the batch's index (train/batch_noise.h), so the draws do not depend on
+  // which process evaluates the batch. Null: left as it is.
   Generator* noise = nullptr;
   uint64_t noise_seed = 0;
 };

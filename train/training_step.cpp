@@ -7,7 +7,7 @@
 #include "attn/engine/anomaly.h"
 #include "attn/engine/error.h"
 #include "attn/ops/binary/binary.h"
-#include "attn/ops/dropout/dropout_example_keys.h"
+#include "attn/train/batch_noise.h"
 #include "attn/train/evaluate.h"
 #include "attn/train/finite_check.h"
 
@@ -28,12 +28,6 @@ std::string nonfinite_problem(double loss, const std::vector<double>& norms) {
       }
   }
   return what.str();
-}
-
-// The noise generator's seed at step `step`: splitmix64 inside
-// Generator::seed makes neighbouring steps' streams unrelated.
-uint64_t step_noise_seed(uint64_t noise_seed, int64_t step) {
-  return noise_seed ^ (static_cast<uint64_t>(step) + 1) * 0x9E3779B97F4A7C15ULL;
 }
 
 std::vector<Tensor> parameters_of(const std::vector<Optimizer*>& optimizers) {
@@ -58,11 +52,9 @@ StepResult TrainingStep::run(Batch& batch, const TrainProgress& at) {
   // Batch. The extension may change how the model runs at this step.
   const StepPlan plan = parts_.extension->before_forward(at.step);
   move_batch(batch, parts_.device);
-  parts_.noise->seed(step_noise_seed(parts_.noise_seed, at.step));
-  const std::array<uint64_t, 4> noise_before = parts_.noise->state();  // to re-run a failing step
 
   // Forward, loss, backward.
-  const double own_loss = compute_gradients(batch, plan, /*backward_when_nonfinite=*/false);
+  const double own_loss = compute_gradients(batch, plan, at.step, /*backward_when_nonfinite=*/false);
   const std::vector<Optimizer*> learning_now = learning(plan);
 
   // Gradient synchronisation: in a data-parallel run the processes sum their
@@ -79,7 +71,7 @@ StepResult TrainingStep::run(Batch& batch, const TrainProgress& at) {
   const std::string problem = nonfinite_problem(loss, norms);
   if (!problem.empty()) {
     if (parts_.before_stopping) parts_.before_stopping();
-    stop_on_nonfinite(batch, plan, problem, noise_before, at);
+    stop_on_nonfinite(batch, plan, problem, at);
   }
 
   // Update.
@@ -98,7 +90,8 @@ StepResult TrainingStep::run(Batch& batch, const TrainProgress& at) {
 // The forward and backward passes of a step (also re-run to find the kernel
 // behind a non-finite value); returns the loss. The gradients are left on the
 // parameters for clipping and the update.
-double TrainingStep::compute_gradients(const Batch& batch, const StepPlan& plan, bool backward_when_nonfinite) {
+double TrainingStep::compute_gradients(const Batch& batch, const StepPlan& plan, int64_t step,
+                                       bool backward_when_nonfinite) {
   for (Optimizer* opt : optimizers_) opt->zero_grad();
   if (batch.size() == 0) {
     // A data-parallel process whose share of a short last batch is empty
@@ -114,7 +107,7 @@ double TrainingStep::compute_gradients(const Batch& batch, const StepPlan& plan,
     parts_.extension->after_backward();
     return penalty_value;
   }
-  const ExampleNoiseKeys noise_keys(std::vector<uint64_t>(batch.indices.begin(), batch.indices.end()));
+  const BatchNoise noise(parts_.noise, parts_.noise_seed, step, batch);
   const Tensor logits = parts_.model->logits(inputs_of(batch));
   Tensor loss = training_loss(parts_.task, logits, batch);
   if (parts_.decay) loss = loss + parts_.decay->penalty();
@@ -134,13 +127,12 @@ std::vector<Optimizer*> TrainingStep::learning(const StepPlan& plan) const {
 }
 
 void TrainingStep::stop_on_nonfinite(const Batch& batch, const StepPlan& plan, const std::string& what,
-                                     const std::array<uint64_t, 4>& noise_before, const TrainProgress& at) {
+                                     const TrainProgress& at) {
   std::string cause;
   {
-    parts_.noise->set_state(noise_before);
     AnomalyDetector detector;
     try {
-      compute_gradients(batch, plan, /*backward_when_nonfinite=*/true);
+      compute_gradients(batch, plan, at.step, /*backward_when_nonfinite=*/true);
       cause = "re-running the step with anomaly detection found no kernel writing a non-finite value";
     } catch (const AnomalyError& e) {
       cause = std::string("the first non-finite value: ") + e.what();

@@ -5,7 +5,6 @@
 // gradients of its processes is the GradientSync call between backward and
 // clip (train/optim/gradient_sync.h).
 #pragma once
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -30,10 +29,8 @@ struct StepParts {
   TrainingExtension* extension = nullptr;
   GradientSync* gradient_sync = nullptr;
   Generator* noise = nullptr;            // the model's dropout and sampling generator
-  // Each step seeds `noise` from this and its step number, and keys the noise
-  // of each example on its index in the data set (ops/dropout/
-  // dropout_example_keys.h): the noise of a step depends on neither the batch's
-  // split among data-parallel processes nor on the steps before it.
+  // Each step's forward pass seeds `noise` from this and the step number and
+  // keys it on the examples (train/batch_noise.h).
   uint64_t noise_seed = 0;
   double clip_norm = 0;                  // global norm limit per optimiser (0: no clipping)
   Device device = Device::CPU;           // where each batch is moved
@@ -63,10 +60,10 @@ class TrainingStep {
   StepResult run(Batch& batch, const TrainProgress& at);
 
  private:
-  double compute_gradients(const Batch& batch, const StepPlan& plan, bool backward_when_nonfinite);
+  double compute_gradients(const Batch& batch, const StepPlan& plan, int64_t step, bool backward_when_nonfinite);
   std::vector<Optimizer*> learning(const StepPlan& plan) const;
   [[noreturn]] void stop_on_nonfinite(const Batch& batch, const StepPlan& plan, const std::string& what,
-                                      const std::array<uint64_t, 4>& noise_before, const TrainProgress& at);
+                                      const TrainProgress& at);
 
   StepParts parts_;
   std::vector<Optimizer*> optimizers_;  // the model's, then the extension's
