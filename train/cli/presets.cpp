@@ -1,5 +1,7 @@
 #include "attn/train/cli/presets.h"
 
+#include "attn/train/cli/analysis_presets.h"
+
 #include <sstream>
 
 #include "attn/util/text.h"
@@ -267,6 +269,10 @@ std::vector<Preset> make_presets() {
            "test accuracy 49.9 (mean of 5 runs)", kBiblosanClassify);
   baseline(lstm, "classify", "sst2", "SST-2", classify + " (column SST-2; not in the MTSA paper)",
            "test accuracy 87.7 (mean of 5 runs)", kBiblosanClassify);
+
+  // The analyses: each table's rows change one of the presets above.
+  for (auto* table : {mtsa_ablation_presets, biblosan_ablation_presets, resan_ablation_presets, mstrans_scale_presets})
+    for (Preset& row : table(p)) p.push_back(std::move(row));
   return p;
 }
 
