@@ -49,10 +49,10 @@ cuda_vs_cpu_tests='^(CudaRegistry/|CudaLaunchShapes|Encoders/CudaModels|CudaTrai
 sanitizer_cuda="skipped"
 if [ "${ATTN_SKIP_SANITIZE:-0}" != "1" ]; then
   echo "== address + undefined-behaviour sanitizer build with the emulated CUDA backend, and tests (build-asan/)"
-  # Without MPI: LeakSanitizer reports Open MPI's own allocations at exit.
-  # The data-parallel code's unit tests (fake processes) still run here;
-  # the processes themselves run in the Release suite (CTests mpi.*).
-  attn_build build-asan -DCMAKE_BUILD_TYPE=Debug -DATTN_SANITIZE=ON -DATTN_CUDA=EMULATE -DATTN_MPI=OFF
+  # With MPI, for the NCCL stand-in (CTest nccl.emulated_sums: the NCCL path
+  # on 2 processes). The other data-parallel runs (CTests mpi.*) run in the
+  # Release suite and are left out here.
+  attn_build build-asan -DCMAKE_BUILD_TYPE=Debug -DATTN_SANITIZE=ON -DATTN_CUDA=EMULATE -DATTN_MPI=ON
   export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   # Runs ctest under one schedule seed and counts the CUDA tests: every one
   # must have run and passed. Sets `ran`.
@@ -70,7 +70,9 @@ if [ "${ATTN_SKIP_SANITIZE:-0}" != "1" ]; then
       exit 1
     fi
   }
-  run_emulated 0 "CUDA tests"
+  run_emulated 0 "CUDA tests" -E '^mpi\.'
+  grep -q 'nccl.emulated_sums .*Passed' build-asan/ctest-seed0.log ||
+    { echo "error: the emulated build did not run the NCCL path (nccl.emulated_sums)" >&2; exit 1; }
   ran0=$ran
   run_emulated 2 "CUDA-vs-CPU tests (shuffled schedule)" -R "$cuda_vs_cpu_tests"
   sanitizer_cuda="emulated CUDA, $ran0 CUDA tests (seed 0) + $ran (seed 2)"

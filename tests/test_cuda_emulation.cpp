@@ -110,6 +110,30 @@ TEST(CudaEmulation, CublasKeepsColumnMajorConventionsAndChecksLeadingDimensions)
   cublasDestroy(h);
 }
 
+// One device unless ATTN_CUDA_EMULATE_DEVICES says more (CTest leaves it
+// unset here; nccl.emulated_sums runs two processes on two); streams are
+// distinct handles.
+TEST(CudaEmulation, OneDeviceUnlessSetAndStreamsAreDistinctHandles) {
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(cudaSetDevice(1), cudaErrorInvalidDevice);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidDevice);
+  EXPECT_EQ(cudaSetDevice(-1), cudaErrorInvalidDevice);
+  cudaGetLastError();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  int device = -1;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  EXPECT_EQ(device, 0);
+  cudaStream_t a = nullptr, b = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&a), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&b), cudaSuccess);
+  EXPECT_NE(a, nullptr);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(cudaStreamDestroy(a), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(b), cudaSuccess);
+}
+
 }  // namespace
 }  // namespace attn
 #endif

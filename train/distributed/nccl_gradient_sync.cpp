@@ -18,29 +18,16 @@ namespace {
 class NcclSum final : public BufferSum {
  public:
   explicit NcclSum(Communicator& processes) : processes_(processes.size()), rank_(processes.rank()) {
-    check_cuda("cudaGetDevice", cudaGetDevice(&gpu_));
-    // A stream of its own, created blocking: it waits for the kernels the
-    // engine queued on the legacy default stream (the packing), and the
-    // engine's later work there waits for the all-reduce, with no explicit
-    // event. NCCL is not given the null stream itself, which some of its
-    // copy-engine collectives refuse.
-    check_cuda("cudaStreamCreate", cudaStreamCreate(&stream_));
-    ncclUniqueId id{};
-    if (rank_ == 0) check("ncclGetUniqueId", ncclGetUniqueId(&id));
-    processes.broadcast(&id, sizeof id, 0, "NCCL's unique id");
-    check("ncclCommInitRank", ncclCommInitRank(&comm_, processes_, id, rank_));
-    int version = 0;
-    ncclGetVersion(&version);
-    version_ = std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
-               std::to_string(version % 100);
+    // A constructor that throws runs no destructor: release what was made.
+    try {
+      connect(processes);
+    } catch (...) {
+      release();
+      throw;
+    }
   }
 
-  ~NcclSum() override {
-    // After a failure, or while an error unwinds the run, the other processes
-    // may never join a clean shutdown: abort instead of waiting for them.
-    if (comm_) (failed_ || std::uncaught_exceptions() > 0) ? ncclCommAbort(comm_) : ncclCommDestroy(comm_);
-    if (stream_) cudaStreamDestroy(stream_);
-  }
+  ~NcclSum() override { release(); }
 
   void sum(const std::vector<Tensor>& buffers, const char* what) override {
     check("ncclGroupStart", ncclGroupStart());
@@ -85,6 +72,35 @@ class NcclSum final : public BufferSum {
     if (e == cudaSuccess) return;
     failed_ = true;
     throw Error(std::string("NCCL: ") + call + " failed: " + cudaGetErrorString(e));
+  }
+
+  void connect(Communicator& processes) {
+    check_cuda("cudaGetDevice", cudaGetDevice(&gpu_));
+    // A stream of its own, created blocking: it waits for the kernels the
+    // engine queued on the legacy default stream (the packing), and the
+    // engine's later work there waits for the all-reduce, with no explicit
+    // event. NCCL is not given the null stream itself, which some of its
+    // copy-engine collectives refuse.
+    check_cuda("cudaStreamCreate", cudaStreamCreate(&stream_));
+    ncclUniqueId id{};
+    if (rank_ == 0) check("ncclGetUniqueId", ncclGetUniqueId(&id));
+    processes.broadcast(&id, sizeof id, 0, "NCCL's unique id");
+    check("ncclCommInitRank", ncclCommInitRank(&comm_, processes_, id, rank_));
+    int version = 0;
+    ncclGetVersion(&version);
+    // Version 0 is the emulated build's stand-in (train/distributed/nccl_emulate/).
+    version_ = version == 0 ? "stand-in over MPI (emulated CUDA build)"
+                            : std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+                                  std::to_string(version % 100);
+  }
+
+  void release() {
+    // After a failure, or while an error unwinds the run, the other processes
+    // may never join a clean shutdown: abort instead of waiting for them.
+    if (comm_) (failed_ || std::uncaught_exceptions() > 0) ? ncclCommAbort(comm_) : ncclCommDestroy(comm_);
+    comm_ = nullptr;
+    if (stream_) cudaStreamDestroy(stream_);
+    stream_ = nullptr;
   }
 
   int processes_, rank_, gpu_ = 0;

@@ -2,6 +2,7 @@
 // copies and cuBLAS calls can check that a "device" pointer really is one;
 // copies, memsets and synchronisation are their host equivalents (every
 // launch has finished when it returns).
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -32,6 +33,24 @@ bool device_visible() {
   }();
   return visible;
 }
+
+// How many devices the emulation shows: ATTN_CUDA_EMULATE_DEVICES (1 to
+// kMaxDevices), else 1. Several are for the data-parallel tests, where each
+// process takes its own device as on a machine with a GPU per process; they
+// are one host memory, each process its own. A value outside the range
+// shows no device, and cudaGetErrorString says why.
+constexpr int kMaxDevices = 16;
+int device_count_set() {
+  static const int count = [] {
+    const char* v = std::getenv("ATTN_CUDA_EMULATE_DEVICES");
+    if (!v || !*v) return 1;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    return *end == '\0' && n >= 1 && n <= kMaxDevices ? static_cast<int>(n) : 0;
+  }();
+  return count;
+}
+std::atomic<int> g_current_device{0};
 
 bool is_device_range_locked(const void* ptr, size_t bytes) {
   const char* p = static_cast<const char*>(ptr);
@@ -86,19 +105,20 @@ void mark_block_cached(void* ptr, size_t block) { asan::poison(ptr, block); }
 using attn::emu::fail;
 
 cudaError_t cudaGetDeviceCount(int* count) {
-  *count = attn::emu::device_visible() ? 1 : 0;
+  *count = attn::emu::device_visible() ? attn::emu::device_count_set() : 0;
   return *count ? cudaSuccess : fail(cudaErrorNoDevice);
 }
 
 cudaError_t cudaGetDevice(int* device) {
-  *device = 0;
+  *device = attn::emu::g_current_device;
   return attn::emu::device_visible() ? cudaSuccess : fail(cudaErrorNoDevice);
 }
 
-// The emulation has one device, 0.
 cudaError_t cudaSetDevice(int device) {
-  if (!attn::emu::device_visible()) return fail(cudaErrorNoDevice);
-  return device == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice);
+  if (!attn::emu::device_visible() || attn::emu::device_count_set() == 0) return fail(cudaErrorNoDevice);
+  if (device < 0 || device >= attn::emu::device_count_set()) return fail(cudaErrorInvalidDevice);
+  attn::emu::g_current_device = device;
+  return cudaSuccess;
 }
 
 cudaError_t cudaGetLastError() {
@@ -133,9 +153,12 @@ const char* cudaGetErrorString(cudaError_t error) {
     case cudaErrorInvalidMemcpyDirection:
       return "a side of the copy is not where the cudaMemcpyKind says (host vs device pointer)";
     case cudaErrorNoDevice:
+      if (attn::emu::device_visible() && attn::emu::device_count_set() == 0)
+        return "ATTN_CUDA_EMULATE_DEVICES must be a whole number from 1 to 16 (the emulated devices)";
       return "this is the emulated CUDA build (ATTN_CUDA=EMULATE), a test harness that runs the kernels on the "
              "CPU, not a GPU backend; its device is visible only to tests, which set ATTN_CUDA_EMULATE=1";
-    case cudaErrorInvalidDevice: return "invalid device ordinal (the emulation has one device, 0)";
+    case cudaErrorInvalidDevice:
+      return "invalid device ordinal (the emulation has ATTN_CUDA_EMULATE_DEVICES devices, 1 unless set)";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
   }
   return "unknown error";
@@ -198,3 +221,18 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpy
 
 cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
 cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+
+// Streams are synchronous here, so a stream is only a handle: a distinct
+// non-null one, as callers may compare it with the null stream.
+struct CUstream_st {};
+
+cudaError_t cudaStreamCreate(cudaStream_t* stream) {
+  if (!attn::emu::device_visible()) return fail(cudaErrorNoDevice);
+  *stream = new CUstream_st;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  delete stream;
+  return cudaSuccess;
+}

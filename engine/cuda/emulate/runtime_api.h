@@ -4,6 +4,8 @@
 // device is visible only when ATTN_CUDA_EMULATE=1 is set (the tests set it):
 // otherwise cudaGetDeviceCount reports no device with a message saying this
 // is an emulation harness, so `attn --device cuda` never runs on it by chance.
+// It shows one device, or ATTN_CUDA_EMULATE_DEVICES of them (1 to 16), so
+// data-parallel tests can give each process its own as on a multi-GPU machine.
 #pragma once
 #include <cstddef>
 
@@ -49,6 +51,8 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpy
                             cudaStream_t stream = nullptr);
 cudaError_t cudaDeviceSynchronize();
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaStreamCreate(cudaStream_t* stream);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
 
 namespace attn {
 namespace emu {
