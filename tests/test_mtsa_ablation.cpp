@@ -288,6 +288,19 @@ TEST_P(MtsaAblationGradcheck, EncoderAndTaskModelMatchCentralDifferences) {
   }
 }
 
+// The "w/o fw&bw masks" row's encoder, both variants, as above.
+TEST(MtsaAblation, WithoutDirectionMasksEncoderMatchesCentralDifferences) {
+  for (MtsaVariant variant : {MtsaVariant::Original, MtsaVariant::Paper}) {
+    SCOPED_TRACE(mtsa_variant_name(variant));
+    Generator gen(91);
+    Mtsa model(2, 4, options_for(MtsaAblation::Full, variant, {HeadMask::None, HeadMask::None}), gen, nullptr,
+               DType::F64);
+    const Tensor x = random_input({3, 4, 2}, 92);
+    const Tensor mask = length_mask({4, 1, 0}, 4);
+    expect_gradcheck(model, x, [&] { return flat_outputs(model.encode(x, mask)); });
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Ablations, MtsaAblationGradcheck, ::testing::ValuesIn(kAblations),
                          [](const ::testing::TestParamInfo<MtsaAblation>& info) {
                            return std::string(mtsa_ablation_name(info.param));
