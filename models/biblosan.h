@@ -7,7 +7,8 @@
 // in auto mode n is the batch's padded length x.size(1).
 // Config keys: biblosan_config_keys() (biblosan.cpp).
 // Children: "fw_fc", "fw" (MBlosa, forward), "bw_fc", "bw" (MBlosa, backward),
-// "s2t" (Source2Token over 2*hidden).
+// "s2t" (Source2Token over 2*hidden; over the input width without mBloSA,
+// where only it exists).
 //
 // ablation (Table 3 of seed 002; `full` by default) removes one part:
 //   no_local: h leaves both mBloSAs' fusion gates (MBlosaOptions::local_context)
