@@ -7,8 +7,21 @@
 // in auto mode n is the batch's padded length x.size(1).
 // Config keys: biblosan_config_keys() (biblosan.cpp).
 // Children: "fw_fc", "fw" (MBlosa, forward), "bw_fc", "bw" (MBlosa, backward),
-// "s2t" (Source2Token over 2*hidden).
+// "s2t" (Source2Token over 2*hidden; over the input width without mBloSA,
+// where only it exists).
+//
+// ablation (Table 3 of seed 002; `full` by default) removes one part:
+//   no_local: h leaves both mBloSAs' fusion gates (MBlosaOptions::local_context)
+//   no_global: E and its block stages leave both mBloSAs (global_context)
+//   no_mblosa: "word embeddings directly followed by a source2token
+//     attention": no fc layers, no mBloSA; tokens = the input (zero at
+//     padding), s2t over the input width
+//   no_mblosa_no_s2t: "word embeddings plus a vanilla attention without q":
+//     as no_mblosa with one score per token (Source2Token multi_dim false)
 #pragma once
+#include <memory>
+#include <string>
+
 #include "attn/models/blosa_block_len.h"
 #include "attn/models/blosa_mblosa.h"
 #include "attn/models/encoder.h"
@@ -19,6 +32,12 @@ namespace attn {
 // The config keys of build_biblosan_encoder.
 const ConfigSchema& biblosan_config_keys();
 
+// The part of Bi-BloSAN that Table 3's ablation rows remove (Full: none).
+enum class BiBlosanAblation { Full, NoLocal, NoGlobal, NoMBlosa, NoMBlosaNoSource2Token };
+// "full", "no_local", "no_global", "no_mblosa", "no_mblosa_no_s2t"
+BiBlosanAblation biblosan_ablation_from_name(const std::string& name);
+const char* biblosan_ablation_name(BiBlosanAblation a);
+
 // Starts from the config table's defaults.
 struct BiBlosanOptions {
   int64_t hidden = biblosan_config_keys().default_int("hidden");
@@ -26,30 +45,33 @@ struct BiBlosanOptions {
   double scale_c = biblosan_config_keys().default_float("scale_c");
   bool materialize_scores = biblosan_config_keys().default_bool("materialize_scores");  // see MBlosaOptions
   BlockLenRule block_len;
+  BiBlosanAblation ablation = biblosan_ablation_from_name(biblosan_config_keys().default_string("ablation"));
 };
 
 class BiBlosan : public Encoder {
  public:
   BiBlosan(int64_t input_dim, const BiBlosanOptions& options, Generator& gen, DType dtype = DType::F32);
   EncoderOutput encode_tokens(const Tensor& x, const Tensor& mask) override;
-  int64_t token_dim() const override { return 2 * hidden_; }
-  int64_t sentence_dim() const override { return 2 * hidden_; }
+  int64_t token_dim() const override { return has_mblosa() ? 2 * hidden_ : input_dim_; }
+  int64_t sentence_dim() const override { return token_dim(); }
+  bool has_mblosa() const { return fw_ != nullptr; }
 
   // The block length used for a batch padded to n tokens.
   int64_t block_length(int64_t n) const { return rule_.for_length(n); }
   const BlockLenRule& block_len_rule() const { return rule_; }
-  const MBlosa& forward_mblosa() const { return fw_; }
-  const MBlosa& backward_mblosa() const { return bw_; }
+  // Both exist unless the ablation removes mBloSA (has_mblosa()).
+  const MBlosa& forward_mblosa() const;
+  const MBlosa& backward_mblosa() const;
 
  private:
   int64_t input_dim_, hidden_;
   Activation act_;
   BlockLenRule rule_;
-  Linear fw_fc_;
-  MBlosa fw_;
-  Linear bw_fc_;
-  MBlosa bw_;
-  Source2Token s2t_;
+  std::unique_ptr<Linear> fw_fc_;
+  std::unique_ptr<MBlosa> fw_;
+  std::unique_ptr<Linear> bw_fc_;
+  std::unique_ptr<MBlosa> bw_;
+  std::unique_ptr<Source2Token> s2t_;
 };
 
 // Reads the block length keys; throws naming the key for a bad block length setup.

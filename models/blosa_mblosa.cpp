@@ -12,28 +12,46 @@
 
 namespace attn {
 
+namespace {
+// Runs before any layer is built, so a bad setup fails with a clear message.
+const MBlosaOptions& checked(const MBlosaOptions& o, int64_t features) {
+  ATTN_CHECK(features >= 1, "MBlosa", "features must be positive, got ", features);
+  ATTN_CHECK(o.scale_c > 0, "MBlosa", "scale c must be positive, got ", o.scale_c);
+  ATTN_CHECK(o.direction != Direction::None, "MBlosa", "needs a forward or backward direction");
+  ATTN_CHECK(o.local_context || o.global_context, "MBlosa",
+             "the fusion gate needs the local (h) or the global (E) context; both are off");
+  return o;
+}
+}  // namespace
+
+// The layers draw from gen in the order intra, block s2t, inter, block gate,
+// fusion; a removed part draws nothing.
 MBlosa::MBlosa(int64_t features, const MBlosaOptions& options, Generator& gen, DType dtype)
-    : options_(options),
+    : options_(checked(options, features)),
       features_(features),
       intra_w1_(features, features, gen, false, dtype),
-      intra_w2_(features, features, gen, false, dtype),
-      block_s2t_(features, gen, options.activation, false, dtype),
-      inter_w1_(features, features, gen, false, dtype),
-      inter_w2_(features, features, gen, false, dtype),
-      block_gate_(features, gen, dtype),
-      fusion_(features, options.activation, gen, dtype) {
-  ATTN_CHECK(features >= 1, "MBlosa", "features must be positive, got ", features);
-  ATTN_CHECK(options.scale_c > 0, "MBlosa", "scale c must be positive, got ", options.scale_c);
-  ATTN_CHECK(options.direction != Direction::None, "MBlosa", "needs a forward or backward direction");
+      intra_w2_(features, features, gen, false, dtype) {
   register_module("intra_w1", intra_w1_);
   register_module("intra_w2", intra_w2_);
   intra_bias_ = register_parameter("intra_bias", zeros({features}, dtype));
-  register_module("block_s2t", block_s2t_);
-  register_module("inter_w1", inter_w1_);
-  register_module("inter_w2", inter_w2_);
-  inter_bias_ = register_parameter("inter_bias", zeros({features}, dtype));
-  register_module("block_gate", block_gate_);
-  register_module("fusion", fusion_);
+  if (options_.global_context) {
+    block_s2t_ = std::make_unique<Source2Token>(features, gen, options.activation, false, dtype);
+    inter_w1_ = std::make_unique<Linear>(features, features, gen, false, dtype);
+    inter_w2_ = std::make_unique<Linear>(features, features, gen, false, dtype);
+    block_gate_ = std::make_unique<GatedFusion>(features, gen, dtype);
+    register_module("block_s2t", *block_s2t_);
+    register_module("inter_w1", *inter_w1_);
+    register_module("inter_w2", *inter_w2_);
+    inter_bias_ = register_parameter("inter_bias", zeros({features}, dtype));
+    register_module("block_gate", *block_gate_);
+  }
+  if (options_.local_context && options_.global_context) {
+    fusion_ = std::make_unique<FeatureFusionGate>(features, options.activation, gen, dtype);
+    register_module("fusion", *fusion_);
+  } else {
+    one_context_fusion_ = std::make_unique<OneContextFusionGate>(features, options.activation, gen, dtype);
+    register_module("fusion", *one_context_fusion_);
+  }
 }
 
 MBlosaStages MBlosa::stages(const Tensor& x, const Tensor& valid, int64_t block_len) const {
@@ -64,19 +82,25 @@ MBlosaStages MBlosa::stages(const Tensor& x, const Tensor& valid, int64_t block_
                                          intra_mask, options_.scale_c, options_.materialize_scores, "intra");
   st.h = reshape(hb, {b, m * r, d});
 
-  // One vector per block; a block without a valid token gives zeros.
-  st.v = reshape(block_s2t_.forward(hb, vb), {b, m, d});
-  Tensor counts = sum(cast(reshape(vp, {b, m, r}), x.dtype()), {2});
-  st.block_valid = gt(counts, zeros({}, x.dtype(), x.device()));
+  Tensor u;
+  if (options_.global_context) {
+    // One vector per block; a block without a valid token gives zeros.
+    st.v = reshape(block_s2t_->forward(hb, vb), {b, m, d});
+    Tensor counts = sum(cast(reshape(vp, {b, m, r}), x.dtype()), {2});
+    st.block_valid = gt(counts, zeros({}, x.dtype(), x.device()));
 
-  // Inter-block masked self-attention and the block gate.
-  Tensor inter_mask = pair_mask(st.block_valid, direction_mask(m, options_.direction));
-  st.o = multi_dim_masked_attention(st.v, linear(st.v, inter_w1_.weight, inter_bias_), inter_w2_(st.v), Tensor(),
-                                    inter_mask, options_.scale_c, options_.materialize_scores, "inter");
-  st.e = block_gate_.forward(st.v, st.o);
+    // Inter-block masked self-attention and the block gate.
+    Tensor inter_mask = pair_mask(st.block_valid, direction_mask(m, options_.direction));
+    st.o = multi_dim_masked_attention(st.v, linear(st.v, inter_w1_->weight, inter_bias_), (*inter_w2_)(st.v),
+                                      Tensor(), inter_mask, options_.scale_c, options_.materialize_scores, "inter");
+    st.e = block_gate_->forward(st.v, st.o);
 
-  // Context fusion with e_l as the context of every token of block l.
-  Tensor u = fusion_.forward_block_context(xp, st.h, st.e, r);
+    // Context fusion with e_l as the context of every token of block l.
+    u = fusion_ ? fusion_->forward_block_context(xp, st.h, st.e, r)
+                : one_context_fusion_->forward_block_context(xp, st.e, r);
+  } else {
+    u = one_context_fusion_->forward(xp, st.h);
+  }
   st.u = zero_padded(narrow(u, 1, 0, n), valid);
   return st;
 }

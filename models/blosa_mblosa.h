@@ -15,6 +15,11 @@
 //            [F; G'] = W_f [x; h; E] + b_f, u = sigmoid(G') * act(F) + (1 - sigmoid(G')) * x
 //            (Eq. 16-18, FeatureFusionGate)
 // u is sliced back to n tokens and is exactly zero at padded tokens.
+// Table 3's "w/o Local" (local_context false) leaves h out of the fusion:
+// [F; G'] = W_f [x; E] + b_f (h still makes the block vectors v). "w/o
+// Global" (global_context false) leaves E out: no block_s2t, inter-block
+// attention or block gate; [F; G'] = W_f [x; h] + b_f. Both use
+// OneContextFusionGate (models/blosa_one_context_fusion.h), child "fusion".
 // The intra-block attention holds a [B*m, r, r, d] score tensor:
 // O(B * n * r * d) memory instead of DiSA's O(B * n^2 * d).
 // Children/parameters: "intra_w1", "intra_w2" (no biases), "intra_bias",
@@ -22,7 +27,10 @@
 // "inter_w2" (no biases), "inter_bias", "block_gate" (GatedFusion),
 // "fusion" (FeatureFusionGate).
 #pragma once
+#include <memory>
+
 #include "attn/engine/random.h"
+#include "attn/models/blosa_one_context_fusion.h"
 #include "attn/models/masks.h"
 #include "attn/models/source2token.h"
 #include "attn/nn/activation.h"
@@ -38,12 +46,17 @@ struct MBlosaOptions {
   // true: build the [B, n, n, d] score tensor from elementwise ops (the
   // papers' memory profile); false: the fused kernel (ops/multi_dim_attention/multi_dim_attention.h).
   bool materialize_scores = false;
+  // The context features the fusion gate takes besides x: h (local) and E
+  // (global); at least one. false removes it (Table 3 of seed 002).
+  bool local_context = true;
+  bool global_context = true;
 };
 
 // Every intermediate of one pass, for tests and inspection.
 struct MBlosaStages {
   int64_t block_len = 0, blocks = 0;  // r and m
   Tensor h;            // [B, m*r, d] intra-block attention output
+  // The block stages, undefined without global context:
   Tensor block_valid;  // [B, m] uint8: the block holds a valid token
   Tensor v;            // [B, m, d] block vectors
   Tensor o;            // [B, m, d] inter-block attention output
@@ -65,11 +78,14 @@ class MBlosa : public Module {
   int64_t features_;
   Linear intra_w1_, intra_w2_;
   Tensor intra_bias_;
-  Source2Token block_s2t_;
-  Linear inter_w1_, inter_w2_;
+  // Built only with global context:
+  std::unique_ptr<Source2Token> block_s2t_;
+  std::unique_ptr<Linear> inter_w1_, inter_w2_;
   Tensor inter_bias_;
-  GatedFusion block_gate_;
-  FeatureFusionGate fusion_;
+  std::unique_ptr<GatedFusion> block_gate_;
+  // One of the two: [x; h; E] with both contexts, else [x; h] or [x; E].
+  std::unique_ptr<FeatureFusionGate> fusion_;
+  std::unique_ptr<OneContextFusionGate> one_context_fusion_;
 };
 
 }  // namespace attn

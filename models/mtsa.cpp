@@ -64,6 +64,27 @@ MtsaVariant mtsa_variant_from_name(const std::string& name) {
 const char* mtsa_variant_name(MtsaVariant v) { return name_of_value(kMtsaVariantNames, v); }
 
 namespace {
+const NamedValue<MtsaAblation> kMtsaAblationNames[] = {{MtsaAblation::Full, "full"},
+                                                       {MtsaAblation::NoToken2Token, "no_token2token"},
+                                                       {MtsaAblation::NoSource2Token, "no_source2token"},
+                                                       {MtsaAblation::NoProposedModules, "no_proposed_modules"}};
+}  // namespace
+
+MtsaAblation mtsa_ablation_from_name(const std::string& name) {
+  return value_from_name(kMtsaAblationNames, name, "mtsa", "ablation");
+}
+
+const char* mtsa_ablation_name(MtsaAblation a) { return name_of_value(kMtsaAblationNames, a); }
+
+bool MtsaLayer::has_token2token() const {
+  return options_.ablation == MtsaAblation::Full || options_.ablation == MtsaAblation::NoSource2Token;
+}
+
+bool MtsaLayer::has_source2token() const {
+  return options_.ablation == MtsaAblation::Full || options_.ablation == MtsaAblation::NoToken2Token;
+}
+
+namespace {
 MtsaOptions checked(MtsaOptions o, int64_t input_dim, int64_t hidden, Generator* noise) {
   ATTN_CHECK(input_dim > 0, "mtsa", "input dimension must be positive, got ", input_dim);
   ATTN_CHECK(hidden > 0 && o.heads > 0, "mtsa", "hidden and heads must be positive, got hidden ", hidden, ", heads ",
@@ -90,28 +111,42 @@ MtsaLayer::MtsaLayer(int64_t input_dim, int64_t hidden, const MtsaOptions& optio
   const int64_t h = options_.heads;
   head_dim_ = hidden / h;
   const int64_t d = head_dim_;
+  // Only the parts the ablation keeps are built: a removed part has no
+  // parameters (and draws nothing from gen).
+  const bool t2t = has_token2token(), s2t = has_source2token();
   if (options_.variant == MtsaVariant::Original) {
     v_full_ = std::make_unique<Linear>(input_dim, hidden, gen, true, dtype);
-    q_head_ = std::make_unique<HeadLinear>(h, d, d, gen, false, dtype);
-    k_head_ = std::make_unique<HeadLinear>(h, d, d, gen, false, dtype);
     register_module("v", *v_full_);
-    register_module("q", *q_head_);
-    register_module("k", *k_head_);
+    if (t2t) {
+      q_head_ = std::make_unique<HeadLinear>(h, d, d, gen, false, dtype);
+      k_head_ = std::make_unique<HeadLinear>(h, d, d, gen, false, dtype);
+      register_module("q", *q_head_);
+      register_module("k", *k_head_);
+    }
   } else {
-    q_full_ = std::make_unique<Linear>(input_dim, hidden, gen, false, dtype);
-    k_full_ = std::make_unique<Linear>(input_dim, hidden, gen, false, dtype);
+    if (t2t) {
+      q_full_ = std::make_unique<Linear>(input_dim, hidden, gen, false, dtype);
+      register_module("q", *q_full_);
+    }
+    if (t2t || s2t) {  // Eq. 9: S = f_s(k)
+      k_full_ = std::make_unique<Linear>(input_dim, hidden, gen, false, dtype);
+      register_module("k", *k_full_);
+    }
     v_full_ = std::make_unique<Linear>(input_dim, hidden, gen, false, dtype);
-    register_module("q", *q_full_);
-    register_module("k", *k_full_);
     register_module("v", *v_full_);
   }
-  s1_ = std::make_unique<HeadLinear>(h, d, d, gen, true, dtype);
-  s2_ = std::make_unique<HeadLinear>(h, d, d, gen, true, dtype);
-  register_module("s1", *s1_);
-  register_module("s2", *s2_);
+  if (s2t) {
+    s1_ = std::make_unique<HeadLinear>(h, d, d, gen, true, dtype);
+    s2_ = std::make_unique<HeadLinear>(h, d, d, gen, true, dtype);
+    register_module("s1", *s1_);
+    register_module("s2", *s2_);
+  }
   if (options_.variant == MtsaVariant::Original) {
-    gate_ = std::make_unique<HeadLinear>(h, 2 * d, d, gen, true, dtype);
-    register_module("gate", *gate_);
+    // Without the attention H = v, and g v + (1 - g) H = v: the gate goes too.
+    if (options_.ablation != MtsaAblation::NoProposedModules) {
+      gate_ = std::make_unique<HeadLinear>(h, 2 * d, d, gen, true, dtype);
+      register_module("gate", *gate_);
+    }
   } else {
     out_ = std::make_unique<Linear>(hidden, hidden, gen, false, dtype);
     register_module("out", *out_);
@@ -136,14 +171,18 @@ MtsaLayer::Heads MtsaLayer::attend(const Tensor& x, const Tensor& valid) const {
   Heads hd;
   if (options_.variant == MtsaVariant::Original) {
     hd.v = split_heads(v_full_->forward(x, options_.activation));
-    hd.q = (*q_head_)(hd.v);
-    hd.k = (*k_head_)(hd.v);
-    hd.s = (*s2_)(s1_->forward(hd.v, options_.activation));  // S from v, as the released code does
+    if (q_head_) hd.q = (*q_head_)(hd.v);
+    if (k_head_) hd.k = (*k_head_)(hd.v);
+    if (s1_) hd.s = (*s2_)(s1_->forward(hd.v, options_.activation));  // S from v, as the released code does
   } else {
-    hd.q = split_heads((*q_full_)(x));
-    hd.k = split_heads((*k_full_)(x));
+    if (q_full_) hd.q = split_heads((*q_full_)(x));
+    if (k_full_) hd.k = split_heads((*k_full_)(x));
     hd.v = split_heads((*v_full_)(x));
-    hd.s = (*s2_)(s1_->forward(hd.k, options_.activation));  // Eq. 9: f_s(k_i)
+    if (s1_) hd.s = (*s2_)(s1_->forward(hd.k, options_.activation));  // Eq. 9: f_s(k_i)
+  }
+  if (options_.ablation == MtsaAblation::NoProposedModules) {
+    hd.h = hd.v;  // no attention: each token keeps its own value
+    return hd;
   }
   TensorizedAttentionOptions ta;
   ta.sigma_t = options_.sigma_t;
@@ -151,7 +190,9 @@ MtsaLayer::Heads MtsaLayer::attend(const Tensor& x, const Tensor& valid) const {
   ta.attn_keep_prob = options_.attn_keep_prob;
   ta.gen = noise_;
   ta.training = training();
-  hd.h = tensorized_self_attention(hd.q, hd.k, hd.v, hd.s,
+  // Without token2token q and k go in undefined ("paper" computed k for S).
+  const bool t2t = has_token2token();
+  hd.h = tensorized_self_attention(t2t ? hd.q : Tensor(), t2t ? hd.k : Tensor(), hd.v, hd.s,
                                    head_mask_tensor(options_.head_masks, x.size(1), options_.window).to(x.device()), valid, ta);
   return hd;
 }
@@ -160,7 +201,8 @@ Tensor MtsaLayer::forward(const Tensor& x, const Tensor& valid) const {
   Heads hd = attend(x, valid);
   Tensor out;
   if (options_.variant == MtsaVariant::Original) {
-    out = merge_heads(sigmoid_gate(gate_->forward(Concat({hd.v, hd.h})), hd.v, hd.h));  // W_g [v; h] + b_g per head
+    out = gate_ ? merge_heads(sigmoid_gate(gate_->forward(Concat({hd.v, hd.h})), hd.v, hd.h))  // W_g [v; h] + b_g per head
+                : merge_heads(hd.h);
   } else {
     out = (*out_)(merge_heads(hd.h));
   }
@@ -198,6 +240,8 @@ const ConfigSchema& mtsa_config_keys() {
        choice_key("sigma_s", "identity", {"identity", "logsigmoid"}, "scale function of the source2token scores"),
        choice_key("mtsa_variant", "original", {"original", "paper"},
                   "original: the released code's projections; paper: Eq. 7, 9 and 13"),
+       choice_key("ablation", "full", {"full", "no_token2token", "no_source2token", "no_proposed_modules"},
+                  "the part Table 3 removes: none, R (Eq. 8), S (Eq. 9), or the whole attention (H = v)"),
        text_key("head_masks", "", "forward, backward, none or window, comma-separated", check_head_mask_names,
                 "the heads' positional masks, one per head or one for all")
            .derived_default("first half forward, second half backward"),
@@ -215,6 +259,7 @@ std::unique_ptr<Encoder> build_mtsa_encoder(const Config& config, const EncoderC
   o.sigma_t = sigma_t_from_name(keys.get_string(config, "sigma_t"));
   o.sigma_s = sigma_t_from_name(keys.get_string(config, "sigma_s"));
   o.variant = mtsa_variant_from_name(keys.get_string(config, "mtsa_variant"));
+  o.ablation = mtsa_ablation_from_name(keys.get_string(config, "ablation"));
   o.head_masks = parse_head_masks(keys.get_string(config, "head_masks", ""), o.heads);
   o.window = keys.get_int(config, "window");
   o.attn_keep_prob = keys.get_float(config, "attn_keep_prob");

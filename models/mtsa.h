@@ -16,6 +16,14 @@
 //   out = W_o concat_c H_c  (no bias)                               ("out")
 // Outputs are exactly zero at padded positions.
 //
+// ablation (Table 3 of seed 001; `full` by default) removes one part:
+//   no_token2token: no R (Eq. 8): q (and in `original` k) do not exist and
+//     Algorithm 1 runs with E_R = the mask alone ("paper" keeps k for S)
+//   no_source2token: no S (Eq. 9): s1, s2 do not exist, E_S = 1
+//   no_proposed_modules: no attention at all: H_c = v_c, so only v (and the
+//     `paper` variant's output projection) remain; no gate, q, k, s1, s2
+// Table 3's "w/o fw&bw masks" is head_masks = none.
+//
 // Config keys: mtsa_config_keys() (mtsa.cpp), the one table of their types,
 // defaults and ranges; docs/models.md explains where each default comes from.
 #pragma once
@@ -58,6 +66,12 @@ enum class MtsaVariant { Original, Paper };
 MtsaVariant mtsa_variant_from_name(const std::string& name);  // "original", "paper"
 const char* mtsa_variant_name(MtsaVariant v);
 
+// The part of MTSA that Table 3's ablation rows remove (Full: none).
+enum class MtsaAblation { Full, NoToken2Token, NoSource2Token, NoProposedModules };
+// "full", "no_token2token", "no_source2token", "no_proposed_modules"
+MtsaAblation mtsa_ablation_from_name(const std::string& name);
+const char* mtsa_ablation_name(MtsaAblation a);
+
 // The config keys of build_mtsa_encoder.
 const ConfigSchema& mtsa_config_keys();
 
@@ -68,6 +82,7 @@ struct MtsaOptions {
   SigmaT sigma_t = sigma_t_from_name(mtsa_config_keys().default_string("sigma_t"));
   SigmaT sigma_s = sigma_t_from_name(mtsa_config_keys().default_string("sigma_s"));
   MtsaVariant variant = mtsa_variant_from_name(mtsa_config_keys().default_string("mtsa_variant"));
+  MtsaAblation ablation = mtsa_ablation_from_name(mtsa_config_keys().default_string("ablation"));
   std::vector<HeadMask> head_masks;  // empty: half forward, half backward
   int64_t window = mtsa_config_keys().default_int("window");
   double attn_keep_prob = mtsa_config_keys().default_float("attn_keep_prob");
@@ -81,7 +96,10 @@ class MtsaLayer : public Module {
             DType dtype = DType::F32);
 
   // The per-head quantities, all [B, heads, n, d_h]; h is Algorithm 1's H
-  // (before the gate / the output projection).
+  // (before the gate / the output projection). Undefined where the ablation
+  // removes them: q and k without token2token (`paper` keeps k, S's input),
+  // s without source2token, q, k and s without the proposed modules, where
+  // h is v itself.
   struct Heads {
     Tensor q, k, v, s, h;
   };
@@ -91,6 +109,8 @@ class MtsaLayer : public Module {
 
   int64_t hidden() const { return hidden_; }
   int64_t heads() const { return options_.heads; }
+  bool has_token2token() const;
+  bool has_source2token() const;
   const MtsaOptions& options() const { return options_; }
 
  private:

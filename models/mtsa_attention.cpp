@@ -121,10 +121,28 @@ bool factorized_is_exact(const Tensor& den, const Tensor& allowed) {
 
 }  // namespace
 
-Tensor tensorized_self_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& s,
+namespace {
+// A zero score of v's shape that takes no memory (all strides 0): the term
+// Table 3's ablations remove, exp(0) = 1 under the identity scale.
+Tensor zero_scores_like(const Tensor& v) {
+  return expand(zeros({1, 1, 1, 1}, v.dtype(), v.device()), v.shape());
+}
+}  // namespace
+
+Tensor tensorized_self_attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v, const Tensor& s_in,
                                  const Tensor& positional, const Tensor& valid,
-                                 const TensorizedAttentionOptions& options) {
+                                 const TensorizedAttentionOptions& options_in) {
   const char* op = "tensorized_self_attention";
+  ATTN_CHECK(v.defined() && v.dim() == 4, op, "v must be [B, h, n, d], got ",
+             v.defined() ? shape_str(v.shape()) : std::string("undefined"));
+  ATTN_CHECK(q_in.defined() == k_in.defined(), op,
+             "q and k must both be given (token2token) or both be omitted (no token2token term)");
+  TensorizedAttentionOptions options = options_in;
+  if (!q_in.defined()) options.sigma_t = SigmaT::Identity;
+  if (!s_in.defined()) options.sigma_s = SigmaT::Identity;
+  const Tensor q = q_in.defined() ? q_in : zero_scores_like(v);
+  const Tensor k = k_in.defined() ? k_in : zero_scores_like(v);
+  const Tensor s = s_in.defined() ? s_in : zero_scores_like(v);
   ATTN_CHECK(q.dim() == 4 && k.shape() == q.shape(), op, "q and k must both be [B, h, n, d], got ",
              shape_str(q.shape()), " and ", shape_str(k.shape()));
   ATTN_CHECK(v.dim() == 4 && s.shape() == v.shape() && v.size(0) == q.size(0) && v.size(1) == q.size(1) &&

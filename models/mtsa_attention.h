@@ -85,8 +85,16 @@ struct TensorizedAttentionOptions {
 };
 
 // Algorithm 1 for all heads at once.
-//   q, k: [B, h, n, d_h] (only R = q k^T / sqrt(d_h) is formed from them)
-//   v, s: [B, h, n, d_h] (values and the source2token scores S, row i = key i)
+//   q, k: [B, h, n, d_h] (only R = q k^T / sqrt(d_h) is formed from them),
+//         or both undefined: no token2token term (Table 3's "w/o
+//         token2token"), Eq. 10 becomes sigma_s(S_il) + M_ji and
+//         E_R = exp(M), the positional and padding mask alone
+//   v: [B, h, n, d_h] values
+//   s: [B, h, n, d_h] source2token scores S (row i = key i), or undefined:
+//         no source2token term ("w/o source2token"), Eq. 10 becomes
+//         sigma_t(R_ji) + M_ji and E_S = 1 on every real key
+// An omitted term is computed as a zero score under the identity scale
+// (exp(0) = 1 exactly), whatever sigma_t / sigma_s say.
 //   positional: [h, n, n] uint8 (query-major); valid: [B, n] uint8 (1 = token)
 // Keys at padded positions are masked; padded queries output 0.
 // Returns H [B, h, n, d_h].

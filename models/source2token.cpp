@@ -14,11 +14,13 @@ namespace {
 Tensor softmax_over_positions(const Tensor& f, const Tensor& mask) { return softmax(f, 1, unsqueeze(mask, -1)); }
 }  // namespace
 
-Source2Token::Source2Token(int64_t features, Generator& gen, Activation act, bool two_layer, DType dtype)
+Source2Token::Source2Token(int64_t features, Generator& gen, Activation act, bool two_layer, DType dtype,
+                           bool multi_dim)
     : act_(act), two_layer_(two_layer) {
-  w1_ = std::make_unique<Linear>(features, features, gen, true, dtype);
+  const int64_t scores_per_token = multi_dim ? features : 1;
+  w1_ = std::make_unique<Linear>(features, two_layer ? features : scores_per_token, gen, true, dtype);
   if (two_layer) {
-    w2_ = std::make_unique<Linear>(features, features, gen, true, dtype);
+    w2_ = std::make_unique<Linear>(features, scores_per_token, gen, true, dtype);
     register_module("w1", *w1_);
     register_module("w2", *w2_);
   } else {
@@ -30,7 +32,9 @@ Tensor Source2Token::scores(const Tensor& x, const Tensor& mask) const {
   ATTN_CHECK(x.dim() == 3, "source2token", "expects x of shape [B, n, d], got ", shape_str(x.shape()));
   ATTN_CHECK(mask.dim() == 2 && mask.size(0) == x.size(0) && mask.size(1) == x.size(1), "source2token",
              "mask of shape ", shape_str(mask.shape()), " does not match x of shape ", shape_str(x.shape()));
-  return two_layer_ ? (*w2_)(w1_->forward(x, act_)) : (*w1_)(x);
+  Tensor f = two_layer_ ? (*w2_)(w1_->forward(x, act_)) : (*w1_)(x);
+  // One score per token (vanilla attention): the same weights for every feature.
+  return f.size(2) == x.size(2) ? f : expand(f, x.shape());
 }
 
 Tensor Source2Token::probabilities(const Tensor& x, const Tensor& mask) const {
