@@ -1,5 +1,5 @@
 // Whole models on the GPU against the CPU: each encoder (with its default
-// config) and a classification head, forward and backward in float32, built
+// config, and the papers' ablations of it) and a classification head, forward and backward in float32, built
 // once, run on the CPU, moved with Module::to and run again on CUDA. Outputs,
 // the loss and every parameter's gradient must agree within float32
 // tolerance. Skips without a GPU.
@@ -42,7 +42,13 @@ struct Outputs {
   std::vector<std::pair<std::string, Tensor>> grads;
 };
 
-class CudaModels : public ::testing::TestWithParam<std::string> {
+// An encoder and the config keys that differ from its defaults.
+struct ModelCase {
+  std::string name;    // the test's name
+  std::string config;  // config text
+};
+
+class CudaModels : public ::testing::TestWithParam<ModelCase> {
  protected:
   void SetUp() override {
     if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU visible: CUDA tests skipped";
@@ -69,7 +75,7 @@ Outputs run(Encoder& encoder, ClassificationHead& head, const Tensor& x, const T
 TEST_P(CudaModels, ForwardAndBackwardMatchTheCpu) {
   Generator init(7), noise(8), data(9);
   const int64_t input_dim = 12;
-  Config config = Config::parse("encoder = " + GetParam() + "\n");
+  Config config = Config::parse(GetParam().config);
   EncoderContext ctx;
   ctx.input_dim = input_dim;
   ctx.dtype = DType::F32;
@@ -95,14 +101,27 @@ TEST_P(CudaModels, ForwardAndBackwardMatchTheCpu) {
   ASSERT_EQ(gpu.grads.size(), cpu.grads.size()) << "parameters with a gradient differ";
   for (size_t i = 0; i < cpu.grads.size(); ++i)
     failures += compare(gpu.grads[i].second, cpu.grads[i].second, "grad " + cpu.grads[i].first);
-  EXPECT_EQ(failures, "") << GetParam();
+  EXPECT_EQ(failures, "") << GetParam().config;
   encoder->to(Device::CPU);  // leaves the module as built
 }
 
-INSTANTIATE_TEST_SUITE_P(Encoders, CudaModels,
-                         ::testing::Values("bow", "mtsa", "disan", "biblosan", "mstrans", "resan", "transformer", "bilstm",
-                                           "bigru", "bisru", "multicnn", "hrchycnn"),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+std::vector<ModelCase> model_cases() {
+  std::vector<ModelCase> cases;
+  for (const char* name : {"bow", "mtsa", "disan", "biblosan", "mstrans", "resan", "transformer", "bilstm", "bigru",
+                           "bisru", "multicnn", "hrchycnn"})
+    cases.push_back({name, std::string("encoder = ") + name + "\n"});
+  // The ablation rows of the MTSA and Bi-BloSAN papers' Table 3.
+  for (const char* ablation : {"no_token2token", "no_source2token", "no_proposed_modules"})
+    cases.push_back({std::string("mtsa_") + ablation, std::string("encoder = mtsa\nablation = ") + ablation + "\n"});
+  cases.push_back({"mtsa_no_masks", "encoder = mtsa\nhead_masks = none\n"});
+  for (const char* ablation : {"no_local", "no_global", "no_mblosa", "no_mblosa_no_s2t"})
+    cases.push_back(
+        {std::string("biblosan_") + ablation, std::string("encoder = biblosan\nablation = ") + ablation + "\n"});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Encoders, CudaModels, ::testing::ValuesIn(model_cases()),
+                         [](const ::testing::TestParamInfo<ModelCase>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace attn
