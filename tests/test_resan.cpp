@@ -637,8 +637,10 @@ TEST(Resan, ConfigAndShapeErrors) {
   EXPECT_THAT(error_of([&] { build("rss_eval = argmax\n"); }),
               HasSubstr("key 'rss_eval' of resan must be one of threshold, sample, got 'argmax'"));
   EXPECT_THAT(error_of([&] { build("resa_variant = tiny\n"); }),
-              HasSubstr("key 'resa_variant' of resan must be one of full, no_unselected_heads, shared_rss, got "
-                        "'tiny'"));
+              HasSubstr("key 'resa_variant' of resan must be one of full, no_unselected_heads, shared_rss, "
+                        "no_hard_attention, no_soft_self_attention, no_attentions, got 'tiny'"));
+  EXPECT_THAT(error_of([&] { build("rss_kind = lstm\n"); }),
+              HasSubstr("key 'rss_kind' of resan must be one of parallel, iterative, got 'lstm'"));
   EXPECT_THAT(error_of([&] { build("resa_direction = fw\n"); }),
               HasSubstr("key 'resa_direction' of resan must be one of both, none, got 'fw'"));
   EXPECT_THAT(error_of([&] { build("hidden = 4\nscale_c = 0\n"); }),
