@@ -9,6 +9,7 @@
 #include "attn/ops/join/join.h"
 #include "attn/ops/matmul/matmul.h"
 #include "attn/ops/reduce/reduce.h"
+#include "attn/ops/unary/unary.h"
 #include "attn/ops/view/view.h"
 #include "attn/util/named_values.h"
 
@@ -127,6 +128,13 @@ Tensor Resa::forward(const Tensor& x, const Tensor& valid, const Tensor& z_head,
   // of s are zero (no valid key), so the sum picks one per row.
   if (options_.keep_unselected) s = s + unselected_head_context(h, valid, z_head, z_dep, options_.pool);
   Tensor u = gate_.forward(h, s);
+  // Fig. 3's gate values F, recomputed from the gate's parameters only while
+  // `attn explain` records.
+  trace_attention("fusion_gate", [&] {
+    Tensor w, bias;
+    for (const auto& [name, t] : gate_.named_parameters()) (name == "proj.weight" ? w : bias) = t;
+    return sigmoid(linear(Concat({h, s}), w, bias));
+  });
   return zero_padded(u, options_.keep_unselected ? valid : u8_and(valid, z_head));
 }
 
