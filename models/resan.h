@@ -25,9 +25,9 @@
 // Children: "rss_head", "rss_dep" (or "rss" for shared_rss and
 // no_soft_self_attention; none without hard attention), "fw" and "bw" (or
 // "resa" for resa_direction = none; none without soft self-attention), "s2t"
-// (none for no_attentions). A ReSA block has "fc" (W_h,
-// b_h), "w_head", "w_dep" (no biases), parameter "bias" (b), "gate.proj"
-// (W_f, b_f) and the parameterless "dropout".
+// (none for no_attentions). A ReSA block has "fc" (W_h, b_h), "w_head",
+// "w_dep" (no biases), parameter "bias" (b), "gate.proj" (W_f, b_f) and the
+// parameterless "dropout".
 #pragma once
 #include <memory>
 #include <string>
