@@ -4,10 +4,12 @@
 #include "attn/engine/error.h"
 #include "attn/models/attention_trace.h"
 #include "attn/models/disa.h"
+#include "attn/models/iterative_sampling.h"
 #include "attn/ops/binary/binary.h"
 #include "attn/ops/join/join.h"
 #include "attn/ops/matmul/matmul.h"
 #include "attn/ops/reduce/reduce.h"
+#include "attn/ops/unary/unary.h"
 #include "attn/ops/view/view.h"
 #include "attn/util/named_values.h"
 
@@ -24,9 +26,15 @@ void check_selection(const Tensor& t, const char* what, int64_t b, int64_t n) {
              " must be uint8 [", b, ", ", n, "], got ", dtype_name(t.dtype()), " ", shape_str(t.shape()));
 }
 
-const NamedValue<ResaVariant> kResaVariantNames[] = {{ResaVariant::Full, "full"},
-                                                     {ResaVariant::NoUnselectedHeads, "no_unselected_heads"},
-                                                     {ResaVariant::SharedRss, "shared_rss"}};
+const NamedValue<ResaVariant> kResaVariantNames[] = {
+    {ResaVariant::Full, "full"},
+    {ResaVariant::NoUnselectedHeads, "no_unselected_heads"},
+    {ResaVariant::SharedRss, "shared_rss"},
+    {ResaVariant::NoHardAttention, "no_hard_attention"},
+    {ResaVariant::NoSoftSelfAttention, "no_soft_self_attention"},
+    {ResaVariant::NoAttentions, "no_attentions"}};
+const NamedValue<SamplerKind> kSamplerKindNames[] = {{SamplerKind::Parallel, "parallel"},
+                                                     {SamplerKind::Iterative, "iterative"}};
 const NamedValue<UnselectedHeadPool> kUnselectedHeadPoolNames[] = {
     {UnselectedHeadPool::AllTokens, "all_tokens"}, {UnselectedHeadPool::SelectedDependents, "selected_dependents"}};
 
@@ -37,6 +45,18 @@ ResaVariant resa_variant_from_name(const std::string& name) {
 }
 
 const char* resa_variant_name(ResaVariant v) { return name_of_value(kResaVariantNames, v); }
+
+bool has_hard_attention(ResaVariant v) { return v != ResaVariant::NoHardAttention && v != ResaVariant::NoAttentions; }
+
+bool has_soft_self_attention(ResaVariant v) {
+  return v != ResaVariant::NoSoftSelfAttention && v != ResaVariant::NoAttentions;
+}
+
+SamplerKind sampler_kind_from_name(const std::string& name) {
+  return value_from_name(kSamplerKindNames, name, "resan", "rss_kind");
+}
+
+const char* sampler_kind_name(SamplerKind k) { return name_of_value(kSamplerKindNames, k); }
 
 UnselectedHeadPool unselected_head_pool_from_name(const std::string& name) {
   return value_from_name(kUnselectedHeadPoolNames, name, "resan", "unselected_head_pool");
@@ -108,45 +128,72 @@ Tensor Resa::forward(const Tensor& x, const Tensor& valid, const Tensor& z_head,
   // of s are zero (no valid key), so the sum picks one per row.
   if (options_.keep_unselected) s = s + unselected_head_context(h, valid, z_head, z_dep, options_.pool);
   Tensor u = gate_.forward(h, s);
+  // Fig. 3's gate values F, recomputed from the gate's parameters only while
+  // `attn explain` records.
+  trace_attention("fusion_gate", [&] {
+    Tensor w, bias;
+    for (const auto& [name, t] : gate_.named_parameters()) (name == "proj.weight" ? w : bias) = t;
+    return sigmoid(linear(Concat({h, s}), w, bias));
+  });
   return zero_padded(u, options_.keep_unselected ? valid : u8_and(valid, z_head));
 }
 
 Resan::Resan(int64_t input_dim, const ResanOptions& options, Generator& init, Generator& noise, DType dtype)
-    : options_(options),
-      input_dim_(input_dim),
-      s2t_((options.bidirectional ? 2 : 1) * options.hidden, init, options.activation, true, dtype) {
+    : options_(options), input_dim_(input_dim) {
   ATTN_CHECK(input_dim > 0 && options.hidden > 0 && options.rss_hidden > 0, "resan",
              "input_dim, hidden and rss_hidden must be positive, got ", input_dim, ", ", options.hidden, " and ",
              options.rss_hidden);
-  const bool shared = options.variant == ResaVariant::SharedRss;
-  rss_head_ =
-      std::make_unique<Rss>(input_dim, options.rss_hidden, options.activation, options.rss_eval, init, noise, dtype);
-  register_module(shared ? "rss" : "rss_head", *rss_head_);
-  if (!shared) {
-    rss_dep_ =
-        std::make_unique<Rss>(input_dim, options.rss_hidden, options.activation, options.rss_eval, init, noise, dtype);
-    register_module("rss_dep", *rss_dep_);
+  const ResaVariant v = options.variant;
+  // The readout is initialised first and registered last: the order of the
+  // init generator's draws and of the parameter names of the full model.
+  if (v != ResaVariant::NoAttentions)
+    s2t_ = std::make_unique<Source2Token>(token_dim(), init, options.activation, true, dtype);
+  if (has_hard_attention(v)) {
+    // Without soft self-attention there are no heads and dependents to tell
+    // apart: one RSS selects the tokens the readout sees.
+    const bool one = v == ResaVariant::SharedRss || v == ResaVariant::NoSoftSelfAttention;
+    rss_head_ = make_sampler(init, noise, dtype);
+    register_module(one ? "rss" : "rss_head", *rss_head_);
+    if (!one) {
+      rss_dep_ = make_sampler(init, noise, dtype);
+      register_module("rss_dep", *rss_dep_);
+    }
   }
-  ResaOptions ro;
-  ro.activation = options.activation;
-  ro.scale_c = options.scale_c;
-  ro.materialize_scores = options.materialize_scores;
-  ro.keep_unselected = options.variant == ResaVariant::Full;
-  ro.keep_prob = options.keep_prob;
-  ro.pool = options.pool;
-  if (options.bidirectional) {
-    ro.direction = Direction::Forward;
-    fw_ = std::make_unique<Resa>(input_dim, options.hidden, ro, init, noise, dtype);
-    ro.direction = Direction::Backward;
-    bw_ = std::make_unique<Resa>(input_dim, options.hidden, ro, init, noise, dtype);
-    register_module("fw", *fw_);
-    register_module("bw", *bw_);
-  } else {
-    ro.direction = Direction::None;
-    fw_ = std::make_unique<Resa>(input_dim, options.hidden, ro, init, noise, dtype);
-    register_module("resa", *fw_);
+  if (has_soft_self_attention(v)) {
+    ResaOptions ro;
+    ro.activation = options.activation;
+    ro.scale_c = options.scale_c;
+    ro.materialize_scores = options.materialize_scores;
+    ro.keep_unselected = v == ResaVariant::Full || v == ResaVariant::NoHardAttention;
+    ro.keep_prob = options.keep_prob;
+    ro.pool = options.pool;
+    if (options.bidirectional) {
+      ro.direction = Direction::Forward;
+      fw_ = std::make_unique<Resa>(input_dim, options.hidden, ro, init, noise, dtype);
+      ro.direction = Direction::Backward;
+      bw_ = std::make_unique<Resa>(input_dim, options.hidden, ro, init, noise, dtype);
+      register_module("fw", *fw_);
+      register_module("bw", *bw_);
+    } else {
+      ro.direction = Direction::None;
+      fw_ = std::make_unique<Resa>(input_dim, options.hidden, ro, init, noise, dtype);
+      register_module("resa", *fw_);
+    }
   }
-  register_module("s2t", s2t_);
+  if (s2t_) register_module("s2t", *s2t_);
+}
+
+std::unique_ptr<TokenSampler> Resan::make_sampler(Generator& init, Generator& noise, DType dtype) const {
+  const ResanOptions& o = options_;
+  if (o.rss_kind == SamplerKind::Iterative)
+    return std::make_unique<IterativeSampler>(input_dim_, o.rss_hidden, o.rss_hidden, o.activation, o.rss_eval, init,
+                                              noise, dtype);
+  return std::make_unique<Rss>(input_dim_, o.rss_hidden, o.activation, o.rss_eval, init, noise, dtype);
+}
+
+int64_t Resan::token_dim() const {
+  if (!has_soft_self_attention(options_.variant)) return input_dim_;
+  return (options_.bidirectional ? 2 : 1) * options_.hidden;
 }
 
 EncoderOutput Resan::encode_tokens(const Tensor& x, const Tensor& mask) {
@@ -155,31 +202,46 @@ EncoderOutput Resan::encode_tokens(const Tensor& x, const Tensor& mask) {
   ATTN_CHECK(mask.dtype() == DType::U8 && mask.dim() == 2 && mask.size(0) == x.size(0) && mask.size(1) == x.size(1),
              "resan", "mask must be uint8 [", x.size(0), ", ", x.size(1), "], got ", dtype_name(mask.dtype()), " ",
              shape_str(mask.shape()));
-  RssSample head = rss_head_->forward(x, mask);
-  RssSample dep = rss_dep_ ? rss_dep_->forward(x, mask) : head;
-  last_.z_head = head.z;
-  last_.z_dep = dep.z;
-  last_.log_pi = rss_dep_ ? head.log_pi + dep.log_pi : head.log_pi;
-  last_.fraction_head = head.fraction;
-  last_.fraction_dep = dep.fraction;
-  last_.fraction = rss_dep_ ? head.fraction + dep.fraction : head.fraction;
+  if (rss_head_) {
+    RssSample head = rss_head_->forward(x, mask);
+    RssSample dep = rss_dep_ ? rss_dep_->forward(x, mask) : head;
+    last_.z_head = head.z;
+    last_.z_dep = dep.z;
+    last_.log_pi = rss_dep_ ? head.log_pi + dep.log_pi : head.log_pi;
+    last_.fraction_head = head.fraction;
+    last_.fraction_dep = dep.fraction;
+    last_.fraction = rss_dep_ ? head.fraction + dep.fraction : head.fraction;
+  } else {
+    last_ = RssState{};
+    last_.z_head = mask;
+    last_.z_dep = mask;
+  }
 
-  Tensor tokens = fw_->forward(x, mask, head.z, dep.z);
-  if (bw_) tokens = concat({tokens, bw_->forward(x, mask, head.z, dep.z)}, -1);
-  // Dropped heads (the two variants) are left out of the readout too.
-  Tensor readout = options_.variant == ResaVariant::Full ? mask : u8_and(mask, head.z);
-  return {tokens, s2t_.forward(tokens, readout)};
+  const ResaVariant v = options_.variant;
+  if (v == ResaVariant::NoAttentions) return {x, squeeze(masked_mean_over_tokens(x, mask), 1)};
+  if (v == ResaVariant::NoSoftSelfAttention) {
+    // The selected tokens go to the readout as they are; the others are discarded.
+    Tensor selected = u8_and(mask, last_.z_head);
+    Tensor tokens = zero_padded(x, selected);
+    return {tokens, s2t_->forward(tokens, selected)};
+  }
+  Tensor tokens = fw_->forward(x, mask, last_.z_head, last_.z_dep);
+  if (bw_) tokens = concat({tokens, bw_->forward(x, mask, last_.z_head, last_.z_dep)}, -1);
+  // Dropped heads (the two Sec. 3.3 variants) are left out of the readout too.
+  const bool keeps_all = v == ResaVariant::Full || v == ResaVariant::NoHardAttention;
+  Tensor readout = keeps_all ? mask : u8_and(mask, last_.z_head);
+  return {tokens, s2t_->forward(tokens, readout)};
 }
 
 void Resan::set_select_all(bool on) {
-  rss_head_->set_select_all(on);
+  if (rss_head_) rss_head_->set_select_all(on);
   if (rss_dep_) rss_dep_->set_select_all(on);
 }
 
-bool Resan::select_all() const { return rss_head_->select_all(); }
+bool Resan::select_all() const { return rss_head_ && rss_head_->select_all(); }
 
 bool Resan::is_rss_parameter(const Tensor& p) const {
-  for (const Rss* r : {rss_head_.get(), rss_dep_.get()})
+  for (const TokenSampler* r : {rss_head_.get(), rss_dep_.get()})
     if (r)
       for (const Tensor& q : r->parameters())
         if (q.impl() == p.impl()) return true;
@@ -226,8 +288,12 @@ const ConfigSchema& resan_config_keys() {
                   "what an unselected head averages: every valid token j != i, or the selected dependents"),
        int_key_without_default("rss_hidden", "= hidden", 1, kWidth, "width of the RSS hidden layer"),
        choice_key("rss_eval", "threshold", {"threshold", "sample"}, "how RSS selects at evaluation"),
-       choice_key("resa_variant", "full", {"full", "no_unselected_heads", "shared_rss"},
-                  "the paper's ReSAN or one of its ablations"),
+       choice_key("rss_kind", "parallel", {"parallel", "iterative"},
+                  "the hard attention: RSS (Sec. 3.1) or iterative sampling (appendix A)"),
+       choice_key("resa_variant", "full",
+                  {"full", "no_unselected_heads", "shared_rss", "no_hard_attention", "no_soft_self_attention",
+                   "no_attentions"},
+                  "the paper's ReSAN or one of its ablations (Table 2)"),
        choice_key("resa_direction", "both", {"both", "none"},
                   "both: forward and backward blocks (the paper); none: one block"),
        probability_key("keep_prob", 0.75, "dropout keep probability on h in the score terms")});
@@ -244,6 +310,7 @@ std::unique_ptr<Encoder> build_resan_encoder(const Config& config, const Encoder
   o.pool = unselected_head_pool_from_name(keys.get_string(config, "unselected_head_pool"));
   o.rss_hidden = keys.get_int(config, "rss_hidden", o.hidden);
   o.rss_eval = rss_eval_from_name(keys.get_string(config, "rss_eval"));
+  o.rss_kind = sampler_kind_from_name(keys.get_string(config, "rss_kind"));
   o.variant = resa_variant_from_name(keys.get_string(config, "resa_variant"));
   o.bidirectional = keys.get_string(config, "resa_direction") == "both";
   o.keep_prob = keys.get_float(config, "keep_prob");

@@ -16,13 +16,18 @@
 // ReSAN: two RSS (head, dependent) over the input, a forward and a backward
 // ReSA block sharing those selections (untied attention parameters), their
 // outputs concatenated per token, then a two-layer source2token readout.
+// The hard attention is RSS (rss_kind = parallel) or the iterative sampling
+// of the paper's appendix A (rss_kind = iterative, models/iterative_sampling.h).
+// Table 2's ablations (resa_variant, see ResaVariant below) remove parts.
 //
 // Config keys: resan_config_keys() (resan.cpp); keep_prob is the dropout on
 // h where it enters the alignment scores.
-// Children: "rss_head", "rss_dep" (or "rss" for shared_rss), "fw" and "bw"
-// (or "resa" for resa_direction = none), "s2t". A ReSA block has "fc" (W_h,
-// b_h), "w_head", "w_dep" (no biases), parameter "bias" (b), "gate.proj"
-// (W_f, b_f) and the parameterless "dropout".
+// Children: "rss_head", "rss_dep" (or "rss" for shared_rss and
+// no_soft_self_attention; none without hard attention), "fw" and "bw" (or
+// "resa" for resa_direction = none; none without soft self-attention), "s2t"
+// (none for no_attentions). A ReSA block has "fc" (W_h, b_h), "w_head",
+// "w_dep" (no biases), parameter "bias" (b), "gate.proj" (W_f, b_f) and the
+// parameterless "dropout".
 #pragma once
 #include <memory>
 #include <string>
@@ -38,11 +43,24 @@
 
 namespace attn {
 
+// The paper's ReSAN and the rows of its ablation study (Table 2):
 // full: the paper's ReSAN. no_unselected_heads: unselected heads get no
 // context and are dropped (zero output, left out of the readout).
 // shared_rss: one RSS selects heads and dependents ("w/o dependency
 // restricted"); as the paper says of both variants, unselected heads are dropped.
-enum class ResaVariant { Full, NoUnselectedHeads, SharedRss };
+// no_hard_attention: no RSS; every valid token is head and dependent (the
+// ReSA blocks are DiSA's blocks), and there is no selection policy.
+// no_soft_self_attention: no ReSA blocks; one RSS selects tokens of x and the
+// source2token attention reads the selected ones (tokens: x at selected
+// tokens, 0 elsewhere).
+// no_attentions: neither; the sentence is the mean of x over valid tokens.
+enum class ResaVariant { Full, NoUnselectedHeads, SharedRss, NoHardAttention, NoSoftSelfAttention, NoAttentions };
+bool has_hard_attention(ResaVariant v);
+bool has_soft_self_attention(ResaVariant v);
+// Which hard attention selects tokens: RSS (Sec. 3.1) or iterative sampling (appendix A).
+enum class SamplerKind { Parallel, Iterative };
+SamplerKind sampler_kind_from_name(const std::string& name);
+const char* sampler_kind_name(SamplerKind k);
 // What an unselected head's context averages (see the top of this file).
 enum class UnselectedHeadPool { AllTokens, SelectedDependents };
 UnselectedHeadPool unselected_head_pool_from_name(const std::string& name);
@@ -88,8 +106,9 @@ Tensor unselected_head_context(const Tensor& h, const Tensor& valid, const Tenso
                                UnselectedHeadPool pool = UnselectedHeadPool::AllTokens);
 
 // What the RSS modules chose in the last encode() call, for REINFORCE.
+// Without hard attention z_head = z_dep = the mask and the rest is undefined.
 struct RssState {
-  Tensor z_head, z_dep;                 // uint8 [B, n] (equal for shared_rss)
+  Tensor z_head, z_dep;                 // uint8 [B, n] (equal for shared_rss and no_soft_self_attention)
   Tensor log_pi;                        // [B] log pi(z_head) + log pi(z_dep) (once for shared_rss)
   Tensor fraction;                      // [B] sum of the two fractions below (the one for shared_rss):
                                         //   the paper's sum of z over len(x), both modules counted
@@ -108,6 +127,7 @@ struct ResanOptions {
   UnselectedHeadPool pool = unselected_head_pool_from_name(resan_config_keys().default_string("unselected_head_pool"));
   int64_t rss_hidden = hidden;
   RssEval rss_eval = rss_eval_from_name(resan_config_keys().default_string("rss_eval"));
+  SamplerKind rss_kind = sampler_kind_from_name(resan_config_keys().default_string("rss_kind"));
   ResaVariant variant = resa_variant_from_name(resan_config_keys().default_string("resa_variant"));
   bool bidirectional = resan_config_keys().default_string("resa_direction") == "both";
   double keep_prob = resan_config_keys().default_float("keep_prob");
@@ -117,11 +137,12 @@ class Resan : public Encoder {
  public:
   Resan(int64_t input_dim, const ResanOptions& options, Generator& init, Generator& noise, DType dtype = DType::F32);
   EncoderOutput encode_tokens(const Tensor& x, const Tensor& mask) override;
-  int64_t token_dim() const override { return (options_.bidirectional ? 2 : 1) * options_.hidden; }
+  int64_t token_dim() const override;
   int64_t sentence_dim() const override { return token_dim(); }
 
-  // The RSS modules are the selection policy (Encoder's REINFORCE hooks).
-  bool has_selection_policy() const override { return true; }
+  // The RSS modules are the selection policy (Encoder's REINFORCE hooks);
+  // without hard attention there is none.
+  bool has_selection_policy() const override { return rss_head_ != nullptr; }
   bool is_policy_parameter(const Tensor& p) const override { return is_rss_parameter(p); }
   PolicySelection policy_selection() const override { return {last_.log_pi, last_.fraction}; }
 
@@ -141,11 +162,15 @@ class Resan : public Encoder {
  private:
   bool is_rss_parameter(const Tensor& p) const;
 
+  std::unique_ptr<TokenSampler> make_sampler(Generator& init, Generator& noise, DType dtype) const;
+
   ResanOptions options_;
   int64_t input_dim_;
-  std::unique_ptr<Rss> rss_head_, rss_dep_;  // rss_dep_ is null for shared_rss
-  std::unique_ptr<Resa> fw_, bw_;            // bw_ is null for resa_direction = none
-  Source2Token s2t_;
+  // Null where the variant has none: rss_dep_ for one RSS, both without hard
+  // attention; bw_ for resa_direction = none, both without soft self-attention.
+  std::unique_ptr<TokenSampler> rss_head_, rss_dep_;
+  std::unique_ptr<Resa> fw_, bw_;
+  std::unique_ptr<Source2Token> s2t_;  // null for no_attentions
   RssState last_;
 };
 

@@ -56,22 +56,29 @@ Rss::Rss(int64_t input_dim, int64_t hidden, Activation act, RssEval eval, Genera
   register_module("out", out_);
 }
 
+Tensor pooled_features_linear(const Tensor& x, const Tensor& valid, const Tensor& weight, const Tensor& bias) {
+  ATTN_CHECK(x.dim() == 3 && weight.dim() == 2 && weight.size(1) == 3 * x.size(2), "rss",
+             "expects x [B, n, d] and a weight [h, 3d], got ", shape_str(x.shape()), " and ",
+             shape_str(weight.shape()));
+  check_valid(valid, x.size(0), x.size(1), "rss");
+  const int64_t d = x.size(2);
+  // Padded tokens are zeroed first so their (ignored) outputs stay finite.
+  Tensor xz = zero_padded(x, valid);
+  Tensor xbar = masked_mean_over_tokens(x, valid);  // [B, 1, d]
+  // By the weight's column blocks: the xbar block runs once per sentence,
+  // and the x and x * xbar blocks are one product per sentence with the
+  // matrix W_x + W_xx diag(xbar) (ops/modulated_linear/modulated_linear.h):
+  // a third, then two thirds fewer FLOPs than the concatenated form.
+  return modulated_linear(xz, squeeze(xbar, 1), narrow(weight, 1, 0, d), narrow(weight, 1, 2 * d, d)) +
+         linear(xbar, narrow(weight, 1, d, d), bias);
+}
+
 Tensor Rss::logits(const Tensor& x, const Tensor& valid) const {
   const int64_t d = fc_.weight.size(1) / 3;
   ATTN_CHECK(x.dim() == 3 && x.size(2) == d, "rss", "expects x of shape [B, n, ", d, "], got ",
              shape_str(x.shape()));
   check_valid(valid, x.size(0), x.size(1), "rss");
-  // Padded tokens are zeroed first so their (ignored) logits stay finite.
-  Tensor xz = zero_padded(x, valid);
-  Tensor xbar = masked_mean_over_tokens(x, valid);  // [B, 1, d]
-  // fc([x; xbar; x * xbar]) by the weight's column blocks, and the [B, n, 3d]
-  // concatenation is never built: the xbar block runs once per sentence, and
-  // the x and x * xbar blocks are one product per sentence with the matrix
-  // W_x + W_xx diag(xbar) (ops/modulated_linear/modulated_linear.h): a third, then two
-  // thirds fewer FLOPs than the concatenated form.
-  const Tensor& w = fc_.weight;
-  Tensor pre = modulated_linear(xz, squeeze(xbar, 1), narrow(w, 1, 0, d), narrow(w, 1, 2 * d, d)) +
-               linear(xbar, narrow(w, 1, d, d), fc_.bias);
+  Tensor pre = pooled_features_linear(x, valid, fc_.weight, fc_.bias);
   return squeeze(out_(activate(act_, pre)), -1);
 }
 

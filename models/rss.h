@@ -12,6 +12,9 @@
 // makes z = valid in every mode. log pi is differentiable in the RSS
 // parameters (REINFORCE, Eq. 20); z is not.
 // Children: "fc" (W, b: 3*input_dim -> hidden), "out" (w, b': hidden -> 1).
+//
+// TokenSampler is what ReSA needs of a hard attention: RSS here, or the
+// iterative sampling of the paper's appendix A (models/iterative_sampling.h).
 #pragma once
 #include <string>
 
@@ -32,7 +35,21 @@ struct RssSample {
   Tensor fraction;  // [B] selected / valid tokens (0 for an empty example)
 };
 
-class Rss : public Module {
+// A hard attention over tokens: a selection z, the differentiable log pi(z)
+// and the selected fraction for REINFORCE, and the warm-up's "select all".
+class TokenSampler : public Module {
+ public:
+  // x [B, n, input_dim], valid [B, n] uint8.
+  virtual RssSample forward(const Tensor& x, const Tensor& valid) const = 0;
+  // While on, z = valid in every mode (log pi is still that of z = valid).
+  void set_select_all(bool on) { select_all_ = on; }
+  bool select_all() const { return select_all_; }
+
+ protected:
+  bool select_all_ = false;
+};
+
+class Rss : public TokenSampler {
  public:
   // `noise` drives the sampling; it must outlive the module.
   Rss(int64_t input_dim, int64_t hidden, Activation act, RssEval eval, Generator& init, Generator& noise,
@@ -43,16 +60,13 @@ class Rss : public Module {
   // z for these logits under the current mode (training / evaluation / select all).
   Tensor select(const Tensor& logits, const Tensor& valid) const;
   // logits, z, log pi(z) and the selected fraction in one call.
-  RssSample forward(const Tensor& x, const Tensor& valid) const;
+  RssSample forward(const Tensor& x, const Tensor& valid) const override;
 
-  void set_select_all(bool on) { select_all_ = on; }
-  bool select_all() const { return select_all_; }
   RssEval eval_mode() const { return eval_; }
 
  private:
   Activation act_;
   RssEval eval_;
-  bool select_all_ = false;
   Generator* noise_;
   Linear fc_, out_;
 };
@@ -63,5 +77,10 @@ Tensor rss_log_prob(const Tensor& logits, const Tensor& z, const Tensor& valid);
 Tensor rss_selected_fraction(const Tensor& z, const Tensor& valid, DType dtype);
 // Mean of x [B, n, d] over valid tokens, [B, 1, d] (0 for an empty example).
 Tensor masked_mean_over_tokens(const Tensor& x, const Tensor& valid);
+// W f_i + b for Eq. 6's features f_i = [x_i; xbar; x_i * xbar] of every token
+// (x [B, n, d], xbar the masked mean; padded x zeroed first), weight [h, 3d]
+// by its column blocks, without building the [B, n, 3d] concatenation:
+// [B, n, h]. bias may be undefined.
+Tensor pooled_features_linear(const Tensor& x, const Tensor& valid, const Tensor& weight, const Tensor& bias);
 
 }  // namespace attn

@@ -14,8 +14,10 @@
 #include "attn/engine/error.h"
 #include "model_checks.h"
 #include "seeded_encoder_context.h"
+#include "attn/models/attention_trace.h"
 #include "attn/models/disa.h"
 #include "attn/models/resan.h"
+#include "attn/train/pictures/explain_svg.h"
 #include "attn/models/rss.h"
 #include "attn/ops/binary/binary.h"
 #include "attn/engine/copy.h"
@@ -79,7 +81,8 @@ bool direction_allows(Direction dir, int64_t i, int64_t j) {
 std::vector<Vec> resa_ref(const Module& m, const std::string& prefix, const Tensor& x, int64_t b,
                           const std::vector<int>& valid, const std::vector<int>& zh, const std::vector<int>& zd,
                           Direction dir, bool keep_unselected, double c = 5.0,
-                          UnselectedHeadPool pool = UnselectedHeadPool::AllTokens) {
+                          UnselectedHeadPool pool = UnselectedHeadPool::AllTokens,
+                          std::vector<Vec>* gates = nullptr) {
   const int64_t n = x.size(1), d_in = x.size(2);
   Tensor fc_w = param(m, prefix + "fc.weight"), fc_b = param(m, prefix + "fc.bias");
   Tensor wh = param(m, prefix + "w_head.weight"), wd = param(m, prefix + "w_dep.weight");
@@ -126,6 +129,10 @@ std::vector<Vec> resa_ref(const Module& m, const std::string& prefix, const Tens
     Vec hs = h[i];
     hs.insert(hs.end(), s.begin(), s.end());
     Vec f = linear_ref(gw, gb, hs);
+    if (gates) {
+      gates->emplace_back();
+      for (double v : f) gates->back().push_back(sigmoid_ref(v));
+    }
     u[i].assign(static_cast<size_t>(d), 0.0);
     const bool keep = valid[i] && (keep_unselected || zh[i]);
     if (keep)
@@ -412,6 +419,64 @@ TEST(Resan, DefaultsFollowThePaper) {
   EXPECT_EQ(o.pool, UnselectedHeadPool::AllTokens);
 }
 
+// Fig. 3: with a trace attached, each block records its gate F of Eq. 14
+// per token and feature, the loop computation's sigmoid(W_f [h; s] + b_f).
+TEST(Resa, RecordsTheFusionGateForFig3) {
+  Generator init(60), noise(61);
+  ResaOptions o;
+  o.direction = Direction::Forward;
+  o.activation = Activation::Elu;
+  Resa resa(3, 4, o, init, noise, DType::F64);
+  Tensor x = random_input({2, 5, 3}, 62).detach();
+  Tensor mask = length_mask({5, 3}, 5);
+  Tensor zh = u8({1, 0, 1, 1, 1, 0, 1, 1, 0, 0}, {2, 5});
+  Tensor zd = u8({1, 1, 0, 1, 1, 1, 1, 0, 0, 0}, {2, 5});
+  AttentionTrace trace;
+  {
+    AttachAttentionTrace attach(trace);
+    resa.forward(x, mask, zh, zd);
+  }
+  const Tensor& f = trace.get("forward.fusion_gate");
+  ASSERT_EQ(f.shape(), (Shape{2, 5, 4}));
+  for (int64_t b = 0; b < 2; ++b) {
+    std::vector<Vec> gates;
+    resa_ref(resa, "", x, b, row_of(mask, b), row_of(zh, b), row_of(zd, b), Direction::Forward, true, 5.0,
+             UnselectedHeadPool::AllTokens, &gates);
+    for (int64_t i = 0; i < 5; ++i) {
+      if (mask.at({b, i}) == 0) continue;
+      for (int64_t k = 0; k < 4; ++k) EXPECT_NEAR(f.at({b, i, k}), gates[i][k], 1e-12) << b << " " << i << " " << k;
+    }
+  }
+}
+
+// `attn explain` draws Fig. 3's gate per block beside the soft alignments,
+// and a variant without attention weights gives a picture without them.
+TEST(Resan, ExplainPictureShowsTheFusionGates) {
+  for (ResaVariant v : {ResaVariant::Full, ResaVariant::NoAttentions}) {
+    Generator init(63), noise(64);
+    Resan model(3, small_options(v), init, noise, DType::F64);
+    model.set_training(false);
+    Explanation e;
+    e.encoder = "resan";
+    e.tokens = {"a", "group", "of", "adults", "waits"};
+    e.original_length = 5;
+    e.labels = {"no", "yes"};
+    e.probabilities = {0.4, 0.6};
+    e.predicted = 1;
+    {
+      AttachAttentionTrace attach(e.trace);
+      model.encode(random_input({1, 5, 3}, 65).detach(), length_mask({5}, 5));
+    }
+    for (double z : model.last_selection().z_head.to_vector()) e.heads.push_back(z != 0);
+    for (double z : model.last_selection().z_dep.to_vector()) e.dependents.push_back(z != 0);
+    const std::string svg = render_explanation_svg(e, ExplainPictureOptions{});
+    const bool full = v == ResaVariant::Full;
+    EXPECT_EQ(svg.find("forward fusion gate F") != std::string::npos, full) << resa_variant_name(v);
+    EXPECT_EQ(svg.find("backward fusion gate F") != std::string::npos, full) << resa_variant_name(v);
+    EXPECT_EQ(svg.find("source2token weights") != std::string::npos, full) << resa_variant_name(v);
+  }
+}
+
 // ---------- Sampling ----------
 
 // Fixes every probability at p by zeroing w and setting b'.
@@ -637,8 +702,10 @@ TEST(Resan, ConfigAndShapeErrors) {
   EXPECT_THAT(error_of([&] { build("rss_eval = argmax\n"); }),
               HasSubstr("key 'rss_eval' of resan must be one of threshold, sample, got 'argmax'"));
   EXPECT_THAT(error_of([&] { build("resa_variant = tiny\n"); }),
-              HasSubstr("key 'resa_variant' of resan must be one of full, no_unselected_heads, shared_rss, got "
-                        "'tiny'"));
+              HasSubstr("key 'resa_variant' of resan must be one of full, no_unselected_heads, shared_rss, "
+                        "no_hard_attention, no_soft_self_attention, no_attentions, got 'tiny'"));
+  EXPECT_THAT(error_of([&] { build("rss_kind = lstm\n"); }),
+              HasSubstr("key 'rss_kind' of resan must be one of parallel, iterative, got 'lstm'"));
   EXPECT_THAT(error_of([&] { build("resa_direction = fw\n"); }),
               HasSubstr("key 'resa_direction' of resan must be one of both, none, got 'fw'"));
   EXPECT_THAT(error_of([&] { build("hidden = 4\nscale_c = 0\n"); }),

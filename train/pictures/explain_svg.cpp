@@ -82,6 +82,7 @@ struct Strip {
   std::string title;
   std::vector<std::string> labels;
   std::vector<double> value;
+  std::vector<char> marked;  // highlighted labels (may be empty)
 };
 
 struct Section {
@@ -212,7 +213,7 @@ Block draw_strip(const Strip& st) {
   const auto col_x = [&](size_t j) { return left + cell * (static_cast<double>(j) + 0.5) - 0.3 * font; };
   double drop = font, right = left + cell * static_cast<double>(n);
   for (size_t j = 0; j < n; ++j) {
-    const double w = estimated_text_width(st.labels[j], font);
+    const double w = estimated_text_width(st.labels[j], font, !st.marked.empty() && st.marked[j]);
     drop = std::max(drop, 0.87 * w + 0.5 * font);
     right = std::max(right, col_x(j) + 0.5 * w + 0.5 * font);
   }
@@ -237,7 +238,8 @@ Block draw_strip(const Strip& st) {
          "\" height=\"" + num(kBarHeight * share) + "\" fill=\"" + shade(0.25 + 0.75 * share) + "\"/>\n";
     const double tx = col_x(j), ty = base + 6;
     s += "<text x=\"" + num(tx) + "\" y=\"" + num(ty) + "\" font-size=\"" + num(font) + "\" transform=\"rotate(60 " +
-         num(tx) + " " + num(ty) + ")\">" + xml_escape(st.labels[j]) + "</text>\n";
+         num(tx) + " " + num(ty) + ")\"" + label_style(!st.marked.empty() && st.marked[j]) + ">" +
+         xml_escape(st.labels[j]) + "</text>\n";
   }
   b.width = std::max(right, widest(title, kTitleFont, true));
   b.height = base + 6 + drop + 6;
@@ -287,7 +289,7 @@ std::string mask_name(const std::vector<char>& allowed, size_t n) {
 
 Strip source2token_strip(const Explanation& e, int64_t feature) {
   return {"source2token weights (sentence readout, " + feature_note(feature) + ")", e.tokens,
-          features_reduced(e.trace.get("source2token"), feature, "source2token")};
+          features_reduced(e.trace.get("source2token"), feature, "source2token"), {}};
 }
 
 void add_mtsa(const Explanation& e, int64_t feature, std::vector<Section>& out) {
@@ -339,6 +341,7 @@ void add_disan(const Explanation& e, int64_t feature, std::vector<Section>& out)
 }
 
 void add_resan(const Explanation& e, int64_t feature, std::vector<Section>& out) {
+  const auto count = [](const std::vector<int>& z) { return std::to_string(std::count(z.begin(), z.end(), 1)); };
   Section s{"ReSAN: soft alignments (" + feature_note(feature) +
                 ") among the tokens the hard attention (RSS) selected: red rows = selected heads, red columns = "
                 "selected dependents; grey = masked",
@@ -346,15 +349,27 @@ void add_resan(const Explanation& e, int64_t feature, std::vector<Section>& out)
   for (const char* dir : {"forward", "backward", "none"}) {
     if (!e.trace.has(std::string(dir) + ".alignment")) continue;
     Heatmap m = direction_map(e, dir, feature, [&](size_t i, size_t j) { return e.heads[i] && e.dependents[j]; });
-    const auto count = [](const std::vector<int>& z) { return std::to_string(std::count(z.begin(), z.end(), 1)); };
     m.title += " (heads " + count(e.heads) + ", dependents " + count(e.dependents) + " of " +
                std::to_string(e.tokens.size()) + " tokens)";
     m.row_marked.assign(e.heads.begin(), e.heads.end());
     m.col_marked.assign(e.dependents.begin(), e.dependents.end());
     s.maps.push_back(std::move(m));
   }
-  s.strips.push_back(source2token_strip(e, feature));
-  out.push_back(std::move(s));
+  // Fig. 3: the fusion gate F of Eq. 14 per token; a large F keeps the
+  // token's own h, a small one takes its context s.
+  for (const char* dir : {"forward", "backward", "none"}) {
+    const std::string name = std::string(dir) + ".fusion_gate";
+    if (!e.trace.has(name)) continue;
+    s.strips.push_back({std::string(dir == std::string("none") ? "" : std::string(dir) + " ") +
+                            "fusion gate F (Eq. 14, " + feature_note(feature) +
+                            "): large = the token's own h, small = its context s; red = selected heads",
+                        e.tokens, features_reduced(e.trace.get(name), feature, name),
+                        std::vector<char>(e.heads.begin(), e.heads.end())});
+  }
+  if (e.trace.has("source2token")) s.strips.push_back(source2token_strip(e, feature));
+  if (s.maps.empty())
+    s.title = "ReSAN without soft self-attention: the sentence readout over the tokens the hard attention selected";
+  if (!s.maps.empty() || !s.strips.empty()) out.push_back(std::move(s));
 }
 
 void add_biblosan(const Explanation& e, int64_t feature, std::vector<Section>& out) {
