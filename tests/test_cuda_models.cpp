@@ -117,6 +117,12 @@ std::vector<ModelCase> model_cases() {
   for (const char* ablation : {"no_local", "no_global", "no_mblosa", "no_mblosa_no_s2t"})
     cases.push_back(
         {std::string("biblosan_") + ablation, std::string("encoder = biblosan\nablation = ") + ablation + "\n"});
+  // The ReSAN paper's Table 2 rows and Table 4's iterative sampling.
+  for (const char* variant :
+       {"no_unselected_heads", "shared_rss", "no_hard_attention", "no_soft_self_attention", "no_attentions"})
+    cases.push_back(
+        {std::string("resan_") + variant, std::string("encoder = resan\nresa_variant = ") + variant + "\n"});
+  cases.push_back({"resan_iterative", "encoder = resan\nrss_kind = iterative\n"});
   return cases;
 }
 
