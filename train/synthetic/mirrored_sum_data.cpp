@@ -1,5 +1,6 @@
 #include "attn/train/synthetic/mirrored_sum_data.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
@@ -59,17 +60,38 @@ MirroredSumBatch mirrored_sum_batch(const MirroredSumSpec& spec, MirroredSumSpli
   return {from_vector(x, {count, n, d}, dtype), ones({count, n}, DType::U8), from_vector(y, {count, d}, dtype)};
 }
 
-double mirrored_sum_mean_predictor_mse(const MirroredSumSpec& spec) {
+double mirrored_sum_target_mean(const MirroredSumSpec& spec) {
+  check_mirrored_sum_spec(spec);
+  double mean = 0;
+  for (int64_t i = 1; i <= spec.k; ++i) mean += i == spec.length - i + 1 ? 1.0 / 3.0 : 0.25;
+  return mean;
+}
+
+namespace {
+
+// sum over the distinct terms of c^2 * (the middle term's value or a pair's),
+// c = how often the sum counts the term.
+double sum_over_terms(const MirroredSumSpec& spec, double pair_value, double middle_value) {
   check_mirrored_sum_spec(spec);
   std::map<std::pair<int64_t, int64_t>, int64_t> times;  // unordered pair (1-based) -> how often the sum counts it
   for (int64_t i = 1; i <= spec.k; ++i) {
     const int64_t j = spec.length - i + 1;
     ++times[{std::min(i, j), std::max(i, j)}];
   }
-  double variance = 0;
+  double total = 0;
   for (const auto& [pair, c] : times)
-    variance += static_cast<double>(c * c) * (pair.first == pair.second ? 4.0 / 45.0 : 7.0 / 144.0);
-  return variance;
+    total += static_cast<double>(c * c) * (pair.first == pair.second ? middle_value : pair_value);
+  return total;
+}
+
+}  // namespace
+
+double mirrored_sum_mean_predictor_mse(const MirroredSumSpec& spec) {
+  return sum_over_terms(spec, 7.0 / 144.0, 4.0 / 45.0);
+}
+
+double mirrored_sum_linear_predictor_mse(const MirroredSumSpec& spec) {
+  return sum_over_terms(spec, 1.0 / 144.0, 1.0 / 180.0);
 }
 
 }  // namespace attn

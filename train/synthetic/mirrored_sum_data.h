@@ -42,6 +42,10 @@ struct MirroredSumBatch {
 MirroredSumBatch mirrored_sum_batch(const MirroredSumSpec& spec, MirroredSumSplit split, int64_t first,
                                     int64_t count, DType dtype = DType::F32);
 
+// E[y] per feature: 1/4 for each product of two independent entries, 1/3
+// for the middle term a^2 of an odd N (counted as often as the sum counts it).
+double mirrored_sum_target_mean(const MirroredSumSpec& spec);
+
 // The test MSE of the best constant prediction, E[y] = K / 4 per feature: the
 // variance of one target feature. Distinct pairs (i, N-i+1) with i != N-i+1
 // contribute Var(uv) = 1/9 - 1/16 = 7/144 times the square of how often the
@@ -49,5 +53,15 @@ MirroredSumBatch mirrored_sum_batch(const MirroredSumSpec& spec, MirroredSumSpli
 // middle term of an odd N is a^2, Var(u^2) = 1/5 - 1/9 = 4/45. A model that
 // learns nothing lands here.
 double mirrored_sum_mean_predictor_mse(const MirroredSumSpec& spec);
+
+// The test MSE of the best prediction LINEAR in the inputs. Each product
+// splits as uv = 1/4 + (u - 1/2)/2 + (v - 1/2)/2 + (u - 1/2)(v - 1/2): all but
+// the last term are linear, and the last, uncorrelated with any linear
+// function of the inputs, has variance 1/144 of Var(uv) = 7/144. The middle
+// a^2 of an odd N leaves Var(u^2) - Cov(u^2, u)^2 / Var(u) = 4/45 - 1/12 =
+// 1/180. So for an even N this is exactly 1/7 of the constant's MSE: a model
+// that finds which positions the sum takes, and the weight of each, but no
+// product, gets there; only below it has a model captured the products.
+double mirrored_sum_linear_predictor_mse(const MirroredSumSpec& spec);
 
 }  // namespace attn

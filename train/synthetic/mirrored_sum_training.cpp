@@ -29,6 +29,10 @@ MirroredSumRunResult train_mirrored_sum(const MirroredSumSpec& spec, const Mirro
   model.to(o.device);
   Adam adam(model.parameters(), AdamOptions{o.lr});
 
+  const double mean = mirrored_sum_target_mean(spec), sd = std::sqrt(mirrored_sum_mean_predictor_mse(spec));
+  auto predict = [&](const MirroredSumBatch& b) {
+    return model.forward(b.x.to(o.device), b.mask.to(o.device)) * sd + mean;
+  };
   MirroredSumRunResult result;
   result.parameters = model.parameter_count();
   model.set_training(true);
@@ -44,7 +48,7 @@ MirroredSumRunResult train_mirrored_sum(const MirroredSumSpec& spec, const Mirro
       const int64_t at = (first + taken) % o.train_samples;
       const int64_t piece = std::min(count - taken, o.train_samples - at);
       MirroredSumBatch b = mirrored_sum_batch(spec, MirroredSumSplit::Train, at, piece);
-      Tensor part = mse_loss(model.forward(b.x.to(o.device), b.mask.to(o.device)), b.y.to(o.device), Reduction::Sum);
+      Tensor part = mse_loss(predict(b), b.y.to(o.device), Reduction::Sum);
       loss = loss.defined() ? loss + part : part;
       taken += piece;
     }
@@ -64,7 +68,7 @@ MirroredSumRunResult train_mirrored_sum(const MirroredSumSpec& spec, const Mirro
   for (int64_t first = 0; first < o.test_samples; first += eval_batch) {
     const int64_t count = std::min(eval_batch, o.test_samples - first);
     MirroredSumBatch b = mirrored_sum_batch(spec, MirroredSumSplit::Test, first, count);
-    sum += mse_loss(model.forward(b.x.to(o.device), b.mask.to(o.device)), b.y.to(o.device), Reduction::Sum).item();
+    sum += mse_loss(predict(b), b.y.to(o.device), Reduction::Sum).item();
   }
   result.test_mse = sum / static_cast<double>(o.test_samples * spec.dim);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

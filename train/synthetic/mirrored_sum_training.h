@@ -5,7 +5,15 @@
 // taken modulo train_samples, so a run of steps * batch > train_samples
 // passes over the same samples again in the same order (epochs). The
 // samples are i.i.d. draws, so no shuffling is needed for the batches to be
-// unbiased. The test MSE is the mean over all test samples and all d
+// unbiased.
+//
+// The model's output is the target standardised, z = (y - E[y]) / sd(y)
+// (mirrored_sum_target_mean, mirrored_sum_mean_predictor_mse): the targets'
+// mean K/4 and spread grow with K, and a head starting near 0 would spend its
+// first thousands of Adam steps (about lr per step) walking its bias to K/4;
+// standardised, every K starts from the same loss scale and a zero output is
+// already the best constant. The prediction is E[y] + sd(y) * z, and the
+// training loss and test MSE are in the units of y. The test MSE is the mean over all test samples and all d
 // features of (prediction - target)^2, in evaluation mode (dropout off).
 #pragma once
 #include <cstdint>
