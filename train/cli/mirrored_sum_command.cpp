@@ -55,19 +55,19 @@ int run_mirrored_sum_command(const std::vector<std::string>& args) {
               "(an encoder of the registry and a linear head to d, MSE, Adam) is trained at each K and its MSE\n"
               "on the test split measured. Samples are generated from (seed, split, index), never stored.\n"
               "Writes OUT/mirrored_sum.csv and OUT/mirrored_sum.svg after every model and K.");
-  p.option("models", all_models(), "comma list of models (see below)")
-      .option("ks", "10,20,30,40,50,60,70,80,90", "the grid of K: a list and/or START:STOP:STEP, each in 1..N-1")
+  p.option("models", all_models(), "LIST: comma list of models (see below)")
+      .option("ks", "10,20,30,40,50,60,70,80,90", "LIST: the grid of K, a list and/or START:STOP:STEP, each in 1..N-1")
       .option("length", "100", "sequence length N (the paper: 100)")
       .option("dim", "50", "vector dimension d (the paper: 50)")
       .option("train-samples", "200000", "training samples (the paper: 200k)")
       .option("test-samples", "200000", "test samples (the paper: 200k)")
       .option("epochs", "10", "FLOAT: passes over the training samples (steps = ceil(epochs * samples / batch))")
-      .option("steps", "", "training steps per model and K instead of --epochs")
+      .option("steps", "", "INT: training steps per model and K instead of --epochs")
       .option("batch", "64", "training batch size")
       .option("hidden", "100", "model width (a multiple of 10 for the attention models' 10 heads)")
       .option("lr", "0.001", "Adam learning rate")
       .option("seed", "1", "seed of the data and the initialisation")
-      .option("device", "cpu", "cpu or cuda")
+      .option("device", "cpu", "DEVICE: cpu or cuda")
       .option("out", "mirrored_sum", "PATH: folder for mirrored_sum.csv and mirrored_sum.svg (created if missing)")
       .flag("overwrite", "replace the results of an earlier run in --out (without it they are never touched)");
   p.epilog(model_help());
