@@ -128,8 +128,9 @@ int run_mirrored_sum_command(const std::vector<std::string>& args) {
   }
 
   std::ostringstream subtitle;
-  subtitle << "N = " << spec.length << ", d = " << spec.dim << ", " << o.train_samples << " train / "
-           << o.test_samples << " test, " << o.steps << " steps of " << o.batch << ", width " << o.hidden;
+  // Short enough for the 900 px picture's title line at the paper's sizes.
+  subtitle << "N=" << spec.length << ", d=" << spec.dim << ", " << o.train_samples << " train / " << o.test_samples
+           << " test, " << o.steps << " steps x " << o.batch << ", width " << o.hidden;
   std::printf("attn mirrored-sum: %zu models x %zu K; %s; device %s\n", models.size(), ks.size(),
               subtitle.str().c_str(), device_name(o.device));
   std::fflush(stdout);

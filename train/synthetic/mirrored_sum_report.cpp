@@ -57,7 +57,7 @@ std::string mirrored_sum_svg(const std::vector<MirroredSumRow>& rows, const std:
   }
   relative.series.push_back(constant);
   relative.series.push_back(linear);
-  return render_svg_chart("Mirrored summation (seed 003 Fig. 2): " + subtitle, {mse, relative});
+  return render_svg_chart("Mirrored sum: " + subtitle, {mse, relative});
 }
 
 }  // namespace attn

@@ -31,7 +31,7 @@ std::string mirrored_sum_csv(const std::vector<MirroredSumRow>& rows);
 // Two panels against K: the test MSE (as the paper's figure) and the MSE
 // relative to the constant prediction (1 = nothing learnt), one line per
 // model, and dashed: the constant and the best linear prediction in the order models first appear in `rows`. `subtitle` (the sizes)
-// goes into the title.
+// goes into the title, after "Mirrored sum: ".
 std::string mirrored_sum_svg(const std::vector<MirroredSumRow>& rows, const std::string& subtitle);
 
 }  // namespace attn
