@@ -183,8 +183,11 @@ TEST(MirroredSumModels, TheFiguresSettingsAreThePapers) {
 }
 
 TEST(MirroredSumModels, UnknownModelsAndWidthsAreRefusedNamingTheProblem) {
-  std::string e = error_of([] { mirrored_sum_encoder_config("ms-trans-wide", 100); });
-  EXPECT_TRUE(has(e, "unknown model 'ms-trans-wide'") && has(e, "ms-trans-flex")) << e;
+  for (int64_t hidden : {100, 45}) {  // the name is checked before the width
+    std::string e = error_of([&] { mirrored_sum_encoder_config("ms-trans-wide", hidden); });
+    EXPECT_TRUE(has(e, "unknown model 'ms-trans-wide'") && has(e, "ms-trans-flex")) << e;
+  }
+  std::string e;
   e = error_of([] { mirrored_sum_encoder_config("transformer", 45); });
   EXPECT_TRUE(has(e, "multiple of 10, got 45")) << e;
   e = error_of([] { mirrored_sum_encoder_config("bilstm", 45); });

@@ -48,6 +48,9 @@ std::string repeated(int64_t value, int64_t times) {
 }  // namespace
 
 Config mirrored_sum_encoder_config(const std::string& name, int64_t hidden) {
+  bool known = false;
+  for (const MirroredSumModelInfo& m : mirrored_sum_models()) known = known || name == m.name;
+  ATTN_CHECK(known, "mirrored sum", "unknown model '", name, "' (known: ", known_models(), ")");
   ATTN_CHECK(hidden >= 1, "mirrored sum", "the model width must be positive, got ", hidden);
   const bool attention = name == "transformer" || name.rfind("ms-trans-", 0) == 0;
   if (attention)
@@ -73,11 +76,9 @@ Config mirrored_sum_encoder_config(const std::string& name, int64_t hidden) {
   } else if (name == "multicnn") {
     c.set("encoder", "multicnn");
     c.set("filters", std::to_string((hidden + 2) / 3));
-  } else if (name == "hrchycnn") {
+  } else {  // hrchycnn
     c.set("encoder", "hrchycnn");
     c.set("hidden", std::to_string(hidden));
-  } else {
-    ATTN_CHECK(false, "mirrored sum", "unknown model '", name, "' (known: ", known_models(), ")");
   }
   check_model_config(c, "mirrored sum model '" + name + "'");
   return c;
