@@ -26,6 +26,8 @@ const std::vector<Command>& all_commands() {
        run_graph_command},
       {"gradcheck", "check every op's gradient against central differences", run_gradcheck_command},
       {"spirals", "train a small MLP with SGD on two interleaved spirals", run_spirals_command},
+      {"mirrored-sum", "the Multi-Scale Transformer paper's mirrored summation task: test MSE against K (CSV, SVG)",
+       run_mirrored_sum_command},
       {"bench", "time and memory of every encoder against sequence length (the papers' efficiency study)",
        run_bench_command},
       {"study", "run one of the papers' efficiency studies here, our ratios beside the paper's (CSV, report, SVG)",

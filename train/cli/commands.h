@@ -23,6 +23,7 @@ std::string encoder_summaries();
 
 int run_gradcheck_command(const std::vector<std::string>& args);
 int run_spirals_command(const std::vector<std::string>& args);
+int run_mirrored_sum_command(const std::vector<std::string>& args);
 int run_train_command(const std::vector<std::string>& args);
 int run_presets_command(const std::vector<std::string>& args);
 int run_eval_command(const std::vector<std::string>& args);
