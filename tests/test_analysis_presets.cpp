@@ -75,6 +75,33 @@ TEST(AnalysisPresets, EveryRowOfTheMultiScaleTransformersTable6Exists) {
   }
 }
 
+TEST(AnalysisPresets, EveryAblationRowOfTheThreeTablesExistsWithItsFigure) {
+  const std::map<std::string, std::string> rows = {
+      // MTSA paper, Table 3.
+      {"mtsa-snli-no-masks", "85.3"},
+      {"mtsa-snli-no-token2token", "85.8"},
+      {"mtsa-snli-no-source2token", "84.9"},
+      {"mtsa-snli-no-proposed-modules", "84.3"},
+      // Bi-BloSAN paper, Table 3.
+      {"biblosan-snli-no-local", "85.2"},
+      {"biblosan-snli-no-global", "85.3"},
+      {"biblosan-snli-no-mblosa", "83.1"},
+      {"biblosan-snli-no-mblosa-no-s2t", "79.8"},
+      // ReSAN paper, Table 2 (and Table 4's iterative sampling).
+      {"resan-snli-no-unselected-heads", "86.1"},
+      {"resan-snli-no-dependency-restricted", "85.6"},
+      {"resan-snli-no-hard-attention", "86.0"},
+      {"resan-snli-no-soft-self-attention", "83.4"},
+      {"resan-snli-no-attentions", "83.1"},
+      {"resan-snli-iterative", "86.2"}};
+  for (const auto& [name, figure] : rows) {
+    SCOPED_TRACE(name);
+    const Preset* p = find_preset(name);
+    ASSERT_NE(p, nullptr);
+    EXPECT_NE(p->result.find(figure), std::string::npos) << p->result;
+  }
+}
+
 // The encoder a Table 6 row builds, narrowed to 10 wide (2 per head) so the
 // test is quick: width does not enter the head layout.
 std::unique_ptr<Encoder> table6_encoder(const std::string& row) {
