@@ -34,12 +34,24 @@ ResanOptions tiny(ResaVariant v, bool bidirectional = false) {
 }
 
 // A model in evaluation mode (rss_eval = threshold: a fixed selection).
-std::unique_ptr<Resan> eval_model(ResaVariant v, bool bidirectional = false) {
-  Generator init(3), noise(4);
-  auto m = std::make_unique<Resan>(3, tiny(v, bidirectional), init, noise, DType::F64);
-  m->set_training(false);
-  return m;
-}
+// The model keeps a pointer to its noise generator, which the sampling of
+// training mode draws from, so the generator lives with it.
+class EvalModel {
+ public:
+  EvalModel(ResaVariant v, bool bidirectional) : noise_(std::make_unique<Generator>(4)) {
+    Generator init(3);
+    model_ = std::make_unique<Resan>(3, tiny(v, bidirectional), init, *noise_, DType::F64);
+    model_->set_training(false);
+  }
+  Resan* operator->() const { return model_.get(); }
+  Resan& operator*() const { return *model_; }
+
+ private:
+  std::unique_ptr<Generator> noise_;  // on the heap: it stays put when the handle moves
+  std::unique_ptr<Resan> model_;
+};
+
+EvalModel eval_model(ResaVariant v, bool bidirectional = false) { return EvalModel(v, bidirectional); }
 
 // d f(encode(x)) / d x for a fresh leaf copy of x.
 Tensor input_gradient(Resan& model, const Tensor& x, const Tensor& mask,
