@@ -1,4 +1,5 @@
 #include "attn/models/iterative_sampling.h"
+#include "attn/models/masks.h"
 
 #include "attn/engine/autograd.h"
 #include "attn/engine/copy.h"
@@ -14,9 +15,6 @@ namespace attn {
 
 namespace {
 
-Tensor u8_zero(const Tensor& like) { return zeros({}, DType::U8, like.device()); }
-Tensor u8_and(const Tensor& a, const Tensor& b) { return where(a, b, u8_zero(a)); }
-Tensor u8_not(const Tensor& a) { return eq(a, u8_zero(a)); }
 
 void check_selection(const Tensor& t, const char* what, int64_t b, int64_t n) {
   ATTN_CHECK(t.dtype() == DType::U8 && t.dim() == 2 && t.size(0) == b && t.size(1) == n, "iterative_sampling", what,
@@ -77,18 +75,18 @@ IterativeSampler::Recurrence IterativeSampler::run(const Tensor& x, const Tensor
     Tensor a = squeeze(out_.forward(activate(act_, pre)), -1);  // [B]
     Tensor z;
     if (given.defined()) {
-      z = u8_and(step(given_steps, i), valid_i);
+      z = mask_and(step(given_steps, i), valid_i);
     } else {
       NoGrad no_grad;
       if (select_all_) {
         z = valid_i;
       } else if (draws) {
         // Padded probabilities are set to 0, so a padded token is never drawn.
-        Tensor p = masked_fill(sigmoid(a.detach()), u8_not(valid_i), 0.0);
-        z = u8_and(cast(bernoulli(p, steps), DType::U8), valid_i);
+        Tensor p = masked_fill(sigmoid(a.detach()), mask_not(valid_i), 0.0);
+        z = mask_and(cast(bernoulli(p, steps), DType::U8), valid_i);
       } else {
         // p >= 0.5 exactly when a >= 0.
-        z = u8_and(ge(a.detach(), zeros({}, a.dtype(), a.device())), valid_i);
+        z = mask_and(ge(a.detach(), zeros({}, a.dtype(), a.device())), valid_i);
       }
     }
     Tensor zf = unsqueeze(cast(z, x.dtype()), 1);  // [B, 1]

@@ -54,22 +54,22 @@ Tensor length_mask(const std::vector<int64_t>& lengths, int64_t n) {
 Tensor pair_mask(const Tensor& valid, const Tensor& positional) {
   ATTN_CHECK(valid.dtype() == DType::U8 && valid.dim() == 2, "pair_mask", "valid must be uint8 [B, n], got ",
              dtype_name(valid.dtype()), " ", shape_str(valid.shape()));
-  // Logical and of uint8 masks: where(a, b, 0).
-  Tensor q = unsqueeze(valid, 2), k = unsqueeze(valid, 1);
-  Tensor both = where(q, k, zeros({}, DType::U8, valid.device()));
+  Tensor both = mask_and(unsqueeze(valid, 2), unsqueeze(valid, 1));
   if (!positional.defined()) return both;
   ATTN_CHECK(positional.dim() == 2 && positional.size(0) == valid.size(1) && positional.size(1) == valid.size(1),
              "pair_mask", "positional mask ", shape_str(positional.shape()), " does not fit valid ",
              shape_str(valid.shape()));
   // Positional masks are built on the host; they follow valid to its device.
   const Tensor pos = positional.device() == valid.device() ? positional : positional.to(valid.device());
-  return where(both, expand(pos, {valid.size(0), valid.size(1), valid.size(1)}),
-               zeros({}, DType::U8, valid.device()));
+  return mask_and(both, expand(pos, {valid.size(0), valid.size(1), valid.size(1)}));
 }
 
 Tensor zero_padded(const Tensor& x, const Tensor& valid) {
-  Tensor pad = eq(unsqueeze(valid, -1), zeros({}, DType::U8, valid.device()));
-  return masked_fill(x, pad, 0.0);
+  return masked_fill(x, mask_not(unsqueeze(valid, -1)), 0.0);
 }
+
+Tensor mask_and(const Tensor& a, const Tensor& b) { return where(a, b, zeros({}, DType::U8, a.device())); }
+
+Tensor mask_not(const Tensor& a) { return eq(a, zeros({}, DType::U8, a.device())); }
 
 }  // namespace attn

@@ -33,4 +33,8 @@ Tensor pair_mask(const Tensor& valid, const Tensor& positional);
 // x [B, n, d] with padded positions (valid [B, n] == 0) set to exactly 0.
 Tensor zero_padded(const Tensor& x, const Tensor& valid);
 
+// Elementwise a & b and !a of uint8 masks (broadcasting like any binary op).
+Tensor mask_and(const Tensor& a, const Tensor& b);
+Tensor mask_not(const Tensor& a);
+
 }  // namespace attn

@@ -5,6 +5,7 @@
 #include "attn/models/attention_trace.h"
 #include "attn/models/disa.h"
 #include "attn/models/iterative_sampling.h"
+#include "attn/models/masks.h"
 #include "attn/ops/binary/binary.h"
 #include "attn/ops/join/join.h"
 #include "attn/ops/matmul/matmul.h"
@@ -17,9 +18,6 @@ namespace attn {
 
 namespace {
 
-Tensor u8_zero(const Tensor& like) { return zeros({}, DType::U8, like.device()); }
-Tensor u8_and(const Tensor& a, const Tensor& b) { return where(a, b, u8_zero(a)); }
-Tensor u8_not(const Tensor& a) { return eq(a, u8_zero(a)); }
 
 void check_selection(const Tensor& t, const char* what, int64_t b, int64_t n) {
   ATTN_CHECK(t.dtype() == DType::U8 && t.dim() == 2 && t.size(0) == b && t.size(1) == n, "resa", what,
@@ -68,8 +66,8 @@ Tensor resa_attention_mask(const Tensor& valid, Direction dir, const Tensor& z_h
   const int64_t b = valid.size(0), n = valid.size(1);
   check_selection(z_head, "z_head", b, n);
   check_selection(z_dep, "z_dep", b, n);
-  Tensor selected = u8_and(unsqueeze(z_head, 2), unsqueeze(z_dep, 1));  // [B, n, n]
-  return u8_and(pair_mask(valid, direction_mask(n, dir)), selected);
+  Tensor selected = mask_and(unsqueeze(z_head, 2), unsqueeze(z_dep, 1));  // [B, n, n]
+  return mask_and(pair_mask(valid, direction_mask(n, dir)), selected);
 }
 
 Tensor unselected_head_context(const Tensor& h, const Tensor& valid, const Tensor& z_head, const Tensor& z_dep,
@@ -79,11 +77,11 @@ Tensor unselected_head_context(const Tensor& h, const Tensor& valid, const Tenso
   check_selection(valid, "valid", b, n);
   check_selection(z_head, "z_head", b, n);
   check_selection(z_dep, "z_dep", b, n);
-  Tensor heads_off = u8_and(valid, u8_not(z_head));
-  Tensor deps = pool_over == UnselectedHeadPool::AllTokens ? valid : u8_and(valid, z_dep);
+  Tensor heads_off = mask_and(valid, mask_not(z_head));
+  Tensor deps = pool_over == UnselectedHeadPool::AllTokens ? valid : mask_and(valid, z_dep);
   // Row i averages over columns j: i an unselected head, j a pooled token, j != i.
   Tensor pool =
-      u8_and(u8_and(unsqueeze(heads_off, 2), unsqueeze(deps, 1)), direction_mask(n, Direction::None).to(h.device()));
+      mask_and(mask_and(unsqueeze(heads_off, 2), unsqueeze(deps, 1)), direction_mask(n, Direction::None).to(h.device()));
   Tensor weights = cast(pool, h.dtype());
   Tensor count = sum(weights, {2}, true);  // [B, n, 1]
   // The mean's 1 / count goes into the [B, n, n] weights, not onto the
@@ -135,7 +133,7 @@ Tensor Resa::forward(const Tensor& x, const Tensor& valid, const Tensor& z_head,
     for (const auto& [name, t] : gate_.named_parameters()) (name == "proj.weight" ? w : bias) = t;
     return sigmoid(linear(Concat({h, s}), w, bias));
   });
-  return zero_padded(u, options_.keep_unselected ? valid : u8_and(valid, z_head));
+  return zero_padded(u, options_.keep_unselected ? valid : mask_and(valid, z_head));
 }
 
 Resan::Resan(int64_t input_dim, const ResanOptions& options, Generator& init, Generator& noise, DType dtype)
@@ -221,7 +219,7 @@ EncoderOutput Resan::encode_tokens(const Tensor& x, const Tensor& mask) {
   if (v == ResaVariant::NoAttentions) return {x, squeeze(masked_mean_over_tokens(x, mask), 1)};
   if (v == ResaVariant::NoSoftSelfAttention) {
     // The selected tokens go to the readout as they are; the others are discarded.
-    Tensor selected = u8_and(mask, last_.z_head);
+    Tensor selected = mask_and(mask, last_.z_head);
     Tensor tokens = zero_padded(x, selected);
     return {tokens, s2t_->forward(tokens, selected)};
   }
@@ -229,7 +227,7 @@ EncoderOutput Resan::encode_tokens(const Tensor& x, const Tensor& mask) {
   if (bw_) tokens = concat({tokens, bw_->forward(x, mask, last_.z_head, last_.z_dep)}, -1);
   // Dropped heads (the two Sec. 3.3 variants) are left out of the readout too.
   const bool keeps_all = v == ResaVariant::Full || v == ResaVariant::NoHardAttention;
-  Tensor readout = keeps_all ? mask : u8_and(mask, last_.z_head);
+  Tensor readout = keeps_all ? mask : mask_and(mask, last_.z_head);
   return {tokens, s2t_->forward(tokens, readout)};
 }
 

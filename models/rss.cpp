@@ -17,9 +17,6 @@ namespace attn {
 
 namespace {
 
-Tensor u8_zero(const Tensor& like) { return zeros({}, DType::U8, like.device()); }
-Tensor u8_and(const Tensor& a, const Tensor& b) { return where(a, b, u8_zero(a)); }
-Tensor u8_not(const Tensor& a) { return eq(a, u8_zero(a)); }
 
 void check_valid(const Tensor& valid, int64_t b, int64_t n, const char* op, const char* what = "mask") {
   ATTN_CHECK(valid.dtype() == DType::U8 && valid.dim() == 2 && valid.size(0) == b && valid.size(1) == n, op,
@@ -89,11 +86,11 @@ Tensor Rss::select(const Tensor& logits, const Tensor& valid) const {
   if (select_all_) return valid;
   if (training() || eval_ == RssEval::Sample) {
     // Padded probabilities are set to 0, so a padded token is never drawn.
-    Tensor p = masked_fill(sigmoid(logits.detach()), u8_not(valid), 0.0);
-    return u8_and(cast(bernoulli(p, *noise_), DType::U8), valid);
+    Tensor p = masked_fill(sigmoid(logits.detach()), mask_not(valid), 0.0);
+    return mask_and(cast(bernoulli(p, *noise_), DType::U8), valid);
   }
   // p >= 0.5 exactly when a >= 0.
-  return u8_and(ge(logits.detach(), zeros({}, logits.dtype(), logits.device())), valid);
+  return mask_and(ge(logits.detach(), zeros({}, logits.dtype(), logits.device())), valid);
 }
 
 RssSample Rss::forward(const Tensor& x, const Tensor& valid) const {
@@ -111,7 +108,7 @@ Tensor rss_log_prob(const Tensor& logits, const Tensor& z, const Tensor& valid) 
   check_valid(z, logits.size(0), logits.size(1), "rss_log_prob", "selection z");
   // log p = log_sigmoid(a), log(1 - p) = log_sigmoid(-a): no log of a rounded 0.
   Tensor per_token = where(z, log_sigmoid(logits), log_sigmoid(neg(logits)));
-  return sum(masked_fill(per_token, u8_not(valid), 0.0), {1});
+  return sum(masked_fill(per_token, mask_not(valid), 0.0), {1});
 }
 
 Tensor rss_selected_fraction(const Tensor& z, const Tensor& valid, DType dtype) {
@@ -119,7 +116,7 @@ Tensor rss_selected_fraction(const Tensor& z, const Tensor& valid, DType dtype) 
   check_valid(z, z.size(0), z.size(1), "rss_selected_fraction", "selection z");
   check_valid(valid, z.size(0), z.size(1), "rss_selected_fraction");
   NoGrad no_grad;
-  Tensor chosen = sum(cast(u8_and(z, valid), dtype), {1});
+  Tensor chosen = sum(cast(mask_and(z, valid), dtype), {1});
   Tensor count = sum(cast(valid, dtype), {1});
   return chosen / maximum(count, ones({}, dtype, z.device()));
 }
