@@ -11,6 +11,7 @@
 #include "attn/models/masks.h"
 #include "attn/ops/gradcheck.h"
 #include "attn/ops/join/join.h"
+#include "attn/ops/reduce/reduce.h"
 #include "attn/ops/view/view.h"
 
 namespace attn {
@@ -109,6 +110,19 @@ inline void expect_each_direction_sees_its_side(const Tensor& a, const Tensor& b
   double moved = 0;
   for (int64_t j = 0; j < 2 * hidden; ++j) moved += std::abs(a.at({0, edit, j}) - b.at({0, edit, j}));
   EXPECT_GT(moved, 1e-9);
+}
+
+// d sum(pick(f(x))) / d x for a fresh leaf copy of x: which inputs an output reaches.
+inline Tensor input_gradient(const Tensor& x_value, const std::function<Tensor(const Tensor&)>& f,
+                             const std::function<Tensor(const Tensor&)>& pick) {
+  Tensor x = x_value.detach().set_requires_grad(true);
+  sum(pick(f(x))).backward();
+  return x.grad();
+}
+
+// t[b, j, :] of a [B, n, d] tensor as [d].
+inline Tensor token(const Tensor& t, int64_t b, int64_t j) {
+  return reshape(narrow(narrow(t, 0, b, 1), 1, j, 1), {-1});
 }
 
 }  // namespace testing_support

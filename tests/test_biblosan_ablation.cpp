@@ -57,17 +57,6 @@ std::map<std::string, Shape> parameter_shapes(const Module& m) {
   return out;
 }
 
-// d sum(pick(y)) / d x for a fresh float64 leaf copy of x.
-Tensor input_gradient(const Tensor& x_value, const std::function<Tensor(const Tensor&)>& f,
-                      const std::function<Tensor(const Tensor&)>& pick) {
-  Tensor x = x_value.detach().set_requires_grad(true);
-  sum(pick(f(x))).backward();
-  return x.grad();
-}
-
-// x[b, j, :] of a [B, n, d] tensor as [d].
-Tensor token(const Tensor& t, int64_t b, int64_t j) { return reshape(narrow(narrow(t, 0, b, 1), 1, j, 1), {-1}); }
-
 TEST(BiBlosanAblation, RemovedPartsHaveNoParameters) {
   auto shapes_of = [](BiBlosanAblation a) {
     Generator gen(1);

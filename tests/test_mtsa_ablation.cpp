@@ -48,17 +48,6 @@ std::set<std::string> parameter_names(const Module& m) {
   return names;
 }
 
-// d sum(pick(y)) / d x for a fresh float64 leaf copy of x.
-Tensor input_gradient(const Tensor& x_value, const std::function<Tensor(const Tensor&)>& f,
-                      const std::function<Tensor(const Tensor&)>& pick) {
-  Tensor x = x_value.detach().set_requires_grad(true);
-  sum(pick(f(x))).backward();
-  return x.grad();
-}
-
-// x[b, j, :] of a [B, n, d] tensor as [d].
-Tensor token(const Tensor& t, int64_t b, int64_t j) { return reshape(narrow(narrow(t, 0, b, 1), 1, j, 1), {-1}); }
-
 void zero_parameter(const Module& m, const std::string& name) {
   const Tensor p = params_of(m).at(name);
   for (int64_t k = 0; k < p.numel(); ++k) write_element(p, k, 0.0);
