@@ -327,7 +327,8 @@ std::string presets_listing() {
      << "\"model:KEY\" is a model config key (docs/models.md).\n"
      << "A preset is named MODEL-FORMAT, the --model and --format it sets. The RNN and CNN baselines\n"
      << "(bilstm, bigru, bisru, multicnn, hrchycnn) take the Bi-BloSAN paper's setup of each section, which\n"
-     << "it gives for all methods; the MTSA paper repeats their figures.\n\n"
+     << "it gives for all methods; the MTSA paper repeats their figures. The papers' analyses (ablations,\n"
+     << "scale studies) are named MODEL-FORMAT-ROW: the main row's preset with what the row changes.\n\n"
      << kPapersLegend;
   for (const Preset& p : all_presets()) {
     os << "\n";
