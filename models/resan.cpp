@@ -10,7 +10,6 @@
 #include "attn/ops/join/join.h"
 #include "attn/ops/matmul/matmul.h"
 #include "attn/ops/reduce/reduce.h"
-#include "attn/ops/unary/unary.h"
 #include "attn/ops/view/view.h"
 #include "attn/util/named_values.h"
 
@@ -128,11 +127,7 @@ Tensor Resa::forward(const Tensor& x, const Tensor& valid, const Tensor& z_head,
   Tensor u = gate_.forward(h, s);
   // Fig. 3's gate values F, recomputed from the gate's parameters only while
   // `attn explain` records.
-  trace_attention("fusion_gate", [&] {
-    Tensor w, bias;
-    for (const auto& [name, t] : gate_.named_parameters()) (name == "proj.weight" ? w : bias) = t;
-    return sigmoid(linear(Concat({h, s}), w, bias));
-  });
+  trace_attention("fusion_gate", [&] { return gate_.gate_values(h, s); });
   return zero_padded(u, options_.keep_unselected ? valid : mask_and(valid, z_head));
 }
 

@@ -39,6 +39,10 @@ Tensor ConcatGate::forward(const Tensor& x, const Tensor& s) const {
   return sigmoid_gate(pre, x, s);
 }
 
+Tensor ConcatGate::gate_values(const Tensor& x, const Tensor& s) const {
+  return sigmoid(linear(Concat({x, s}), proj_.weight, proj_.bias));
+}
+
 FeatureFusionGate::FeatureFusionGate(int64_t features, Activation act, Generator& gen, DType dtype)
     : act_(act), features_(features), proj_(3 * features, 2 * features, gen, true, dtype) {
   register_module("proj", proj_);

@@ -25,6 +25,8 @@ class ConcatGate : public Module {
  public:
   ConcatGate(int64_t features, Generator& gen, DType dtype = DType::F32);
   Tensor forward(const Tensor& x, const Tensor& s) const;
+  // F itself (for pictures of the gate): forward computes it inside one op.
+  Tensor gate_values(const Tensor& x, const Tensor& s) const;
 
  private:
   Linear proj_;
