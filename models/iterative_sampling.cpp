@@ -5,7 +5,6 @@
 #include "attn/engine/copy.h"
 #include "attn/engine/error.h"
 #include "attn/ops/binary/binary.h"
-#include "attn/ops/dropout/dropout.h"
 #include "attn/ops/join/join.h"
 #include "attn/ops/matmul/matmul.h"
 #include "attn/ops/unary/unary.h"
@@ -14,12 +13,6 @@
 namespace attn {
 
 namespace {
-
-
-void check_selection(const Tensor& t, const char* what, int64_t b, int64_t n) {
-  ATTN_CHECK(t.dtype() == DType::U8 && t.dim() == 2 && t.size(0) == b && t.size(1) == n, "iterative_sampling", what,
-             " must be uint8 [", b, ", ", n, "], got ", dtype_name(t.dtype()), " ", shape_str(t.shape()));
-}
 
 // t [B, n, ...] as [n, B, ...], so that step i is a contiguous slab.
 Tensor steps_first(const Tensor& t) { return contiguous(transpose(t, 0, 1)); }
@@ -48,8 +41,8 @@ IterativeSampler::Recurrence IterativeSampler::run(const Tensor& x, const Tensor
   ATTN_CHECK(x.dim() == 3 && x.size(2) == input_dim_, "iterative_sampling", "expects x of shape [B, n, ", input_dim_,
              "], got ", shape_str(x.shape()));
   const int64_t b = x.size(0), n = x.size(1), f = 3 * input_dim_;
-  check_selection(valid, "mask", b, n);
-  if (given.defined()) check_selection(given, "selection z", b, n);
+  check_token_mask(valid, b, n, "iterative_sampling", "mask");
+  if (given.defined()) check_token_mask(given, b, n, "iterative_sampling", "selection z");
   if (n == 0) return {zeros({b, 0}, x.dtype(), x.device()), zeros({b, 0}, DType::U8, x.device())};
 
   // The f_i blocks of both layers for every token at once (one GEMM each);
@@ -73,22 +66,9 @@ IterativeSampler::Recurrence IterativeSampler::run(const Tensor& x, const Tensor
     Tensor valid_i = step(valid_steps, i);  // [B]
     Tensor pre = step(proj_f, i) + linear(h, proj_h);
     Tensor a = squeeze(out_.forward(activate(act_, pre)), -1);  // [B]
-    Tensor z;
-    if (given.defined()) {
-      z = mask_and(step(given_steps, i), valid_i);
-    } else {
-      NoGrad no_grad;
-      if (select_all_) {
-        z = valid_i;
-      } else if (draws) {
-        // Padded probabilities are set to 0, so a padded token is never drawn.
-        Tensor p = masked_fill(sigmoid(a.detach()), mask_not(valid_i), 0.0);
-        z = mask_and(cast(bernoulli(p, steps), DType::U8), valid_i);
-      } else {
-        // p >= 0.5 exactly when a >= 0.
-        z = mask_and(ge(a.detach(), zeros({}, a.dtype(), a.device())), valid_i);
-      }
-    }
+    Tensor z = given.defined() ? mask_and(step(given_steps, i), valid_i)
+               : select_all_      ? valid_i
+                                  : select_tokens(a, valid_i, draws ? &steps : nullptr);
     Tensor zf = unsqueeze(cast(z, x.dtype()), 1);  // [B, 1]
     Tensor next = tanh(step(rnn_f, i) + linear(Concat({zf, h}), rnn_zh));
     // A padded position leaves the state as it was.

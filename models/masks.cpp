@@ -68,6 +68,11 @@ Tensor zero_padded(const Tensor& x, const Tensor& valid) {
   return masked_fill(x, mask_not(unsqueeze(valid, -1)), 0.0);
 }
 
+void check_token_mask(const Tensor& t, int64_t b, int64_t n, const char* op, const char* what) {
+  ATTN_CHECK(t.dtype() == DType::U8 && t.dim() == 2 && t.size(0) == b && t.size(1) == n, op, what,
+             " must be uint8 [", b, ", ", n, "], got ", dtype_name(t.dtype()), " ", shape_str(t.shape()));
+}
+
 Tensor mask_and(const Tensor& a, const Tensor& b) { return where(a, b, zeros({}, DType::U8, a.device())); }
 
 Tensor mask_not(const Tensor& a) { return eq(a, zeros({}, DType::U8, a.device())); }

@@ -33,6 +33,9 @@ Tensor pair_mask(const Tensor& valid, const Tensor& positional);
 // x [B, n, d] with padded positions (valid [B, n] == 0) set to exactly 0.
 Tensor zero_padded(const Tensor& x, const Tensor& valid);
 
+// Throws unless t is a uint8 [b, n] mask, naming `op` and what t is.
+void check_token_mask(const Tensor& t, int64_t b, int64_t n, const char* op, const char* what);
+
 // Elementwise a & b and !a of uint8 masks (broadcasting like any binary op).
 Tensor mask_and(const Tensor& a, const Tensor& b);
 Tensor mask_not(const Tensor& a);

@@ -17,10 +17,8 @@ namespace attn {
 
 namespace {
 
-
 void check_selection(const Tensor& t, const char* what, int64_t b, int64_t n) {
-  ATTN_CHECK(t.dtype() == DType::U8 && t.dim() == 2 && t.size(0) == b && t.size(1) == n, "resa", what,
-             " must be uint8 [", b, ", ", n, "], got ", dtype_name(t.dtype()), " ", shape_str(t.shape()));
+  check_token_mask(t, b, n, "resa", what);
 }
 
 const NamedValue<ResaVariant> kResaVariantNames[] = {

@@ -17,11 +17,8 @@ namespace attn {
 
 namespace {
 
-
 void check_valid(const Tensor& valid, int64_t b, int64_t n, const char* op, const char* what = "mask") {
-  ATTN_CHECK(valid.dtype() == DType::U8 && valid.dim() == 2 && valid.size(0) == b && valid.size(1) == n, op,
-             what, " must be uint8 [", b, ", ", n, "], got ", dtype_name(valid.dtype()), " ",
-             shape_str(valid.shape()));
+  check_token_mask(valid, b, n, op, what);
 }
 
 const NamedValue<RssEval> kRssEvalNames[] = {{RssEval::Threshold, "threshold"}, {RssEval::Sample, "sample"}};
@@ -82,12 +79,16 @@ Tensor Rss::logits(const Tensor& x, const Tensor& valid) const {
 Tensor Rss::select(const Tensor& logits, const Tensor& valid) const {
   ATTN_CHECK(logits.dim() == 2, "rss", "expects logits of shape [B, n], got ", shape_str(logits.shape()));
   check_valid(valid, logits.size(0), logits.size(1), "rss");
-  NoGrad no_grad;
   if (select_all_) return valid;
-  if (training() || eval_ == RssEval::Sample) {
+  return select_tokens(logits, valid, training() || eval_ == RssEval::Sample ? noise_ : nullptr);
+}
+
+Tensor select_tokens(const Tensor& logits, const Tensor& valid, Generator* draws) {
+  NoGrad no_grad;
+  if (draws) {
     // Padded probabilities are set to 0, so a padded token is never drawn.
     Tensor p = masked_fill(sigmoid(logits.detach()), mask_not(valid), 0.0);
-    return mask_and(cast(bernoulli(p, *noise_), DType::U8), valid);
+    return mask_and(cast(bernoulli(p, *draws), DType::U8), valid);
   }
   // p >= 0.5 exactly when a >= 0.
   return mask_and(ge(logits.detach(), zeros({}, logits.dtype(), logits.device())), valid);

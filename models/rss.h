@@ -71,6 +71,10 @@ class Rss : public TokenSampler {
   Linear fc_, out_;
 };
 
+// The tokens a hard attention selects from its logits a (any shape, valid
+// alike): Bernoulli draws of sigmoid(a) from `draws` when it is given, else
+// the threshold p >= 0.5. A padded token is never selected; no gradient.
+Tensor select_tokens(const Tensor& logits, const Tensor& valid, Generator* draws);
 // log pi(z) [B] for logits a [B, n], a uint8 selection z and validity mask.
 Tensor rss_log_prob(const Tensor& logits, const Tensor& z, const Tensor& valid);
 // Selected / valid tokens per example [B] in dtype (0 where nothing is valid).
