@@ -201,7 +201,7 @@ item4() {
 # --eval-every 4 over 3 epochs the end of epoch 1 (step 10) and of the run
 # (step 30) lie between two --eval-every evaluations.
 item9() {
-  local dir=$work/item9 steps missing= s
+  local dir=$work/item9 steps missing="" s
   mkdir -p "$dir"
   make_data "$dir/data" 37 40
   if ! "$attn" train --data "$dir/data" "${model[@]}" --batch 4 --epochs 3 --eval-every 4 --quiet \
