@@ -85,7 +85,8 @@ Dataset load_named_format(const DataSpec& s) {
 
 const char* data_formats_help() {
   return "auto, tsv, snli, multinli (matched and mismatched dev reported apart), mtl16-NAME (NAME: one of MTL-16's "
-         "sixteen data sets, lower case: apparel, ..., mr, ..., video), sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, cr, mpqa, subj "
+         "sixteen data sets, the paper's row names in lower case: apparel, baby, books, camera, dvd, "
+         "electronics, health, imdb, kitchen, magazines, mr, music, software, sports, toys, video), sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, cr, mpqa, subj "
          "(SentEval's one-file-per-class text; --fold picks the test fold), spam (a local copy of the SpamAssassin npm "
          "package: its .tgz or folder)";
 }

@@ -85,14 +85,18 @@ Dataset load_pair_tsv_dir(const std::string& dir, bool allow_similar_labels = fa
 Dataset load_tagging_dir(const std::string& dir, bool allow_similar_labels = false);
 
 // MTL-16 (Liu, Qiu and Huang 2017, the release's mtl-dataset folder): DIR/
-// NAME.task.train and DIR/NAME.task.test, "label<TAB>text" lines with label
+// STEM.task.train and DIR/STEM.task.test (STEM: the data set's file name), "label<TAB>text" lines with label
 // 0 or 1 (label names "0", "1"); NAME.task.unlabel is not read. The train
 // file holds train and dev together (1600 lines, "70%, 10% and 20%" of each
 // data set): a seeded eighth of it (kMtl16DevFraction) is dev. Errors: an
 // unknown NAME (listing mtl16_datasets()), a line without exactly one tab, a
 // label other than 0 or 1, a text without tokens.
 Dataset load_mtl16(const std::string& dir, const std::string& dataset);
-// The sixteen data sets' names, lower case ("mr" reads MR.task.*).
+// The sixteen data sets by the Multi-Scale Transformer paper's row names in
+// lower case: apparel, baby, books, camera (the files camera_photo.task.*),
+// dvd, electronics, health (health_personal_care), imdb, kitchen
+// (kitchen_housewares), magazines, mr (MR), music, software, sports
+// (sports_outdoors), toys (toys_games), video.
 const std::vector<std::string>& mtl16_datasets();
 constexpr double kMtl16DevFraction = 0.125;
 

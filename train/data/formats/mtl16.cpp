@@ -1,8 +1,6 @@
 // MTL-16 (Liu, Qiu and Huang 2017): sixteen binary sentiment data sets, each
 // shipped as NAME.task.train, NAME.task.test (and NAME.task.unlabel, unused)
 // with label<TAB>text lines.
-#include <algorithm>
-
 #include "attn/engine/error.h"
 #include "attn/train/data/formats/loader_util.h"
 #include "attn/train/data/formats/loaders.h"
@@ -38,28 +36,48 @@ std::vector<Example> read_mtl16_file(const std::string& file) {
 
 }  // namespace
 
+namespace {
+
+// The data sets by the Multi-Scale Transformer paper's row names (Table 3),
+// lower case, and the stems of the release's file names.
+struct Mtl16Files {
+  const char* name;
+  const char* stem;
+};
+const Mtl16Files kMtl16[] = {
+    {"apparel", "apparel"},     {"baby", "baby"},         {"books", "books"},
+    {"camera", "camera_photo"}, {"dvd", "dvd"},           {"electronics", "electronics"},
+    {"health", "health_personal_care"}, {"imdb", "imdb"}, {"kitchen", "kitchen_housewares"},
+    {"magazines", "magazines"}, {"mr", "MR"},             {"music", "music"},
+    {"software", "software"},   {"sports", "sports_outdoors"}, {"toys", "toys_games"},
+    {"video", "video"},
+};
+
+}  // namespace
+
 const std::vector<std::string>& mtl16_datasets() {
-  static const std::vector<std::string> names = {
-      "apparel",  "baby",          "books", "camera_photo", "dvd",      "electronics",     "health_personal_care",
-      "imdb",     "kitchen_housewares", "magazines", "mr", "music", "software", "sports_outdoors", "toys_games",
-      "video"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const Mtl16Files& f : kMtl16) out.push_back(f.name);
+    return out;
+  }();
   return names;
 }
 
 Dataset load_mtl16(const std::string& dir, const std::string& dataset) {
-  const std::vector<std::string>& names = mtl16_datasets();
-  if (std::find(names.begin(), names.end(), dataset) == names.end()) {
+  const Mtl16Files* files = nullptr;
+  for (const Mtl16Files& f : kMtl16)
+    if (dataset == f.name) files = &f;
+  if (!files) {
     std::string known;
-    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+    for (const std::string& n : mtl16_datasets()) known += (known.empty() ? "" : ", ") + n;
     ATTN_CHECK(false, kLoader, "unknown MTL-16 data set '", dataset, "' (known: ", known, ")");
   }
   Dataset d;
   d.name = "mtl16-" + dataset;
   d.task = TaskKind::Classify;
   d.label_names = {"0", "1"};
-  // The release names one file set in upper case (MR.task.train); the format
-  // names are lower case like every other --format.
-  const std::string stem = loader_util::join_path(dir, (dataset == "mr" ? std::string("MR") : dataset) + ".task.");
+  const std::string stem = loader_util::join_path(dir, std::string(files->stem) + ".task.");
   d.train = read_mtl16_file(stem + "train");
   d.test = read_mtl16_file(stem + "test");
   d.dev = split_off(d.train, kMtl16DevFraction, kDevSplitSeed);
