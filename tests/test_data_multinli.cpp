@@ -4,9 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "attn/train/cli/commands.h"
 #include "attn/train/data/formats/loaders.h"
 #include "attn/train/data/task_data.h"
+#include "attn/util/cli_args.h"
 #include "attn/util/json.h"
 #include "test_data_util.h"
 

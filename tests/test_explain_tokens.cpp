@@ -6,7 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "attn/train/cli/commands.h"
+#include "attn/train/cli/picture_commands.h"
+#include "attn/util/cli_args.h"
 #include "attn/train/evaluate.h"
 #include "attn/train/pictures/explain.h"
 #include "attn/train/pictures/explain_svg.h"
@@ -86,7 +87,8 @@ TEST(ExplainTokens, ThePictureHoldsEveryPredictedTagAndTheChosenTokensRow) {
   // backward row (key 3: 0.023); no other row, and no sentence readout.
   EXPECT_EQ(bar_weights(svg), (std::vector<std::string>{"0.2", "0.21", "0", "0", "0", "0", "0", "0.023"}));
   EXPECT_THAT(svg, Not(HasSubstr("source2token")));
-  EXPECT_THAT(svg, HasSubstr("the attention of token 2 (\"german\", tagged B-MISC)"));
+  EXPECT_THAT(svg, HasSubstr("the attention of token 2"));
+  EXPECT_THAT(svg, HasSubstr("(&quot;german&quot;, tagged B-MISC)"));
 
   options.token = 0;
   EXPECT_EQ(bar_weights(render_explanation_svg(e, options)),
@@ -176,7 +178,7 @@ TEST(ExplainTokens, ATaggersPictureShowsTheTagsPredictGives) {
   ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(rc, 0);
   EXPECT_EQ(tag_nodes(read_file_bytes(out + "/sentence_1.svg")).size(), 3u);
-  EXPECT_THAT(read_file_bytes(out + "/sentence_1.svg"), HasSubstr("the attention of token 2 (\"alpha\""));
+  EXPECT_THAT(read_file_bytes(out + "/sentence_1.svg"), HasSubstr("(&quot;alpha&quot;, tagged "));
 }
 
 TEST(ExplainTokens, TokenIsRefusedForASentenceRun) {
