@@ -54,10 +54,12 @@ Dataset load_named_format(const DataSpec& s) {
     return load_snli_jsonl(first_existing(d, {"train.jsonl", "snli_1.0_train.jsonl", "multinli_1.0_train.jsonl"}),
                            first_existing(d, {"dev.jsonl", "snli_1.0_dev.jsonl", "multinli_1.0_dev_matched.jsonl"}),
                            first_existing(d, {"test.jsonl", "snli_1.0_test.jsonl", "multinli_1.0_dev_mismatched.jsonl"}));
-  if (s.format == "multinli")
-    return load_multinli_jsonl(first_existing(d, {"multinli_1.0_train.jsonl"}),
-                               first_existing(d, {"multinli_1.0_dev_matched.jsonl"}),
-                               first_existing(d, {"multinli_1.0_dev_mismatched.jsonl"}));
+  if (s.format == "multinli") {
+    // One at a time, so a folder without any of them names the train file.
+    const std::string train = first_existing(d, {"multinli_1.0_train.jsonl"});
+    const std::string matched = first_existing(d, {"multinli_1.0_dev_matched.jsonl"});
+    return load_multinli_jsonl(train, matched, first_existing(d, {"multinli_1.0_dev_mismatched.jsonl"}));
+  }
   if (s.format.rfind("mtl16-", 0) == 0) return load_mtl16(d, s.format.substr(6));
   if (s.format == "sst5") return load_sst(d, false, 5);
   if (s.format == "sst2") return load_sst(d, false, 2);
