@@ -34,9 +34,9 @@ struct Explanation {
 Explanation explain_sentence(SavedRun& run, const std::string& sentence, int64_t max_tokens);
 
 // The same for a tag run: the sentence split at whitespace and lowercased as
-// the tagging loaders read it, the predicted tag of every token (predict(),
-// so the picture shows the tags `attn predict` gives), and the attention of
-// that forward pass. Throws on an empty sentence or a run of another task.
+// the tagging loaders read it, the predicted tag of every token (decoded by
+// predict(), train/evaluate.h, as `attn eval` scores them, so a task's own
+// decoder shows up here too), and the attention of that forward pass. Throws on an empty sentence or a run of another task.
 Explanation explain_tagged_sentence(SavedRun& run, const std::string& sentence, int64_t max_tokens);
 
 }  // namespace attn
