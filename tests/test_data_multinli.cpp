@@ -60,7 +60,8 @@ TEST(DataMultiNli, BadInputsNameTheFileAndLine) {
   spec.data = dir;
   spec.format = "multinli";
   EXPECT_THAT(error_of([&] { load_task_data(spec); }), HasSubstr("multinli_1.0_dev_mismatched.jsonl"));
-  write(dir, "multinli_1.0_dev_mismatched.jsonl", good + R"({"gold_label": "maybe", "sentence1": "a", "sentence2": "b"})");
+  write(dir, "multinli_1.0_dev_mismatched.jsonl",
+        good + R"({"gold_label": "maybe", "sentence1": "a", "sentence2": "b"})");
   const std::string msg = error_of([&] { load_task_data(spec); });
   EXPECT_THAT(msg, HasSubstr("load_multinli_jsonl"));
   EXPECT_THAT(msg, HasSubstr("multinli_1.0_dev_mismatched.jsonl:2"));

@@ -82,7 +82,8 @@ TEST(ExplainTokens, ThePictureHoldsEveryPredictedTagAndTheChosenTokensRow) {
   const std::string svg = render_explanation_svg(e, options);
   EXPECT_EQ(tag_nodes(svg), e.tags);
   const std::vector<std::string> texts = text_nodes(svg);
-  for (const std::string& token : e.tokens) EXPECT_NE(std::find(texts.begin(), texts.end(), token), texts.end()) << token;
+  for (const std::string& token : e.tokens)
+    EXPECT_NE(std::find(texts.begin(), texts.end(), token), texts.end()) << token;
   // Token 2's forward row (keys 0 and 1: 0.2, 0.21; later keys masked) and
   // backward row (key 3: 0.023); no other row, and no sentence readout.
   EXPECT_EQ(bar_weights(svg), (std::vector<std::string>{"0.2", "0.21", "0", "0", "0", "0", "0", "0.023"}));
