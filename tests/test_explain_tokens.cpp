@@ -110,6 +110,57 @@ TEST(ExplainTokens, AnyTagSetIsDrawnByName) {
   EXPECT_EQ(tag_nodes(svg), (std::vector<std::string>{"B-ARG0", "B-V", "B-ARG1", "I-ARG1&lt;x&gt;"}));
 }
 
+TEST(ExplainTokens, WindowAndBlockMapsGiveTheChosenTokensRow) {
+  // Multi-Scale Transformer: [CLS] is row and key 0, so token t is row t + 1.
+  // One head of window 3: query j's weight for key k is (10 j + k) / 100.
+  Explanation ms;
+  ms.encoder = "mstrans";
+  ms.tokens = {"a", "b", "c"};
+  ms.original_length = 3;
+  ms.tags = {"O", "B-X", "O"};
+  const int64_t n = 4, w = 3;
+  std::vector<double> p, ok;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t t = 0; t < w; ++t) {
+      const int64_t key = j + t - 1;
+      const bool inside = key >= 0 && key < n;
+      p.push_back(inside ? static_cast<double>(10 * j + key) / 100 : 0.0);
+      ok.push_back(inside);
+    }
+  ms.trace.record("layer0.scale=3.window", from_vector(p, {1, 1, n, w}));
+  ms.trace.record("layer0.scale=3.window_mask", from_vector(ok, {1, 1, n, w}));
+  ExplainPictureOptions options;
+  options.token = 1;  // "b", row 2 after [CLS]
+  const std::string svg = render_explanation_svg(ms, options);
+  EXPECT_EQ(bar_weights(svg), (std::vector<std::string>{"0", "0.21", "0.22", "0.23"}));
+  EXPECT_THAT(svg, HasSubstr("font-weight=\"bold\" fill=\"#b2182b\">b</text>"));
+
+  // Bi-BloSAN, blocks of 2 over 4 tokens: token 3 is the second token of
+  // block 2. Intra-block weights are 0.5 where the direction allows; the
+  // forward inter-block weight of block i for block j is (2 i + j + 1) / 10.
+  Explanation bi;
+  bi.encoder = "biblosan";
+  bi.tokens = {"a", "b", "c", "d"};
+  bi.original_length = 4;
+  bi.tags = {"O", "O", "O", "B-X"};
+  for (const std::string dir : {"forward", "backward"}) {
+    std::vector<double> intra, inter;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t j = 0; j < 2; ++j) intra.push_back(dir == "forward" ? (j < i ? 0.5 : 0.0) : (j > i ? 0.5 : 0.0));
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j) inter.push_back(static_cast<double>(2 * i + j + 1) / 10);
+    bi.trace.record(dir + ".intra", from_vector(intra, {2, 2, 2, 1}));
+    bi.trace.record(dir + ".inter", from_vector(inter, {1, 2, 2, 1}));
+  }
+  bi.trace.record("source2token", from_vector({0.25, 0.25, 0.25, 0.25}, {1, 4, 1}));
+  options.token = 3;
+  // forward intra (token 3 attends to token 2), forward inter (block 2 to
+  // block 1: 0.3), backward intra and inter (nothing after token 3).
+  EXPECT_EQ(bar_weights(render_explanation_svg(bi, options)),
+            (std::vector<std::string>{"0", "0", "0.5", "0", "0.3", "0", "0", "0", "0", "0", "0", "0"}));
+}
+
 // CoNLL-style token<TAB>tag files: "alpha" is B-X, every other word O.
 std::string write_tagging(const std::string& dir) {
   const char* words[] = {"the", "cat", "alpha", "sat", "on", "mat", "alpha", "dog"};
