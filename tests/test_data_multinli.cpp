@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 
 #include "attn/train/cli/commands.h"
+#include "attn/train/cli/presets.h"
 #include "attn/train/data/formats/loaders.h"
 #include "attn/train/data/task_data.h"
 #include "attn/util/cli_args.h"
@@ -108,6 +110,36 @@ TEST(DataMultiNli, TrainAndEvalReportMatchedAndMismatchedApart) {
     EXPECT_THAT(e.what(), HasSubstr("unknown --split 'kaggle'"));
     EXPECT_THAT(e.what(), HasSubstr("matched, mismatched"));
   }
+}
+
+std::map<std::string, std::string> settings_of(const std::string& name) {
+  const Preset* p = find_preset(name);
+  EXPECT_NE(p, nullptr) << name;
+  std::map<std::string, std::string> out;
+  if (p)
+    for (const PresetSetting& s : p->settings) out[s.key] = s.value;
+  return out;
+}
+
+TEST(DataMultiNli, Table2RowsTrainWithTheSnliSetupAndCarryThePapersFigures) {
+  std::map<std::string, std::string> snli = settings_of("mtsa-snli"), mtsa = settings_of("mtsa-multinli"),
+                                     multi_head = settings_of("transformer-multinli");
+  EXPECT_EQ(mtsa["format"], "multinli");
+  EXPECT_EQ(multi_head["format"], "multinli");
+  for (const char* key : {"optimizer", "lr", "batch", "keep-prob", "weight-decay", "max-steps"}) {
+    EXPECT_EQ(mtsa[key], snli[key]) << key;
+    EXPECT_EQ(multi_head[key], snli[key]) << key;
+  }
+  EXPECT_EQ(mtsa["model"], "mtsa");
+  EXPECT_EQ(mtsa["hidden"], snli["hidden"]);
+  // "600D multi-head self-attention with 8 heads" (MTSA paper Sec. 4); no MTSA-only keys.
+  EXPECT_EQ(multi_head["model"], "transformer");
+  EXPECT_EQ(multi_head["hidden"], "600");
+  EXPECT_EQ(multi_head["heads"], "8");
+  EXPECT_EQ(multi_head.count("model:sigma_t"), 0u);
+  EXPECT_EQ(multi_head.count("model:attn_keep_prob"), 0u);
+  EXPECT_THAT(find_preset("mtsa-multinli")->result, HasSubstr("matched 76.7, mismatched 76.4"));
+  EXPECT_THAT(find_preset("transformer-multinli")->result, HasSubstr("matched 76.3, mismatched 75.7"));
 }
 
 }  // namespace
