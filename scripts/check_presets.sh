@@ -77,6 +77,7 @@ for name in $selected; do
   fi
   case "$format" in
     sst5|sst2) dir="$fixtures/sst" ;;
+    mtl16-*) dir="$fixtures/mtl16" ;;
     *) dir="$fixtures/$format" ;;
   esac
   run="$work/$name"
