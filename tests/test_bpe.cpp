@@ -5,7 +5,10 @@
 
 #include <fstream>
 
+#include "attn/train/cli/commands.h"
 #include "attn/train/text/bpe.h"
+#include "attn/util/cli_args.h"
+#include "attn/util/text.h"
 #include "attn/train/text/pretokenize.h"
 #include "test_util.h"
 
@@ -153,6 +156,33 @@ TEST(Pretokenize, DetokenizeUndoesIt) {
 TEST(Pretokenize, DetokenizeUnitsJoinsSubwordsFirst) {
   EXPECT_EQ(detokenize_units({"Sie", "sag@@", "te", ":", "\"", "Wir", "kom@@", "men", ".", "\""}),
             "Sie sagte: \"Wir kommen.\"");
+}
+
+TEST(BpeCommand, LearnsAndApplies) {
+  const std::string corpus = scratch_path("corpus.txt"), codes = scratch_path("codes.bpe"), out = scratch_path("out");
+  std::ofstream(corpus) << "ab ab\nab abc bc\n";
+  ::testing::internal::CaptureStdout();
+  ASSERT_EQ(run_bpe_command({"--learn", corpus, "--merges", "10", "--codes", codes}), 0);
+  ASSERT_EQ(run_bpe_command({"--apply", corpus, "--codes", codes, "--out", out}), 0);
+  ::testing::internal::GetCapturedStdout();
+  // The merges of LearnsTheHandDerivedMerges, applied to the corpus itself.
+  EXPECT_EQ(Bpe::load(codes).merge_list(), (Merges{{"a", "b</w>"}, {"b", "c</w>"}}));
+  EXPECT_EQ(text::read_lines("test", out), (std::vector<std::string>{"ab ab", "ab a@@ bc bc"}));
+  // Nothing written is replaced without --overwrite; bad combinations are refused.
+  EXPECT_NE(error_of<UsageError>([&] { run_bpe_command({"--learn", corpus, "--codes", codes}); }).find("exists"),
+            std::string::npos);
+  EXPECT_NE(error_of<UsageError>([&] { run_bpe_command({"--codes", codes}); }).find("exactly one of"),
+            std::string::npos);
+  EXPECT_NE(error_of<UsageError>([&] { run_bpe_command({"--apply", corpus, "--codes", codes}); }).find("needs --out"),
+            std::string::npos);
+  EXPECT_NE(error_of<UsageError>([&] {
+              run_bpe_command({"--learn", corpus + ",", "--codes", scratch_path("new.bpe")});
+            }).find("empty file name"),
+            std::string::npos);
+  EXPECT_NE(error_of<UsageError>([&] {
+              run_bpe_command({"--learn", corpus, "--merges", "-1", "--codes", scratch_path("new.bpe")});
+            }).find("--merges"),
+            std::string::npos);
 }
 
 }  // namespace
