@@ -5,7 +5,9 @@
 
 #include <cmath>
 
+#include "attn/train/cli/commands.h"
 #include "attn/train/metrics_significance.h"
+#include "attn/util/cli_args.h"
 #include "test_util.h"
 
 namespace attn {
@@ -98,6 +100,26 @@ TEST(Significance, BootstrapIsSeeded) {
   EXPECT_GT(r1.wins_b, 0);
   EXPECT_NE(error_of([&] { paired_bootstrap(a, b, {"x"}, 10, 1); }).find("as many sentences"), std::string::npos);
   EXPECT_NE(error_of([&] { paired_bootstrap(a, b, refs, 0, 1); }).find("at least 1 sample"), std::string::npos);
+}
+
+TEST(Significance, TTestCommand) {
+  // The PairedTTest case: t = 5, df 2, p = 1 - 5 / sqrt(27) = 0.03775.
+  ::testing::internal::CaptureStdout();
+  ASSERT_EQ(run_ttest_command({"--a", "1,2,3", "--b", "2, 4, 5"}), 0);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("paired t-test: 3 and 3 runs, mean(b) - mean(a) = +1.6667, t = 5.0000, df = 2.000, p = 0.0377"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(error_of<UsageError>([] { run_ttest_command({"--a", "1,2,x", "--b", "1,2,3"}); }).find("got 'x'"),
+            std::string::npos);
+  EXPECT_NE(error_of<UsageError>([] { run_ttest_command({"--a", "1,2,", "--b", "1,2,3"}); }).find("finite numbers"),
+            std::string::npos);
+  EXPECT_NE(error_of<UsageError>([] { run_ttest_command({"--a", "1,2", "--b", "1,2,3"}); }).find("--unpaired"),
+            std::string::npos);
+  EXPECT_NE(error_of<UsageError>([] { run_ttest_command({"--a", "1", "--b", "1", "--unpaired"}); }).find("at least 2"),
+            std::string::npos);
+  EXPECT_NE(error_of<UsageError>([] { run_ttest_command({"--b", "1,2"}); }).find("--a is required"),
+            std::string::npos);
 }
 
 }  // namespace

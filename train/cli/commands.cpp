@@ -30,6 +30,8 @@ const std::vector<Command>& all_commands() {
        run_mirrored_sum_command},
       {"bleu", "corpus BLEU of translations as sacreBLEU prints it; with two systems, the paired bootstrap p-value",
        run_bleu_command},
+      {"ttest", "t-test of two systems' scores over training runs (seed 001 Table 6's significance test)",
+       run_ttest_command},
       {"bpe", "learn joint BPE codes from text files, or encode a file with them (subword-nmt's algorithm)",
        run_bpe_command},
       {"synth-translation", "write a synthetic SVO -> SOV translation task as parallel text (train/dev/test)",
