@@ -65,6 +65,13 @@ TEST(Bpe, EncodesWithTheLearnedMerges) {
   EXPECT_EQ(Bpe::decode(bpe.encode("abc ab bc cab")), "abc ab bc cab");
 }
 
+TEST(Bpe, EncodesSplitWords) {
+  const Bpe bpe = Bpe::learn(kCorpus, 10);
+  EXPECT_EQ(bpe.encode_words({"abc", "cab"}), bpe.encode("abc cab"));
+  EXPECT_NE(error_of([&] { bpe.encode_words({"a b"}); }).find("hold no whitespace, got 'a b'"), std::string::npos);
+  EXPECT_NE(error_of([&] { bpe.encode_words({""}); }).find("non-empty"), std::string::npos);
+}
+
 TEST(Bpe, UnseenCharactersStayCharacters) {
   const Bpe bpe = Bpe::learn(kCorpus, 10);
   EXPECT_EQ(bpe.encode("xyz"), (Units{"x@@", "y@@", "z"}));

@@ -177,8 +177,17 @@ Bpe Bpe::learn(const std::vector<std::string>& lines, int64_t merges) {
 }
 
 std::vector<std::string> Bpe::encode(const std::string& line) const {
+  return encode_words(text::split_python_whitespace(line));
+}
+
+std::vector<std::string> Bpe::encode_words(const std::vector<std::string>& words) const {
   std::vector<std::string> units;
-  for (const std::string& w : text::split_python_whitespace(line)) {
+  for (const std::string& w : words) {
+    bool has_space = false;
+    for (size_t i = 0; i < w.size() && !has_space; i += text::utf8_char_length(w, i))
+      has_space = text::is_python_space_at(w, i);
+    ATTN_CHECK(!w.empty() && !has_space, "Bpe::encode_words", "a word must be non-empty and hold no whitespace, got ",
+               text::quote(w));
     std::vector<std::string> word = initial_symbols(w);
     while (word.size() > 1) {
       int64_t best_rank = -1;

@@ -27,6 +27,9 @@ class Bpe {
   // order (the earliest-learned pair present first, all its occurrences left
   // to right); characters never seen in learning stay single units.
   std::vector<std::string> encode(const std::string& line) const;
+  // The same for words already split (Example.tokens of the parallel-text
+  // loader); a word must not hold whitespace.
+  std::vector<std::string> encode_words(const std::vector<std::string>& words) const;
   // The words again, separated by single spaces: a unit ending with "@@"
   // is glued to the next one.
   static std::string decode(const std::vector<std::string>& units);
