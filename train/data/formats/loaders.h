@@ -75,6 +75,10 @@ Dataset load_pair_tsv_dir(const std::string& dir, bool allow_similar_labels = fa
 // tags than tokens over 50+ lines).
 Dataset load_tagging_dir(const std::string& dir, bool allow_similar_labels = false);
 
+// Seed used wherever a loader splits a dev set off train.
+constexpr uint64_t kDevSplitSeed = 20240601;
+constexpr double kDevSplitFraction = 0.1;
+
 // Parallel text for translation (WMT): one sentence a line, a file per
 // language, line i of each the same sentence pair. read_parallel_split gives
 // the raw lines of one split of DIR ("train", "dev" or "test"), from the first
@@ -110,9 +114,5 @@ std::vector<std::string> read_sgml_segments(const std::string& file, std::vector
 // scored line by line against it. Without dev files a seeded 10% of train
 // becomes dev. The name is DIR's last component; the task is left as is.
 Dataset load_parallel_text_dir(const std::string& dir, const std::string& src_lang, const std::string& tgt_lang);
-
-// Seed used wherever a loader splits a dev set off train.
-constexpr uint64_t kDevSplitSeed = 20240601;
-constexpr double kDevSplitFraction = 0.1;
 
 }  // namespace attn
