@@ -41,7 +41,7 @@ std::vector<Candidate> candidates(const std::string& split, const std::string& s
 // The first candidate of `split` whose two files exist, with their paths
 // under `dir`; false, with the candidates listed in `tried`, when none does.
 // One file of a pair without the other is an error, not a miss.
-bool find_split(const std::string& dir, const std::string& split, const std::string& src, const std::string& tgt,
+bool find_split_files(const std::string& dir, const std::string& split, const std::string& src, const std::string& tgt,
                 Candidate& found, std::string& tried) {
   ATTN_CHECK(!src.empty() && !tgt.empty() && src != tgt, kLoader,
              "the source and target languages must be two different non-empty names, got ", quote(src), " and ",
@@ -153,7 +153,7 @@ ParallelText read_parallel_split(const std::string& dir, const std::string& spli
                                  const std::string& tgt_lang) {
   Candidate c;
   std::string tried;
-  if (!find_split(dir, split, src_lang, tgt_lang, c, tried))
+  if (!find_split_files(dir, split, src_lang, tgt_lang, c, tried))
     throw Error(std::string(kLoader) + ": no " + split + " files in " + dir + " (looked for " + tried + ")");
   ParallelText p;
   p.source_file = c.source;
@@ -186,7 +186,7 @@ Dataset load_parallel_text_dir(const std::string& dir, const std::string& src_la
   if (d.train.empty()) throw Error(std::string(kLoader) + ": the train files in " + dir + " hold no sentence pair");
   Candidate dev;
   std::string tried;
-  if (find_split(dir, "dev", src_lang, tgt_lang, dev, tried))
+  if (find_split_files(dir, "dev", src_lang, tgt_lang, dev, tried))
     d.dev = to_examples(read_parallel_split(dir, "dev", src_lang, tgt_lang), false);
   else
     d.dev = split_off(d.train, kDevSplitFraction, kDevSplitSeed);
