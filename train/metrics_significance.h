@@ -2,7 +2,7 @@
 // resampling over the sentences of one test set (Koehn 2004, "Statistical
 // Significance Tests for Machine Translation Evaluation"), and t-tests over
 // the BLEU of several training runs, which is what seed 001's Table 6
-// reports ("p-value: 0.001 (6 runs)"). docs/models.md, "Significance".
+// reports ("p-value: 0.001 (6 runs)"). docs/training.md, "BLEU and significance".
 #pragma once
 #include <cstdint>
 #include <string>

@@ -37,7 +37,7 @@ int run_synth_translation_command(const std::vector<std::string>& args) {
               "Writes a synthetic translation task: English-like subject-verb-object sentences and their\n"
               "German-like subject-object-verb translations, with a one-to-one lexicon, optional adjectives\n"
               "(placed after the noun in the target) and a verb suffix agreeing with the subject's number\n"
-              "(docs/data.md, \"Synthetic translation\"). All sentences are distinct, within and across splits.\n"
+              "(docs/data.md, \"Translation\"). All sentences are distinct, within and across splits.\n"
               "Writes OUT/{train,dev,test}.SRC and .TGT, one sentence a line, for load_parallel_text_dir.");
   p.option("out", "", "PATH: the folder to write (created if missing; refused when not empty unless --overwrite)")
       .option("sentences", "10000", "training sentence pairs")

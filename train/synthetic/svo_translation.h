@@ -1,7 +1,7 @@
 // A synthetic translation task with a known answer, to exercise the whole
 // translation path (data, BPE, encoder-decoder, decoding, BLEU) in seconds:
 // English-like subject-verb-object sentences to German-like subject-object-
-// verb ones. The grammar (docs/data.md, "Synthetic translation"):
+// verb ones. The grammar (docs/data.md, "Translation"):
 //   source  NP_subj VERB NP_obj           NP = the ADJ{0..2} NOUN
 //   target  NP'_subj NP'_obj VERB'+AGR    NP' = de NOUN' ADJ'{0..2}
 // Every source word has its own target word (the lexicon is one to one),

@@ -4,7 +4,7 @@
 // words, each word's last character marked with "</w>" so merges never cross
 // a word boundary, and units continued by the next one marked with a
 // trailing "@@". The text is expected pretokenised (train/text/pretokenize.h).
-// Learning rule, tie-break and file format: docs/data.md, "BPE".
+// Learning rule, tie-break and file format: docs/data.md, "Translation".
 #pragma once
 #include <cstdint>
 #include <string>

@@ -1,6 +1,6 @@
 // The word-level processing around BPE for translation: pretokenize()
 // before learning or applying BPE, detokenize() on the model's output before
-// BLEU. Case is kept (BLEU is case-sensitive). Rules in docs/data.md.
+// BLEU. Case is kept (BLEU is case-sensitive). Rules in docs/data.md, "Translation".
 #pragma once
 #include <string>
 #include <vector>
