@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "attn/train/metrics_bleu.h"
+#include "attn/train/text/mteval_entities.h"
+#include "attn/util/text.h"
 #include "test_util.h"
 
 namespace attn {
@@ -38,6 +40,13 @@ TEST(Bleu, Tokenize13aLanguageIndependentPart) {
   EXPECT_EQ(tokenize_13a("Schön."), "Schön .");
   EXPECT_EQ(tokenize_13a("x\xc2\xa0y"), "x y");
   EXPECT_EQ(tokenize_13a("   "), "");
+}
+
+TEST(Bleu, EntitiesUnescapeInMtevalsOrder) {
+  // &quot; first, then &amp;: "&amp;quot;" becomes "&quot;" and stays so.
+  EXPECT_EQ(unescape_mteval_entities("&amp;quot; &lt;b&gt; &apos;"), "&quot; <b> &apos;");
+  EXPECT_EQ(text::replace_all("aaa", "aa", "b"), "ba");  // left to right, no overlap
+  EXPECT_EQ(text::replace_all("abc", "", "x"), "abc");
 }
 
 TEST(Bleu, IdenticalSentencesScore100) {

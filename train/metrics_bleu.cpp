@@ -5,20 +5,13 @@
 #include <unordered_map>
 
 #include "attn/engine/error.h"
+#include "attn/train/text/mteval_entities.h"
 #include "attn/train/text/utf8_chars.h"
+#include "attn/util/text.h"
 
 namespace attn {
 
 namespace {
-
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  std::string out;
-  size_t start = 0;
-  for (size_t at; (at = s.find(from, start)) != std::string::npos; start = at + from.size())
-    out.append(s, start, at - start).append(to);
-  out.append(s, start, std::string::npos);
-  s.swap(out);
-}
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -87,15 +80,10 @@ size_t order_of(const std::string& gram) {
 
 std::string tokenize_13a(const std::string& input) {
   std::string line = input;
-  replace_all(line, "<skipped>", "");
-  replace_all(line, "-\n", "");
-  replace_all(line, "\n", " ");
-  if (line.find('&') != std::string::npos) {
-    replace_all(line, "&quot;", "\"");
-    replace_all(line, "&amp;", "&");
-    replace_all(line, "&lt;", "<");
-    replace_all(line, "&gt;", ">");
-  }
+  line = text::replace_all(line, "<skipped>", "");
+  line = text::replace_all(line, "-\n", "");
+  line = text::replace_all(line, "\n", " ");
+  line = unescape_mteval_entities(line);
   line = " " + line + " ";
   std::string spaced;
   for (char c : line) {

@@ -7,6 +7,7 @@
 #include "attn/engine/error.h"
 #include "attn/train/data/formats/loader_util.h"
 #include "attn/train/data/formats/loaders.h"
+#include "attn/train/text/mteval_entities.h"
 #include "attn/train/text/pretokenize.h"
 #include "attn/util/atomic_file.h"
 
@@ -83,15 +84,7 @@ bool attribute(const std::string& tag, const std::string& name, std::string& val
 std::string clean_segment(const std::string& text) {
   std::string out;
   for (const std::string& w : loader_util::split_whitespace(text)) out += (out.empty() ? "" : " ") + w;
-  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-           {"&quot;", "\""}, {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}}) {
-    std::string replaced;
-    size_t start = 0;
-    for (size_t at; (at = out.find(from, start)) != std::string::npos; start = at + from.size())
-      replaced.append(out, start, at - start).append(to);
-    out = replaced.append(out, start, std::string::npos);
-  }
-  return out;
+  return unescape_mteval_entities(out);
 }
 
 bool starts_with(const std::string& s, const std::string& head) { return s.compare(0, head.size(), head) == 0; }
