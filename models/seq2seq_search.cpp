@@ -23,11 +23,15 @@ void check_decode_input(const Tensor& source, int64_t max_length, const char* op
   ATTN_CHECK(max_length > 0, op, "max_length must be positive, got ", max_length);
 }
 
-// logits [R, V] on any device -> float64 log-probabilities on the host, row-major.
-std::vector<double> host_log_probs(const Tensor& logits) {
+// logits [R, V] on any device -> float64 log-probabilities on the host,
+// row-major, with -inf for pad_id: padding is never a word of the output.
+std::vector<double> host_log_probs(const Tensor& logits, int64_t pad_id) {
   const Tensor lp = contiguous(cast(log_softmax(logits, -1), DType::F64).to(Device::CPU));
   const double* p = lp.data<double>();
-  return std::vector<double>(p, p + lp.numel());
+  std::vector<double> out(p, p + lp.numel());
+  const int64_t V = logits.size(-1);
+  for (size_t r = 0; r < out.size() / V; ++r) out[r * V + pad_id] = kNegInf;
+  return out;
 }
 
 Tensor ids_tensor(const std::vector<int64_t>& ids, Device device) {
@@ -57,7 +61,7 @@ std::vector<WordIds> greedy_decode(const Seq2SeqTransformer& model, const Tensor
   std::vector<bool> done(B, false);
   std::vector<int64_t> previous(B, 0);
   for (int64_t t = 0; t < max_length; ++t) {
-    const std::vector<double> lp = host_log_probs(model.step(ids_tensor(previous, source.device()), cache));
+    const std::vector<double> lp = host_log_probs(model.step(ids_tensor(previous, source.device()), cache), model.options().pad_id);
     bool all_done = true;
     for (int64_t b = 0; b < B; ++b) {
       const double* row = lp.data() + b * V;
@@ -98,7 +102,7 @@ std::vector<WordIds> beam_search(const Seq2SeqTransformer& model, const Tensor& 
   const double max_penalty = length_penalty(options.max_length, options.alpha);
   std::vector<int64_t> previous(B * K, 0), parents(B * K);
   for (int64_t t = 0; t < options.max_length; ++t) {
-    const std::vector<double> lp = host_log_probs(model.step(ids_tensor(previous, source.device()), cache));
+    const std::vector<double> lp = host_log_probs(model.step(ids_tensor(previous, source.device()), cache), model.options().pad_id);
     const double penalty = length_penalty(t + 1, options.alpha);
     bool all_done = true;
     for (int64_t b = 0; b < B; ++b) {

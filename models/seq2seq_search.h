@@ -2,7 +2,8 @@
 // cached incremental steps: greedy, and beam search as tensor2tensor's
 // beam_search does it, batched over sentences (B sentences x K beams are
 // one decoder batch). Both run under NoGrad; set the model to evaluation
-// mode first (dropout off). Results are word ids without the final eos_id.
+// mode first (dropout off). Results are word ids without the final eos_id;
+// pad_id is never chosen (its log probability counts as -inf).
 //
 // Beam search keeps K live hypotheses per sentence. Each step extends every
 // live one by every word and takes the 2K best extensions by log
