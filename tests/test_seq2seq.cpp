@@ -179,13 +179,13 @@ TEST(Seq2Seq, GradcheckLabelSmoothedLossOfTheWholeModelBothEncoders) {
     model.set_training(false);
     const Tensor source = ids({2, 3, 4, 5, 3, 0}, 2), target = ids({4, 2, 1, 3, 1, 0}, 2);
     // Sampled elements of every parameter (the full Jacobian of all of them
-    // takes seconds): each parameter tensor gets 4 central differences.
+    // takes seconds): each parameter tensor gets 2 central differences.
     ModuleGradcheckOptions go;
-    go.check.samples = 4;
+    go.check.samples = 2;
     const ModuleGradcheckResult r = gradcheck_module(
         model, [&] { return label_smoothed_cross_entropy(model.forward(source, target), target, 0.1, 0); }, go);
     EXPECT_TRUE(r.result.passed) << encoder_self_attention_name(a) << ": " << r.result.failure;
-    EXPECT_GT(r.result.checked, 40);
+    EXPECT_GT(r.result.checked, 30);
   }
 }
 
