@@ -9,6 +9,7 @@
 #include "attn/engine/error.h"
 #include "attn/ops/index/index.h"
 #include "attn/ops/softmax/softmax.h"
+#include "attn/ops/view/view.h"
 
 namespace attn {
 
@@ -53,20 +54,47 @@ double length_penalty(int64_t length, double alpha) {
 }
 
 std::vector<WordIds> greedy_decode(const Seq2SeqTransformer& model, const Tensor& source, int64_t max_length) {
-  check_decode_input(source, max_length, "greedy_decode");
+  GreedyOptions options;
+  options.max_length = max_length;
+  return greedy_decode(model, source, options);
+}
+
+std::vector<WordIds> greedy_decode(const Seq2SeqTransformer& model, const Tensor& source,
+                                   const GreedyOptions& options) {
+  check_decode_input(source, options.max_length, "greedy_decode");
   NoGrad no_grad;
   const int64_t B = source.size(0), V = model.options().vocab_size, eos = model.options().eos_id;
-  DecoderCache cache = model.start(model.encode(source), source);
+  const int64_t pad = model.options().pad_id;
+  const Tensor memory = model.encode(source);
+  DecoderCache cache;
+  if (options.use_cache) cache = model.start(memory, source);
   std::vector<WordIds> out(B);
   std::vector<bool> done(B, false);
-  std::vector<int64_t> previous(B, 0);
-  for (int64_t t = 0; t < max_length; ++t) {
-    const std::vector<double> lp = host_log_probs(model.step(ids_tensor(previous, source.device()), cache), model.options().pad_id);
+  std::vector<int64_t> previous(B, 0), prefix;  // prefix: [B, t + 1] row-major, the uncached decoder's input
+  for (int64_t t = 0; t < options.max_length; ++t) {
+    std::vector<double> lp;
+    if (options.use_cache) {
+      lp = host_log_probs(model.step(ids_tensor(previous, source.device()), cache), pad);
+    } else {
+      // Words so far plus a placeholder for the position predicted (the
+      // decoder's input is shifted: its last word is never read).
+      std::vector<int64_t> rows;
+      for (int64_t b = 0; b < B; ++b) {
+        rows.insert(rows.end(), prefix.begin() + b * t, prefix.begin() + (b + 1) * t);
+        rows.push_back(pad);
+      }
+      prefix = rows;
+      const Tensor target = from_indices(prefix, {B, t + 1}).to(source.device());
+      const Tensor logits = model.decode(memory, source, target);
+      lp = host_log_probs(contiguous(squeeze(narrow(logits, 1, t, 1), 1)), pad);
+    }
     bool all_done = true;
     for (int64_t b = 0; b < B; ++b) {
-      const double* row = lp.data() + b * V;
+      double* row = lp.data() + b * V;
+      if (!options.stop_at_eos) row[eos] = kNegInf;
       const int64_t best = std::max_element(row, row + V) - row;  // the first of equal maxima
       previous[b] = best;
+      if (!options.use_cache) prefix[b * (t + 1) + t] = best;
       if (done[b]) continue;
       if (best == eos)
         done[b] = true;

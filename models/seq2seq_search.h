@@ -32,6 +32,18 @@ int64_t default_max_decode_length(const Tensor& source);
 // source int64 [B, ns] -> B sentences of at most max_length words (> 0).
 std::vector<WordIds> greedy_decode(const Seq2SeqTransformer& model, const Tensor& source, int64_t max_length);
 
+struct GreedyOptions {
+  int64_t max_length = 0;  // > 0
+  // false: every step reruns the decoder over the whole prefix (O(t^2) per
+  // sentence of t words), the reference the cache is measured against.
+  bool use_cache = true;
+  // false: decode exactly max_length words (eos_id is never chosen), as the
+  // decoding benchmark needs outputs of a set length.
+  bool stop_at_eos = true;
+};
+std::vector<WordIds> greedy_decode(const Seq2SeqTransformer& model, const Tensor& source,
+                                   const GreedyOptions& options);
+
 struct BeamSearchOptions {
   int64_t beam_size = 4;  // t2t decode_hparams beam_size
   double alpha = 0.6;     // t2t decode_hparams alpha

@@ -230,7 +230,8 @@ void quiet_eos(const Seq2SeqTransformer& model) {
   for (int64_t l = 0; l < table.size(1); ++l) table.data<double>()[model.options().eos_id * table.size(1) + l] = 0;
 }
 
-// Greedy decoding takes, at every step, the argmax of the full pass over the words so far.
+// Greedy decoding takes, at every step, the argmax of the full pass over the
+// words so far, with or without the cache.
 TEST(Seq2Seq, GreedyEqualsArgmaxOfTheFullPassAndBeamOfOne) {
   Generator init(13), noise(14);
   Seq2SeqTransformer model(tiny_options(), init, noise, DType::F64);
@@ -255,6 +256,16 @@ TEST(Seq2Seq, GreedyEqualsArgmaxOfTheFullPassAndBeamOfOne) {
     }
     EXPECT_EQ(greedy[b], words) << "sentence " << b;
     EXPECT_GE(words.size(), 2u) << "sentence " << b << " checks too few steps";
+  }
+  GreedyOptions uncached;
+  uncached.max_length = max_length;
+  uncached.use_cache = false;
+  EXPECT_EQ(greedy_decode(model, source, uncached), greedy);
+  GreedyOptions fixed = uncached;
+  fixed.stop_at_eos = false;
+  for (bool use_cache : {true, false}) {
+    fixed.use_cache = use_cache;
+    for (const WordIds& w : greedy_decode(model, source, fixed)) EXPECT_EQ(w.size(), static_cast<size_t>(max_length));
   }
   BeamSearchOptions one;
   one.beam_size = 1;

@@ -86,7 +86,7 @@ void register_dot_product_attention_samples(OpRegistry& r) {
                      with(samples::length_mask({4, 2, 0}, 4))});
     cases.push_back({"B2 h2 nq2 nk5 d4 (the last two positions), lengths 5, 3, scores in [-3, 3]",
                      qkv(2, 2, 2, 5, 4, 3.0), with(samples::length_mask({5, 3}, 5))});
-    cases.push_back({"B1 h1 nq35 nk35 d33 (wider than a warp), length 33", qkv(1, 1, 35, 35, 33, 1.0),
+    cases.push_back({"B1 h1 nq35 nk35 d2 (more keys than a warp), length 33", qkv(1, 1, 35, 35, 2, 1.0),
                      with(samples::length_mask({33}, 35))});
     Tensor valid = samples::length_mask({4, 3}, 4);
     auto split = [](const Tensor& x) { return transpose(reshape(x, {x.size(0), x.size(1), 2, 3}), 1, 2); };
