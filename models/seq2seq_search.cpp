@@ -85,8 +85,8 @@ std::vector<WordIds> greedy_decode(const Seq2SeqTransformer& model, const Tensor
       }
       prefix = rows;
       const Tensor target = from_indices(prefix, {B, t + 1}).to(source.device());
-      const Tensor logits = model.decode(memory, source, target);
-      lp = host_log_probs(contiguous(squeeze(narrow(logits, 1, t, 1), 1)), pad);
+      const Tensor last = squeeze(narrow(model.decoder_states(memory, source, target), 1, t, 1), 1);
+      lp = host_log_probs(model.logits(last), pad);
     }
     bool all_done = true;
     for (int64_t b = 0; b < B; ++b) {

@@ -158,7 +158,7 @@ Tensor Seq2SeqTransformer::encode(const Tensor& source) const {
   return encoder_ln_(h);
 }
 
-Tensor Seq2SeqTransformer::decode(const Tensor& memory, const Tensor& source, const Tensor& target) const {
+Tensor Seq2SeqTransformer::decoder_states(const Tensor& memory, const Tensor& source, const Tensor& target) const {
   check_ids(source, "source");
   check_ids(target, "target");
   ATTN_CHECK(target.size(0) == source.size(0) && memory.dim() == 3 && memory.size(0) == source.size(0) &&
@@ -174,7 +174,7 @@ Tensor Seq2SeqTransformer::decode(const Tensor& memory, const Tensor& source, co
   const Tensor input_valid = ones({target.size(0), nt}, DType::U8, target.device());
   const Tensor source_valid = valid_of(source);
   for (const auto& layer : decoder_) h = layer->forward(h, input_valid, memory, source_valid);
-  return logits(decoder_ln_(h));
+  return decoder_ln_(h);
 }
 
 DecoderCache Seq2SeqTransformer::start(const Tensor& memory, const Tensor& source) const {

@@ -86,7 +86,14 @@ class Seq2SeqTransformer : public Module {
   Tensor encode(const Tensor& source) const;
   // Teacher-forced logits [B, nt, V] of target int64 [B, nt] (its words,
   // each sentence ending in eos_id, then pad_id) given the encoder output.
-  Tensor decode(const Tensor& memory, const Tensor& source, const Tensor& target) const;
+  Tensor decode(const Tensor& memory, const Tensor& source, const Tensor& target) const {
+    return logits(decoder_states(memory, source, target));
+  }
+  // The decoder stack's output [B, nt, D] (after its layer norm), and the
+  // logits [..., V] of such states: decode() split in two, so that a
+  // decoder without cache takes the logits of the last position only.
+  Tensor decoder_states(const Tensor& memory, const Tensor& source, const Tensor& target) const;
+  Tensor logits(const Tensor& states) const;
   Tensor forward(const Tensor& source, const Tensor& target) const { return decode(encode(source), source, target); }
 
   // Incremental decoding: start() caches the encoder output's keys and
@@ -102,7 +109,6 @@ class Seq2SeqTransformer : public Module {
 
  private:
   Tensor embed(const Tensor& ids) const;  // E[ids] sqrt(D)
-  Tensor logits(const Tensor& h) const;
 
   Seq2SeqOptions options_;
   Tensor embedding_;
