@@ -52,8 +52,9 @@ Tensor SequenceAttention::attend(const Tensor& x, const KeyValues& kv, const Ten
   if (training() && drop_.keep_prob() < 1) {
     Tensor allowed = unsqueeze(unsqueeze(memory_valid, 1), 1);  // [B, 1, 1, nk]
     if (causal) {
-      ATTN_CHECK(q.size(2) == kv.k.size(2), op, "causal attention with attention dropout expects as many queries as keys, got ",
-                 q.size(2), " and ", kv.k.size(2));
+      ATTN_CHECK(q.size(2) == kv.k.size(2), op,
+                 "causal attention with attention dropout expects as many queries as keys, got ", q.size(2), " and ",
+                 kv.k.size(2));
       allowed = mask_and(allowed, mask_not(direction_mask(q.size(2), Direction::Backward).to(x.device())));
     }
     const Tensor scores = mul_scalar(matmul(q, transpose(kv.k, -1, -2)), scale);

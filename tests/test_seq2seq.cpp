@@ -156,6 +156,25 @@ TEST(Seq2Seq, GradcheckCrossAttentionWithSourcePadding) {
   expect_module_gradcheck(attn, {x, memory}, [&] { return attn.forward(x, memory, valid, false); });
 }
 
+// With attention dropout on, the weights come from the masked softmax
+// instead of the fused kernels; at keep probability 1 - 1e-9 nothing is
+// dropped (about 1e-7 odds over these weights) and the kept ones are
+// scaled by 1 / keep, so both paths agree to ~1e-9 relative: the same keys
+// are attended, causal and padded alike.
+TEST(Seq2Seq, AttentionDropoutPathAttendsTheKeysTheFusedPathDoes) {
+  for (bool causal : {true, false}) {
+    Generator init(24), noise(25);
+    SequenceAttention attn(4, 2, 1.0 - 1e-9, init, noise, DType::F64);
+    const Tensor x = random_input({2, 5, 4}, 26), memory = causal ? x : random_input({2, 5, 4}, 27);
+    const Tensor valid = length_mask({5, 3}, 5);
+    attn.set_training(false);
+    const Tensor fused = attn.forward(x, memory, valid, causal);
+    attn.set_training(true);
+    const Tensor composed = attn.forward(x, memory, valid, causal);
+    EXPECT_LE(max_abs_diff(fused, composed), 1e-8 * std::max(1.0, max_abs(fused))) << (causal ? "causal" : "cross");
+  }
+}
+
 TEST(Seq2Seq, GradcheckDecoderLayer) {
   Seq2SeqOptions o = tiny_options();
   o.hidden = 4;
