@@ -362,14 +362,15 @@ TEST(Seq2Seq, SourcePaddingChangesNoOutput) {
   }
 }
 
-TEST(Seq2Seq, Float32ForwardAndBackwardAreFiniteWithDropout) {
+TEST(Seq2Seq, Float32ForwardAndBackwardAreFiniteWithDropoutAndAnEmptySource) {
   for (EncoderSelfAttention a : {EncoderSelfAttention::MultiHead, EncoderSelfAttention::Mtsa}) {
     Seq2SeqOptions o = tiny_options(a);
     o.prepostprocess_keep = o.attention_keep = o.relu_keep = 0.9;
     Generator init(20), noise(21);
     Seq2SeqTransformer model(o, init, noise, DType::F32);
     model.set_training(true);
-    const Tensor source = ids({2, 3, 4, 5, 3, 0, 0, 0}, 2), target = ids({4, 2, 5, 1, 1, 0, 0, 0}, 2);
+    // The second source is all padding: its decoder attends no source key.
+    const Tensor source = ids({2, 3, 4, 5, 0, 0, 0, 0}, 2), target = ids({4, 2, 5, 1, 1, 0, 0, 0}, 2);
     const Tensor loss = label_smoothed_cross_entropy(model.forward(source, target), target, 0.1, 0);
     ASSERT_TRUE(std::isfinite(loss.item()));
     loss.backward();
@@ -377,6 +378,10 @@ TEST(Seq2Seq, Float32ForwardAndBackwardAreFiniteWithDropout) {
       ASSERT_TRUE(p.grad().defined()) << name;
       for (double g : p.grad().to_vector()) ASSERT_TRUE(std::isfinite(g)) << name;
     }
+    model.set_training(false);
+    BeamSearchOptions bo;
+    bo.max_length = 3;
+    EXPECT_EQ(beam_search(model, source, bo).size(), 2u);  // no NaN to trip the search
   }
 }
 
