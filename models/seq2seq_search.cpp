@@ -30,6 +30,8 @@ std::vector<double> host_log_probs(const Tensor& logits, int64_t pad_id) {
   const Tensor lp = contiguous(cast(log_softmax(logits, -1), DType::F64).to(Device::CPU));
   const double* p = lp.data<double>();
   std::vector<double> out(p, p + lp.numel());
+  for (double v : out)
+    ATTN_CHECK(!std::isnan(v), "seq2seq decoding", "the model's log probabilities hold NaN: its weights are not finite");
   const int64_t V = logits.size(-1);
   for (size_t r = 0; r < out.size() / V; ++r) out[r * V + pad_id] = kNegInf;
   return out;
