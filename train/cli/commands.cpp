@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "attn/models/encoder.h"
+#include "attn/train/bench/bench_decode.h"
 #include "attn/train/bench/bench_matmul.h"
 #include "attn/train/cli/bench_command.h"
 #include "attn/train/cli/model_commands.h"
@@ -41,6 +42,8 @@ const std::vector<Command>& all_commands() {
       {"study", "run one of the papers' efficiency studies here, our ratios beside the paper's (CSV, report, SVG)",
        run_study_command},
       {"bench-matmul", "time a float32 matmul through the engine and through OpenBLAS directly", run_bench_matmul},
+      {"bench-decode", "time greedy decoding of the translation model per sentence, with and without the cache",
+       run_bench_decode},
   };
   return commands;
 }
