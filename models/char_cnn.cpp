@@ -39,7 +39,9 @@ Tensor CharCnn::forward(const Tensor& chars) const {
   const Tensor zero = zeros({}, DType::I64, chars.device());
   const Tensor words = reshape(chars, {b * n, len});
   const Tensor valid = ne(words, zero);  // [B n, L] uint8
-  const Tensor x = dropout_(embedding_(words));  // [B n, L, dim]
+  // Dropout before the reshape: its noise may be keyed on the batch's examples (the leading axis).
+  const Tensor embedded = dropout_(embedding_(chars));  // [B, n, L, dim]
+  const Tensor x = reshape(embedded, {b * n, len, embedded.size(3)});
   const Tensor h = conv_.forward(x, valid, Activation::Tanh);
   const Tensor padded = eq(unsqueeze(valid, -1), zeros({}, DType::U8, chars.device()));
   const Tensor pooled = max(masked_fill(h, padded, -std::numeric_limits<double>::infinity()), {1});  // [B n, F]

@@ -97,7 +97,7 @@ TEST(SeqlabLoaders, Conll12Errors) {
 }
 
 TEST(SeqlabLoaders, PtbPosSplitsTheWsjSections) {
-  const Dataset d = load_ptb_pos(kFixtures + "ptb_pos");
+  const Dataset d = load_ptb_pos(kFixtures + "ptb-pos");
   // Two sentences in each section: 00-18 train, 19-21 dev, 22-24 test.
   EXPECT_EQ(d.train.size(), 38u);
   EXPECT_EQ(d.dev.size(), 6u);
@@ -130,7 +130,7 @@ TEST(SeqlabLoaders, FormatsAreChosenByName) {
   s.data = kFixtures + "conll12";
   s.format = "conll12";
   EXPECT_EQ(load_task_data(s).train.size(), 2u);
-  s.data = kFixtures + "ptb_pos";
+  s.data = kFixtures + "ptb-pos";
   s.format = "ptb-pos";
   EXPECT_EQ(load_task_data(s).train.size(), 38u);
   s.format = "conll2003";
