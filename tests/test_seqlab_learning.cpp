@@ -92,14 +92,14 @@ TEST(SeqlabLearning, CharFeatureFindsNamesTheWordVocabularyCannotSee) {
   // Words seen once read as <unk> in training too, so neither model can
   // learn the names by heart: only the characters tell them apart.
   plain.min_count = with_chars.min_count = 2;
-  plain.epochs = with_chars.epochs = 8;
+  plain.epochs = with_chars.epochs = 5;
   const TrainResult p = train_model(plain), c = train_model(with_chars);
   ASSERT_EQ(c.primary, "chunk_f1");
   const double plain_f1 = p.test.metrics.at("chunk_f1"), chars_f1 = c.test.metrics.at("chunk_f1");
   // Every test name is a word never seen in training (<unk> to the word
   // vocabulary, as are the made-up lowercase words beside it): the plain
   // model can only guess from position. Its capital gives it away to the
-  // character feature.
+  // character feature. Here: 1.0 with characters, about 0.1 without.
   EXPECT_GE(chars_f1, 0.9) << "plain " << plain_f1;
   EXPECT_LE(plain_f1, 0.5) << "with characters " << chars_f1;
   EXPECT_GT(c.test.metrics.at("chunk_precision"), 0.0);
