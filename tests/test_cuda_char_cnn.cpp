@@ -14,17 +14,17 @@
 namespace attn {
 namespace {
 
-struct Run {
+struct DeviceRun {
   std::vector<double> out;
   std::vector<std::vector<double>> grads;
 };
 
-Run run(CharCnn& cnn, const Tensor& chars, const Tensor& weights, Device device) {
+DeviceRun run(CharCnn& cnn, const Tensor& chars, const Tensor& weights, Device device) {
   cnn.to(device);
   for (const Tensor& p : cnn.parameters()) p.zero_grad();
   Tensor y = cnn.forward(chars.to(device));
   sum(y * weights.to(device)).backward();
-  Run r{y.to(Device::CPU).to_vector(), {}};
+  DeviceRun r{y.to(Device::CPU).to_vector(), {}};
   for (const Tensor& p : cnn.parameters()) r.grads.push_back(p.grad().to(Device::CPU).to_vector());
   return r;
 }
@@ -52,8 +52,8 @@ TEST(CudaCharCnn, MatchesTheCpu) {
                                      1, 4, 0, 0, 0, 0, 0, 0, 0, 0, 3, 3, 3, 3, 3},
                                     {2, 3, 5});
   const Tensor weights = rand_uniform({2, 3, 6}, -1, 1, g, DType::F64);
-  const Run cpu = run(cnn, chars, weights, Device::CPU);
-  const Run gpu = run(cnn, chars, weights, Device::CUDA);
+  const DeviceRun cpu = run(cnn, chars, weights, Device::CPU);
+  const DeviceRun gpu = run(cnn, chars, weights, Device::CUDA);
   expect_close(gpu.out, cpu.out, "feature");
   ASSERT_EQ(gpu.grads.size(), cpu.grads.size());
   for (size_t k = 0; k < cpu.grads.size(); ++k) expect_close(gpu.grads[k], cpu.grads[k], "gradient");
