@@ -49,6 +49,4 @@ TEST(SeqlabPresets, EveryTable4RowOurEncodersCoverHasItsFigure) {
       EXPECT_EQ(setting(*p, "model:scales"), "");
     }
   }
-  // "+ Char + CRF" comes with the CRF.
-  EXPECT_EQ(find_preset("mstrans-conll03-char-crf"), nullptr);
 }
