@@ -35,7 +35,7 @@ TEST(SeqlabPresets, EveryTable4RowOurEncodersCoverHasItsFigure) {
     const std::string name = row.name;
     EXPECT_THAT(p->result, HasSubstr(row.figure));
     EXPECT_THAT(p->result, HasSubstr(name.find("ptb-pos") != std::string::npos ? "accuracy" : "entity F1"));
-    EXPECT_THAT(p->source, HasSubstr("Table 4"));
+    EXPECT_THAT(p->source, HasSubstr("Tables 1 and 4"));
     EXPECT_EQ(setting(*p, "task"), "tag");
     EXPECT_EQ(setting(*p, "hidden"), "300");
     EXPECT_EQ(setting(*p, "heads"), "10");
