@@ -5,6 +5,8 @@
 // word and its left neighbour.
 #include <random>
 
+#include "attn/train/data/char_vocab.h"
+#include "attn/train/run/saved_run.h"
 #include "attn/train/trainer.h"
 #include "test_data_util.h"
 
@@ -148,4 +150,32 @@ TEST(SeqlabLearning, PosLikeTaggingReachesItsAccuracyFloor) {
   // their verb uses: 0.5 of the 6 tokens of a sentence on average, a ceiling
   // of 11/12 = 0.917. The left neighbour settles them; 0.98 is reached here.
   EXPECT_GE(r.test.metrics.at("token_accuracy"), 0.96);
+}
+
+TEST(SeqlabLearning, ACharRunKeepsItsAlphabetForEvalAndResume) {
+  const std::string dir = fresh_dir();
+  TrainOptions o = seqlab_options(std::string(ATTN_SOURCE_DIR) + "/data/fixtures/conll03", dir + "/run",
+                                  "transformer", true);
+  o.data.format = "conll03";
+  o.epochs = 1;
+  o.batch_size = 2;
+  const TrainResult trained = train_model(o);
+  const CharVocabulary alphabet = CharVocabulary::load(dir + "/run/chars.txt");
+  EXPECT_EQ(alphabet.id("B"), CharVocabulary::build(load_task_data(o.data).train).id("B"));  // "BRUSSELS"
+  SavedRun run = load_saved_run(dir + "/run");
+  ASSERT_NE(run.vocab.characters(), nullptr);
+  EXPECT_EQ(run.vocab.characters()->size(), alphabet.size());
+  const Dataset data = load_task_data(o.data);
+  EvalOptions eo;
+  eo.batch_size = o.batch_size;
+  const EvalResult again = evaluate(*run.model, data.test, run.vocab, data.label_names, eo);
+  EXPECT_NEAR(again.metrics.at("loss"), trained.test.metrics.at("loss"), 1e-6);
+  // --resume reads the alphabet back (a rebuilt one would size the character table anew).
+  TrainOptions more = o;
+  more.resume = true;
+  more.epochs = 2;
+  EXPECT_GT(train_model(more).steps, trained.steps);
+  // Without its alphabet the run is refused by name.
+  std::filesystem::remove(dir + "/run/chars.txt");
+  EXPECT_THAT(error_of([&] { load_saved_run(dir + "/run"); }), HasSubstr("chars.txt is missing"));
 }
