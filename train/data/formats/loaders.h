@@ -20,6 +20,15 @@ namespace attn {
 // are ignored. An empty path gives an empty split (MultiNLI has no public test).
 Dataset load_snli_jsonl(const std::string& train, const std::string& dev, const std::string& test);
 
+// MultiNLI 1.0 (multinli_1.0_{train,dev_matched,dev_mismatched}.jsonl), lines
+// as load_snli_jsonl reads them (genre and the other keys ignored). The
+// labelled evaluation sets are the two dev files; the test sets are Kaggle's
+// unlabelled files, which this loader does not read. dev is dev_matched (it
+// picks the best checkpoint), test is dev_mismatched (never selected on), and
+// both are reported by name as "matched" and "mismatched" (Dataset::reported).
+Dataset load_multinli_jsonl(const std::string& train, const std::string& dev_matched,
+                            const std::string& dev_mismatched);
+
 // Stanford Sentiment Treebank, PTB-style trees in DIR/train.txt, dev.txt,
 // test.txt: "(3 (2 It) (4 (2 's) ...))", node labels 0..4. classes = 5 keeps
 // the five labels; classes = 2 maps 0,1 -> negative and 3,4 -> positive and
@@ -73,9 +82,8 @@ Dataset load_pair_tsv_dir(const std::string& dir, bool allow_similar_labels = fa
 // Tag names are sorted in byte order. Task Tag. Errors: tags as for
 // load_classification_tsv_dir's labels; a tag set with B-X/I-X/E-X/S-X tags
 // (IOB1, BIO or BIOES: scored by entity F1) that also holds anything but O
-// and such tags; a
-// .tsv file that is label<TAB>text (a tag with spaces inside, or more distinct
-// tags than tokens over 50+ lines).
+// and such tags; a .tsv file that is label<TAB>text (a tag with spaces
+// inside, or more distinct tags than tokens over 50+ lines).
 Dataset load_tagging_dir(const std::string& dir, bool allow_similar_labels = false);
 
 // CoNLL-2003 NER (English), official layout: DIR/eng.train, eng.testa (dev),
@@ -100,6 +108,22 @@ Dataset load_conll12(const std::string& dir, TagScheme scheme);
 // Tokens tagged -NONE- are dropped; an ambiguous "A|B" tag keeps A. Errors:
 // a missing or empty section folder, a token that is not word/TAG.
 Dataset load_ptb_pos(const std::string& dir);
+
+// MTL-16 (Liu, Qiu and Huang 2017, the release's mtl-dataset folder): DIR/
+// STEM.task.train and DIR/STEM.task.test (STEM: the data set's file name), "label<TAB>text" lines with label
+// 0 or 1 (label names "0", "1"); NAME.task.unlabel is not read. The train
+// file holds train and dev together (1600 lines, "70%, 10% and 20%" of each
+// data set): a seeded eighth of it (kMtl16DevFraction) is dev. Errors: an
+// unknown NAME (listing mtl16_datasets()), a line without exactly one tab, a
+// label other than 0 or 1, a text without tokens.
+Dataset load_mtl16(const std::string& dir, const std::string& dataset);
+// The sixteen data sets by the Multi-Scale Transformer paper's row names in
+// lower case: apparel, baby, books, camera (the files camera_photo.task.*),
+// dvd, electronics, health (health_personal_care), imdb, kitchen
+// (kitchen_housewares), magazines, mr (MR), music, software, sports
+// (sports_outdoors), toys (toys_games), video.
+const std::vector<std::string>& mtl16_datasets();
+constexpr double kMtl16DevFraction = 0.125;
 
 // Seed used wherever a loader splits a dev set off train.
 constexpr uint64_t kDevSplitSeed = 20240601;
