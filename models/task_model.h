@@ -1,9 +1,11 @@
-// A whole trainable model: word embeddings -> dropout -> encoder -> task head.
+// A whole trainable model: word embeddings (with char_cnn, beside each word's
+// character feature, models/char_cnn.h) -> dropout -> encoder -> task head.
 // Config keys beside the encoder's: task_model_config_keys() (task_model.cpp).
-// Children: "embedding", "encoder", "head".
+// Children: "embedding", "encoder", "head" (and "char_cnn").
 #pragma once
 #include <memory>
 
+#include "attn/models/char_cnn.h"
 #include "attn/models/encoder.h"
 #include "attn/models/heads.h"
 #include "attn/util/task_kind.h"
@@ -21,12 +23,15 @@ int64_t relatedness_classes(const Config& config);
 struct TaskInputs {
   Tensor ids, mask;      // [B, n] int64 / uint8
   Tensor ids_b, mask_b;  // the second sentence (pair and relatedness tasks)
+  Tensor chars, chars_b;  // [B, n, L] int64 character ids of each word (0: padding), for char_cnn
 };
 
 class TaskModel : public Module {
  public:
+  // char_alphabet: the character vocabulary's size (padding and unknown
+  // included), which char_cnn = true needs; 0 without characters.
   TaskModel(const Config& config, TaskKind task, int64_t vocab_size, int64_t classes, DType dtype, Generator& init,
-            Generator& noise);
+            Generator& noise, int64_t char_alphabet = 0);
   // classify/pair: [B, classes]; relatedness: [B, classes] over scores 1..classes;
   // tag: [B, n, classes].
   Tensor logits(const TaskInputs& inputs);
@@ -36,11 +41,12 @@ class TaskModel : public Module {
   Embedding& embedding() { return embedding_; }
 
  private:
-  Tensor encode_sentence(const Tensor& ids, const Tensor& mask, bool want_tokens);
+  Tensor encode_sentence(const Tensor& ids, const Tensor& mask, const Tensor& chars, bool want_tokens);
 
   TaskKind task_;
   Embedding embedding_;
   Dropout embedding_dropout_;
+  std::unique_ptr<CharCnn> char_cnn_;  // with char_cnn = true
   std::unique_ptr<Encoder> encoder_;
   std::unique_ptr<Module> head_;
 };

@@ -22,11 +22,14 @@ TaskInputs inputs_of(const Batch& batch) {
   in.mask = batch.mask;
   in.ids_b = batch.ids_b;
   in.mask_b = batch.mask_b;
+  in.chars = batch.chars;
+  in.chars_b = batch.chars_b;
   return in;
 }
 
 void move_batch(Batch& batch, Device device) {
-  for (Tensor* t : {&batch.ids, &batch.mask, &batch.ids_b, &batch.mask_b, &batch.labels, &batch.tags})
+  for (Tensor* t : {&batch.ids, &batch.mask, &batch.ids_b, &batch.mask_b, &batch.labels, &batch.tags, &batch.chars,
+                    &batch.chars_b})
     if (t->defined()) *t = t->to(device);
 }
 
@@ -72,9 +75,10 @@ Tensor training_loss(TaskKind task, const Tensor& logits, const Batch& batch) {
 
 namespace {
 
-bool is_bio(const std::vector<std::string>& labels) {
+// A tag set with any B-, I-, E- or S- tag is scored by chunk (entity) F1.
+bool is_chunk_tagged(const std::vector<std::string>& labels) {
   for (const std::string& l : labels)
-    if (l.size() > 2 && (l.rfind("B-", 0) == 0 || l.rfind("I-", 0) == 0)) return true;
+    if (is_chunk_tag(l)) return true;
   return false;
 }
 
@@ -277,8 +281,8 @@ EvalResult evaluate(TaskModel& model, const std::vector<Example>& examples, cons
       }
       r.metrics["token_accuracy"] = token_accuracy(p, g, kIgnoreTag);
       r.primary = "token_accuracy";
-      if (is_bio(label_names)) {
-        ChunkScores c = bio_chunk_f1(gold_names, pred_names);
+      if (is_chunk_tagged(label_names)) {
+        ChunkScores c = conll_chunk_f1(gold_names, pred_names);
         r.metrics["chunk_f1"] = c.f1;
         r.metrics["chunk_precision"] = c.precision;
         r.metrics["chunk_recall"] = c.recall;

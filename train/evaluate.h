@@ -3,7 +3,8 @@
 //   relatedness:    KL to the target distribution (seed 002 App. C); Pearson,
 //                   Spearman and MSE of the expected score
 //   tag:            per-token cross-entropy (padding ignored); token accuracy
-//                   and, for BIO tag sets, chunk F1
+//                   and, for chunk-tagged sets (IOB1, BIO, BIOES), entity
+//                   F1, precision and recall as conlleval counts them
 #pragma once
 #include <map>
 #include <string>

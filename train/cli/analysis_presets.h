@@ -28,5 +28,9 @@ std::vector<Preset> biblosan_ablation_presets(const std::vector<Preset>& made);
 std::vector<Preset> resan_ablation_presets(const std::vector<Preset>& made);
 // Multi-Scale Transformer paper Table 6 (scale distributions on SNLI, rows A-I).
 std::vector<Preset> mstrans_scale_presets(const std::vector<Preset>& made);
+// Multi-Scale Transformer paper Table 4 (sequence labelling): Transformer and
+// Multi-Scale Transformer, plain and "+ Char", on PTB POS, CoNLL-2003 and
+// CoNLL-2012 NER (presets_mstrans_seqlab.cpp).
+std::vector<Preset> mstrans_sequence_labelling_presets(const std::vector<Preset>& made);
 
 }  // namespace attn

@@ -67,6 +67,7 @@ int run_predict_command(const std::vector<std::string>& args) {
   ArgParser p("predict",
               "Reads one input per line from stdin and prints one prediction per line: the label (classify, pair),\n"
               "the score (relatedness) or the space-separated tags (tag). Pair inputs: two sentences separated by a tab.\n"
+              "A tagging run with character features (char_cnn) reads each line as whitespace-separated tokens, case kept.\n"
               "Lines end at LF, CRLF or a lone CR, as the data loaders read them; a blank line gives a blank output\n"
               "line. A sentence longer than the run's --max-len is cut to it (said on stderr).");
   p.option("run", "", "PATH: run folder written by attn train (required)")
@@ -105,6 +106,11 @@ int run_predict_command(const std::vector<std::string>& args) {
                  ": expected two sentences separated by a tab");
       e.tokens = tokenize(line.substr(0, tab));
       e.tokens_b = tokenize(line.substr(tab + 1));
+    } else if (run.task == TaskKind::Tag && run.vocab.characters()) {
+      // The character feature reads words as typed: the line is taken as
+      // whitespace-separated tokens, as the tagging files are, case kept.
+      e.cased_tokens = text::split_whitespace(line);
+      for (const std::string& t : e.cased_tokens) e.tokens.push_back(lowercase_token(t));
     } else {
       e.tokens = tokenize(line);
     }

@@ -56,11 +56,39 @@ void pad_into(const std::vector<const std::vector<int64_t>*>& seqs, int64_t n, T
   }
 }
 
+// The character ids of `words` ([B, n, L] as pad_into lays out their ids):
+// L is the longest word of `whole` (at least 1), rows of `members` filled.
+Tensor pad_chars(const std::vector<const std::vector<std::vector<int64_t>>*>& whole,
+                 const std::vector<const std::vector<std::vector<int64_t>>*>& members, int64_t n) {
+  int64_t longest = 1;
+  for (const auto* words : whole)
+    for (size_t j = 0; j < std::min(words->size(), static_cast<size_t>(n)); ++j)
+      longest = std::max(longest, static_cast<int64_t>((*words)[j].size()));
+  const int64_t b = static_cast<int64_t>(members.size());
+  Tensor chars = zeros({b, n, longest}, DType::I64);
+  int64_t* c = chars.data<int64_t>();
+  for (int64_t r = 0; r < b; ++r) {
+    const auto& words = *members[static_cast<size_t>(r)];
+    for (int64_t j = 0; j < std::min(n, static_cast<int64_t>(words.size())); ++j) {
+      const std::vector<int64_t>& w = words[static_cast<size_t>(j)];
+      std::copy(w.begin(), w.end(), c + (r * n + j) * longest);
+    }
+  }
+  return chars;
+}
+
+std::vector<std::vector<int64_t>> character_ids(const CharVocabulary& chars, const std::vector<std::string>& words) {
+  std::vector<std::vector<int64_t>> out;
+  out.reserve(words.size());
+  for (const std::string& w : words) out.push_back(chars.word_ids(w));
+  return out;
+}
+
 }  // namespace
 
 BatchIterator::BatchIterator(const std::vector<Example>& examples, const Vocabulary& vocab, TaskKind task,
                              const BatchOptions& options, Generator* gen)
-    : task_(task), options_(options), gen_(gen) {
+    : task_(task), options_(options), gen_(gen), has_chars_(vocab.characters() != nullptr) {
   ATTN_CHECK(options.batch_size >= 1, "BatchIterator", "batch_size must be >= 1, got ", options.batch_size);
   ATTN_CHECK(options.max_len >= 0, "BatchIterator", "max_len must be >= 0 (0 = no cap), got ", options.max_len);
   ATTN_CHECK(!options.shuffle || gen != nullptr, "BatchIterator", "shuffle needs a Generator");
@@ -70,6 +98,12 @@ BatchIterator::BatchIterator(const std::vector<Example>& examples, const Vocabul
     Item item;
     item.ids = vocab.ids(e.tokens);
     if (uses_second(task)) item.ids_b = vocab.ids(e.tokens_b);
+    if (const CharVocabulary* chars = vocab.characters()) {
+      ATTN_CHECK(e.cased_tokens.empty() || e.cased_tokens.size() == e.tokens.size(), "BatchIterator", "example ", i,
+                 " has ", e.cased_tokens.size(), " cased tokens for ", e.tokens.size(), " tokens");
+      item.chars = character_ids(*chars, character_words(e));
+      if (uses_second(task)) item.chars_b = character_ids(*chars, e.tokens_b);
+    }
     if (uses_label(task)) {
       ATTN_CHECK(e.label >= 0, "BatchIterator", "example ", i, " has no label (", e.label, ") for task ",
                  task_name(task));
@@ -180,6 +214,16 @@ bool BatchIterator::next(Batch& batch) {
   pad_side(&Item::ids, batch.ids, batch.mask);
   int64_t b = static_cast<int64_t>(members.size());
   if (uses_second(task_)) pad_side(&Item::ids_b, batch.ids_b, batch.mask_b);
+  if (has_chars_) {
+    const auto pad_char_side = [&](const std::vector<std::vector<int64_t>> Item::*side, const Tensor& ids) {
+      std::vector<const std::vector<std::vector<int64_t>>*> all, mine;
+      for (size_t i : whole) all.push_back(&(items_[i].*side));
+      for (size_t i : members) mine.push_back(&(items_[i].*side));
+      return pad_chars(all, mine, ids.size(1));
+    };
+    batch.chars = pad_char_side(&Item::chars, batch.ids);
+    if (uses_second(task_)) batch.chars_b = pad_char_side(&Item::chars_b, batch.ids_b);
+  }
   if (uses_label(task_)) {
     std::vector<int64_t> labels;
     for (size_t i : members) labels.push_back(items_[i].label);

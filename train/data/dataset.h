@@ -15,6 +15,9 @@ struct Example {
   int64_t label = -1;                 // class index (classify/pair)
   double score = 0;                   // relatedness in [1, 5]
   std::vector<int64_t> tags;          // per-token tag ids (tagging)
+  // `tokens` as the file spelled them (case kept), for the character
+  // feature; empty where a loader keeps none (tokens are used instead).
+  std::vector<std::string> cased_tokens;
 };
 
 // A labelled split that the final evaluation of `attn train` (an object of

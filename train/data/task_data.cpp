@@ -72,6 +72,11 @@ Dataset load_named_format(const DataSpec& s) {
     return load_sick(first_existing(d, {"train.txt", "SICK_train.txt"}), first_existing(d, {"dev.txt", "SICK_trial.txt"}),
                      first_existing(d, {"test.txt", "SICK_test_annotated.txt"}));
   if (s.format == "conll") return load_tagging_dir(d, s.allow_similar_labels);
+  if (s.format == "conll03" || s.format == "conll03-bioes")
+    return load_conll03(d, s.format == "conll03" ? TagScheme::Bio : TagScheme::Bioes);
+  if (s.format == "conll12" || s.format == "conll12-bioes")
+    return load_conll12(d, s.format == "conll12" ? TagScheme::Bio : TagScheme::Bioes);
+  if (s.format == "ptb-pos") return load_ptb_pos(d);
   if (s.format == "cr" || s.format == "mpqa" || s.format == "subj") return load_cross_validation_format(s);
   if (s.format == "spam") {
     SpamOptions o;
@@ -88,7 +93,8 @@ Dataset load_named_format(const DataSpec& s) {
 const char* data_formats_help() {
   return "auto, tsv, snli, multinli (matched and mismatched dev reported apart), mtl16-NAME (NAME: one of MTL-16's "
          "sixteen data sets, the paper's row names in lower case: apparel, baby, books, camera, dvd, "
-         "electronics, health, imdb, kitchen, magazines, mr, music, software, sports, toys, video), sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, cr, mpqa, subj "
+         "electronics, health, imdb, kitchen, magazines, mr, music, software, sports, toys, video), sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, "
+         "conll03, conll03-bioes, conll12, conll12-bioes (NER, tags in BIO or BIOES), ptb-pos (WSJ sections 00..24), cr, mpqa, subj "
          "(SentEval's one-file-per-class text; --fold picks the test fold), spam (a local copy of the SpamAssassin npm "
          "package: its .tgz or folder)";
 }

@@ -50,6 +50,10 @@ Vocabulary Vocabulary::from_words(const std::vector<std::string>& words) {
   return v;
 }
 
+void Vocabulary::set_characters(CharVocabulary characters) {
+  characters_ = std::make_shared<const CharVocabulary>(std::move(characters));
+}
+
 int64_t Vocabulary::id(const std::string& word) const {
   auto it = index_.find(word);
   return it == index_.end() ? kUnk : it->second;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attn/train/data/dataset.h"
+#include "attn/train/data/formats/tag_schemes.h"
 
 namespace attn {
 
@@ -76,13 +77,37 @@ Dataset load_pair_tsv_dir(const std::string& dir, bool allow_similar_labels = fa
 // in DIR/train, DIR/dev (optional, as above), DIR/test with extension .tsv
 // (exactly token<TAB>tag) or, when no .tsv exists, .conll (whitespace-
 // separated columns, token first and tag last, e.g. CoNLL-2003). Lines
-// starting with -DOCSTART- are skipped. Tokens are lowercased, not re-split.
+// starting with -DOCSTART- are skipped. Tokens are lowercased, not re-split
+// (every tagging loader keeps the original case in Example::cased_tokens).
 // Tag names are sorted in byte order. Task Tag. Errors: tags as for
-// load_classification_tsv_dir's labels; a tag set with B-X/I-X tags that also
-// holds anything but O, B-X and I-X (BIOES's S-X, E-X): chunk F1 needs BIO; a
-// .tsv file that is label<TAB>text (a tag with spaces inside, or more distinct
-// tags than tokens over 50+ lines).
+// load_classification_tsv_dir's labels; a tag set with B-X/I-X/E-X/S-X tags
+// (IOB1, BIO or BIOES: scored by entity F1) that also holds anything but O
+// and such tags; a .tsv file that is label<TAB>text (a tag with spaces
+// inside, or more distinct tags than tokens over 50+ lines).
 Dataset load_tagging_dir(const std::string& dir, bool allow_similar_labels = false);
+
+// CoNLL-2003 NER (English), official layout: DIR/eng.train, eng.testa (dev),
+// eng.testb (test), "word POS chunk NER" lines, blank lines between
+// sentences, -DOCSTART- lines skipped. The NER column is IOB1 (BIO files
+// read the same); it is converted, chunk for chunk, to `scheme`. Errors: a
+// line without exactly 4 columns, a tag that is not O, B-X or I-X.
+Dataset load_conll03(const std::string& dir, TagScheme scheme);
+
+// CoNLL-2012 (OntoNotes 5.0) NER from the shared task's *_conll files, each
+// split's documents concatenated into DIR/{train,dev,test}.english.v4_gold_conll.
+// "#begin/#end document" lines are skipped; the word is column 4, the names
+// column 11 in bracket notation ("(PERSON*", "*", "*)", "(GPE)"), converted
+// to `scheme`. Errors: fewer than 12 columns, a word number out of step
+// (a missing blank line), a bracket cell of another form, a name opened
+// inside a name, closed without being opened, or open at the sentence end.
+Dataset load_conll12(const std::string& dir, TagScheme scheme);
+
+// Penn Treebank WSJ POS tagging: DIR/00 .. DIR/24 (section folders), every
+// file one sentence per line of word/TAG tokens (split at the last '/';
+// "\/" in a word is '/'). Sections 00-18 train, 19-21 dev, 22-24 test.
+// Tokens tagged -NONE- are dropped; an ambiguous "A|B" tag keeps A. Errors:
+// a missing or empty section folder, a token that is not word/TAG.
+Dataset load_ptb_pos(const std::string& dir);
 
 // MTL-16 (Liu, Qiu and Huang 2017, the release's mtl-dataset folder): DIR/
 // STEM.task.train and DIR/STEM.task.test (STEM: the data set's file name), "label<TAB>text" lines with label
