@@ -1,6 +1,7 @@
 #include "attn/models/task_model.h"
 
 #include "attn/engine/error.h"
+#include "attn/ops/join/join.h"
 
 namespace attn {
 
@@ -37,7 +38,9 @@ const ConfigSchema& task_model_config_keys() {
        bool_key("highway", false, "pair task: a highway layer before the head's MLP"),
        choice_key("pair_features", "", {"diff_prod", "absdiff_diff"}, "pair task: the features of the two sentences")
            .derived_default("the encoder's paper (EncoderInfo::pair_features)"),
-       int_key("relatedness_classes", 5, 2, 1000, "relatedness task: K, scores lie in 1..K")});
+       int_key("relatedness_classes", 5, 2, 1000, "relatedness task: K, scores lie in 1..K"),
+       // Tan et al. 2017 (XMUNLP/Tagger DeepAtt: feature_size = 100).
+       int_key("predicate_dim", 100, 1, kWidth, "srl task: width of the predicate-indicator embedding")});
   return table;
 }
 
@@ -54,9 +57,15 @@ TaskModel::TaskModel(const Config& config, TaskKind task, int64_t vocab_size, in
                  task_model_config_keys().get_bool(config, "train_unk") ? -1 : 1, dtype),
       embedding_dropout_(task_model_config_keys().get_float(config, "keep_prob"), noise) {
   ATTN_CHECK(classes > 1, "TaskModel", "needs at least 2 classes, got ", classes);
-  const int64_t dim = embedding_.weight.size(1);
-  encoder_ = build_encoder(config, context_for(dim, dtype, init, noise));
   const ConfigSchema& keys = task_model_config_keys();
+  int64_t dim = embedding_.weight.size(1);
+  if (task == TaskKind::Srl) {
+    // Both rows train (no padding or unknown row: pad and unk ids -1).
+    predicate_embedding_ =
+        std::make_unique<Embedding>(2, keys.get_int(config, "predicate_dim"), init, true, -1, -1, dtype);
+    dim += predicate_embedding_->weight.size(1);
+  }
+  encoder_ = build_encoder(config, context_for(dim, dtype, init, noise));
   HeadOptions o;
   o.hidden = keys.get_int(config, "head_hidden");
   o.activation = activation_from_name(keys.get_string(config, "head_activation"));
@@ -72,8 +81,10 @@ TaskModel::TaskModel(const Config& config, TaskKind task, int64_t vocab_size, in
     case TaskKind::Classify: head_ = std::make_unique<ClassificationHead>(sd, classes, o, init, noise, dtype); break;
     case TaskKind::Pair: head_ = std::make_unique<PairHead>(sd, classes, o, init, noise, dtype); break;
     case TaskKind::Relatedness: head_ = std::make_unique<RelatednessHead>(sd, classes, o, init, noise, dtype); break;
-    case TaskKind::Tag: head_ = std::make_unique<TaggingHead>(encoder_->token_dim(), classes, init, dtype); break;
+    case TaskKind::Tag:
+    case TaskKind::Srl: head_ = std::make_unique<TaggingHead>(encoder_->token_dim(), classes, init, dtype); break;
   }
+  if (predicate_embedding_) register_module("predicate_embedding", *predicate_embedding_);
   register_module("embedding", embedding_);
   register_module("embedding_dropout", embedding_dropout_);
   register_module("encoder", *encoder_);
@@ -92,6 +103,13 @@ Tensor TaskModel::logits(const TaskInputs& in) {
       return static_cast<ClassificationHead&>(*head_).forward(encode_sentence(in.ids, in.mask, false));
     case TaskKind::Tag:
       return static_cast<TaggingHead&>(*head_).forward(encode_sentence(in.ids, in.mask, true));
+    case TaskKind::Srl: {
+      ATTN_CHECK(in.predicate.defined() && in.predicate.shape() == in.ids.shape(), "TaskModel",
+                 "srl inputs need the predicate indicator [B, n] beside ids ", shape_str(in.ids.shape()));
+      Tensor x = concat({embedding_(in.ids), (*predicate_embedding_)(in.predicate)}, -1);
+      EncoderOutput out = encoder_->encode(embedding_dropout_(x), in.mask);
+      return static_cast<TaggingHead&>(*head_).forward(out.tokens);
+    }
     case TaskKind::Pair:
     case TaskKind::Relatedness: {
       ATTN_CHECK(in.ids_b.defined() && in.mask_b.defined(), "TaskModel", task_name(task_),

@@ -1,6 +1,6 @@
 // A whole trainable model: word embeddings -> dropout -> encoder -> task head.
 // Config keys beside the encoder's: task_model_config_keys() (task_model.cpp).
-// Children: "embedding", "encoder", "head".
+// Children: "embedding", "encoder", "head" (and "predicate_embedding" for srl).
 #pragma once
 #include <memory>
 
@@ -21,6 +21,7 @@ int64_t relatedness_classes(const Config& config);
 struct TaskInputs {
   Tensor ids, mask;      // [B, n] int64 / uint8
   Tensor ids_b, mask_b;  // the second sentence (pair and relatedness tasks)
+  Tensor predicate;      // [B, n] int64, 1 at the predicate, 0 elsewhere (srl)
 };
 
 class TaskModel : public Module {
@@ -28,7 +29,9 @@ class TaskModel : public Module {
   TaskModel(const Config& config, TaskKind task, int64_t vocab_size, int64_t classes, DType dtype, Generator& init,
             Generator& noise);
   // classify/pair: [B, classes]; relatedness: [B, classes] over scores 1..classes;
-  // tag: [B, n, classes].
+  // tag, srl: [B, n, classes]. srl: the encoder reads each word's embedding
+  // concatenated with the embedding of its predicate indicator (Tan et al.
+  // 2017), so its input is embedding_dim + predicate_dim wide.
   Tensor logits(const TaskInputs& inputs);
 
   TaskKind task() const { return task_; }
@@ -43,6 +46,7 @@ class TaskModel : public Module {
   Dropout embedding_dropout_;
   std::unique_ptr<Encoder> encoder_;
   std::unique_ptr<Module> head_;
+  std::unique_ptr<Embedding> predicate_embedding_;  // srl only: rows "not the predicate", "the predicate"
 };
 
 }  // namespace attn

@@ -4,6 +4,8 @@
 //                   Spearman and MSE of the expected score
 //   tag:            per-token cross-entropy (padding ignored); token accuracy
 //                   and, for BIO tag sets, chunk F1
+//   srl:            as tag; token accuracy and srl-eval.pl's argument
+//                   precision, recall and F1 (train/srl_metrics.h)
 #pragma once
 #include <map>
 #include <string>

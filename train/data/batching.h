@@ -17,6 +17,7 @@ struct Batch {
   Tensor labels;                // [B] int64 (classify/pair), undefined otherwise
   std::vector<double> scores;   // relatedness
   Tensor tags;                  // [B, n] int64 with -100 at padding (tagging)
+  Tensor predicate;             // [B, n] int64, 1 at the predicate and 0 elsewhere (srl)
   std::vector<size_t> indices;  // positions of the examples in the source vector
   // The whole mini-batch this one is a process's share of (a data-parallel
   // run; equal to this batch's own in one process): how many examples and
@@ -66,7 +67,8 @@ struct BatchOptions {
 class BatchIterator {
  public:
   // `task` decides which fields are filled and checked: Classify/Pair need
-  // label >= 0, Pair/Relatedness use tokens_b, Tag needs one tag per token.
+  // label >= 0, Pair/Relatedness use tokens_b, Tag and Srl need one tag per
+  // token, Srl a predicate inside the sentence.
   // Throws attn::Error naming the example index when one does not fit.
   BatchIterator(const std::vector<Example>& examples, const Vocabulary& vocab, TaskKind task,
                 const BatchOptions& options, Generator* gen /*for shuffling; may be null if !shuffle*/);
@@ -87,6 +89,7 @@ class BatchIterator {
   struct Item {
     std::vector<int64_t> ids, ids_b, tags;
     int64_t label = -1;
+    int64_t predicate = -1;
     double score = 0;
   };
   void plan_epoch();

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/util/task_kind.h"  // TaskKind { Classify, Pair, Relatedness, Tag }
+#include "attn/util/task_kind.h"  // TaskKind
 
 namespace attn {
 
@@ -15,6 +15,7 @@ struct Example {
   int64_t label = -1;                 // class index (classify/pair)
   double score = 0;                   // relatedness in [1, 5]
   std::vector<int64_t> tags;          // per-token tag ids (tagging)
+  int64_t predicate = -1;             // srl: the position of the predicate in tokens
 };
 
 struct Dataset {
