@@ -2,8 +2,9 @@
 // by its distance and direction from the predicate ([A0 the two words before]
 // [V] [A1 the two words after]; a sentence edge clips them), read by the
 // conll05 loader and trained by train_model, the trainer `attn train` runs,
-// with the deepatt encoder and either attention. The test span F1 must clear
-// a floor far above what tagging without the predicate could reach.
+// with the deepatt encoder and either attention (dropout off, 15 epochs of
+// 400 sentences). The test span F1 must clear 0.85, far above what tagging
+// without the predicate could reach.
 #include <random>
 
 #include "attn/train/trainer.h"
@@ -60,27 +61,28 @@ TrainResult train_srl(const std::string& attention) {
   o.model.set("heads", "4");
   o.model.set("layers", "2");
   o.model.set("ffn_dim", "32");
-  o.model.set("keep_prob", "1");
+  for (const char* keep : {"keep_prob", "residual_keep_prob", "relu_keep_prob", "attn_keep_prob"}) o.model.set(keep, "1");
   o.batch_size = 20;
-  o.epochs = 6;
+  o.epochs = 15;
   o.lr = 0.01;
   o.verbose = false;
   return train_model(o);
 }
 
-TEST(SrlLearning, DeepAttLearnsArgumentsFromTheirDistanceToThePredicate) {
-  for (const char* attention : {"multi_head", "mtsa"}) {
-    const TrainResult r = train_srl(attention);
-    const double f1 = r.test.metrics.at("srl_f1");
-    std::printf("srl %s: test span F1 %.3f (P %.3f, R %.3f), token accuracy %.3f\n", attention, f1,
-                r.test.metrics.at("srl_precision"), r.test.metrics.at("srl_recall"),
-                r.test.metrics.at("token_accuracy"));
-    EXPECT_EQ(r.primary, "srl_f1");
-    // Without the predicate a tagger can only guess where the spans lie; the
-    // words are random fillers, so nothing else tells it.
-    EXPECT_GT(f1, 0.85) << attention;
-  }
+void expect_learns(const std::string& attention) {
+  const TrainResult r = train_srl(attention);
+  const double f1 = r.test.metrics.at("srl_f1");
+  std::printf("srl %s: test span F1 %.3f (P %.3f, R %.3f), token accuracy %.3f\n", attention.c_str(), f1,
+              r.test.metrics.at("srl_precision"), r.test.metrics.at("srl_recall"), r.test.metrics.at("token_accuracy"));
+  EXPECT_EQ(r.primary, "srl_f1");
+  // Without the predicate a tagger can only guess where the spans lie: the
+  // words are random fillers, so nothing else tells it.
+  EXPECT_GT(f1, 0.85) << attention;
 }
+
+TEST(SrlLearning, DeepAttWithMultiHeadLearnsArgumentsFromTheirDistanceToThePredicate) { expect_learns("multi_head"); }
+
+TEST(SrlLearning, DeepAttWithMtsaLearnsArgumentsFromTheirDistanceToThePredicate) { expect_learns("mtsa"); }
 
 }  // namespace
 }  // namespace attn
