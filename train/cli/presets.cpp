@@ -270,6 +270,8 @@ std::vector<Preset> make_presets() {
   baseline(lstm, "classify", "sst2", "SST-2", classify + " (column SST-2; not in the MTSA paper)",
            "test accuracy 87.7 (mean of 5 runs)", kBiblosanClassify);
 
+  for (Preset& row : srl_presets()) p.push_back(std::move(row));
+
   // The analyses: each table's rows change one of the presets above.
   for (auto* table : {mtsa_ablation_presets, biblosan_ablation_presets, resan_ablation_presets, mstrans_scale_presets})
     for (Preset& row : table(p)) p.push_back(std::move(row));
