@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "attn/engine/autograd.h"
 #include "attn/engine/copy.h"
@@ -45,6 +46,35 @@ TEST(DeepAtt, PaddingNeverReachesAValidTokenWithEitherAttention) {
     EXPECT_EQ(out.tokens.shape(), Shape({2, 5, 8}));
     EXPECT_EQ(out.sentence.shape(), Shape({2, 8}));
     expect_padding_invariant(enc, x, two_sentence_mask());
+  }
+}
+
+// The attention dropout of the multi-head sub-layer acts in training only:
+// with keep 1 training and evaluation give the same tokens, with keep 0.5 a
+// training pass differs from evaluation and stays finite and zero at padding.
+TEST(DeepAtt, MultiHeadAttentionDropoutActsInTrainingOnly) {
+  for (double keep : {1.0, 0.5}) {
+    DeepAttOptions o = small_options(DeepAttAttention::MultiHead);
+    o.residual_keep_prob = o.relu_keep_prob = 1;
+    o.attn_keep_prob = keep;
+    Generator init(3), noise(4);
+    DeepAtt enc(8, o, init, noise, DType::F64);
+    const Tensor x = random_input({2, 5, 8}, 7).detach();
+    enc.set_training(false);
+    const std::vector<double> eval = enc.encode(x, two_sentence_mask()).tokens.to_vector();
+    enc.set_training(true);
+    const std::vector<double> train = enc.encode(x, two_sentence_mask()).tokens.to_vector();
+    double moved = 0;
+    for (size_t k = 0; k < eval.size(); ++k) {
+      ASSERT_TRUE(std::isfinite(train[k]));
+      moved = std::max(moved, std::abs(train[k] - eval[k]));
+    }
+    for (size_t k = 7 * 8; k < train.size(); ++k) EXPECT_EQ(train[k], 0.0) << "padded output " << k;
+    if (keep == 1.0) {
+      EXPECT_LT(moved, 1e-12);
+    } else {
+      EXPECT_GT(moved, 1e-6);
+    }
   }
 }
 

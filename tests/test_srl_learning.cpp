@@ -7,6 +7,7 @@
 // without the predicate could reach.
 #include <random>
 
+#include "attn/train/cli/commands.h"
 #include "attn/train/trainer.h"
 #include "test_data_util.h"
 
@@ -45,7 +46,7 @@ std::string write_srl_data(const std::string& dir) {
   return dir + "/data";
 }
 
-TrainResult train_srl(const std::string& attention) {
+TrainResult train_srl(const std::string& attention, std::string* run_dir = nullptr) {
   const std::string dir = fresh_dir();
   TrainOptions o;
   o.data.data = write_srl_data(dir);
@@ -66,11 +67,12 @@ TrainResult train_srl(const std::string& attention) {
   o.epochs = 15;
   o.lr = 0.01;
   o.verbose = false;
+  if (run_dir) *run_dir = o.run_dir;
   return train_model(o);
 }
 
-void expect_learns(const std::string& attention) {
-  const TrainResult r = train_srl(attention);
+void expect_learns(const std::string& attention, std::string* run_dir = nullptr) {
+  const TrainResult r = train_srl(attention, run_dir);
   const double f1 = r.test.metrics.at("srl_f1");
   std::printf("srl %s: test span F1 %.3f (P %.3f, R %.3f), token accuracy %.3f\n", attention.c_str(), f1,
               r.test.metrics.at("srl_precision"), r.test.metrics.at("srl_recall"), r.test.metrics.at("token_accuracy"));
@@ -80,7 +82,20 @@ void expect_learns(const std::string& attention) {
   EXPECT_GT(f1, 0.85) << attention;
 }
 
-TEST(SrlLearning, DeepAttWithMultiHeadLearnsArgumentsFromTheirDistanceToThePredicate) { expect_learns("multi_head"); }
+TEST(SrlLearning, DeepAttWithMultiHeadLearnsArgumentsFromTheirDistanceToThePredicate) {
+  std::string run;
+  expect_learns("multi_head", &run);
+  // `attn predict` on the run: words, a tab, the predicate's word number.
+  int code = -1;
+  const std::string out = run_command(run_predict_command, {"--run", run},
+                                      "The cat sat on mat\t3\n\nred sun rain big\t1\n", &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(out, "B-A0 I-A0 B-V B-A1 I-A1\n\nB-V B-A1 I-A1 O\n");
+  EXPECT_THAT(error_of([&] { run_command(run_predict_command, {"--run", run}, "the cat sat\t4\n", &code); }),
+              HasSubstr("stdin line 1: the predicate's word number must be an integer in [1, 3], got '4'"));
+  EXPECT_THAT(error_of([&] { run_command(run_predict_command, {"--run", run}, "the cat sat\n", &code); }),
+              HasSubstr("stdin line 1: an srl input is the words, a tab and the predicate's word number"));
+}
 
 TEST(SrlLearning, DeepAttWithMtsaLearnsArgumentsFromTheirDistanceToThePredicate) { expect_learns("mtsa"); }
 
