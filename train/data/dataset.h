@@ -18,19 +18,35 @@ struct Example {
   int64_t predicate = -1;             // srl: the position of the predicate in tokens
 };
 
+// A labelled split that the final evaluation of `attn train` (an object of
+// its own in test_metrics.json) and `attn eval --split NAME` report beside
+// test, for corpora with more than one evaluation set (MultiNLI's matched
+// and mismatched). Never trained on; docs/data.md says, per format, whether
+// it is also the dev split that picks the best checkpoint.
+struct NamedSplit {
+  std::string name;
+  std::vector<Example> examples;
+};
+
 struct Dataset {
   std::string name;
   TaskKind task = TaskKind::Classify;
   std::vector<std::string> label_names;  // class or tag names, index = id
   std::vector<Example> train, dev, test;
+  std::vector<NamedSplit> reported;  // extra evaluation splits, in report order
 };
+
+// train, dev, test or one of data.reported by name; null when none is named so.
+const std::vector<Example>* find_split(const Dataset& data, const std::string& name);
+// "train, dev, test" and the reported splits' names, for error messages.
+std::string split_names(const Dataset& data);
 
 // Moves a seeded random `fraction` of `train` (at least one example when
 // train has two or more) into a new vector and returns it; the rest stay in
 // train in their original order. Used where a corpus ships without a dev set.
 std::vector<Example> split_off(std::vector<Example>& train, double fraction, uint64_t seed);
 
-// One line per split: "name: task, C labels, train N, dev N, test N".
+// One line per split: "name: task, C labels, train N, dev N, test N[, NAME N]".
 std::string dataset_summary(const Dataset& data);
 
 }  // namespace attn
