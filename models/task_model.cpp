@@ -45,7 +45,9 @@ const ConfigSchema& task_model_config_keys() {
        int_key("char_dim", 30, 1, kWidth, "char_cnn: character embedding size"),
        int_key("char_filters", 30, 1, kWidth, "char_cnn: filters, the width of the character feature"),
        int_key("char_width", 3, 1, 64, "char_cnn: the convolution's window in characters"),
-       probability_key("char_keep_prob", 0.5, "char_cnn: dropout keep probability on the character embeddings")});
+       probability_key("char_keep_prob", 0.5, "char_cnn: dropout keep probability on the character embeddings"),
+       // Tan et al. 2017 (XMUNLP/Tagger DeepAtt: feature_size = 100).
+       int_key("predicate_dim", 100, 1, kWidth, "srl task: width of the predicate-indicator embedding")});
   return table;
 }
 
@@ -76,6 +78,12 @@ TaskModel::TaskModel(const Config& config, TaskKind task, int64_t vocab_size, in
     char_cnn_ = std::make_unique<CharCnn>(c, init, noise, dtype);
     dim += char_cnn_->output_dim();
   }
+  if (task == TaskKind::Srl) {
+    // Both rows train (no padding or unknown row: pad and unk ids -1).
+    predicate_embedding_ =
+        std::make_unique<Embedding>(2, keys.get_int(config, "predicate_dim"), init, true, -1, -1, dtype);
+    dim += predicate_embedding_->weight.size(1);
+  }
   encoder_ = build_encoder(config, context_for(dim, dtype, init, noise));
   HeadOptions o;
   o.hidden = keys.get_int(config, "head_hidden");
@@ -92,8 +100,10 @@ TaskModel::TaskModel(const Config& config, TaskKind task, int64_t vocab_size, in
     case TaskKind::Classify: head_ = std::make_unique<ClassificationHead>(sd, classes, o, init, noise, dtype); break;
     case TaskKind::Pair: head_ = std::make_unique<PairHead>(sd, classes, o, init, noise, dtype); break;
     case TaskKind::Relatedness: head_ = std::make_unique<RelatednessHead>(sd, classes, o, init, noise, dtype); break;
-    case TaskKind::Tag: head_ = std::make_unique<TaggingHead>(encoder_->token_dim(), classes, init, dtype); break;
+    case TaskKind::Tag:
+    case TaskKind::Srl: head_ = std::make_unique<TaggingHead>(encoder_->token_dim(), classes, init, dtype); break;
   }
+  if (predicate_embedding_) register_module("predicate_embedding", *predicate_embedding_);
   register_module("embedding", embedding_);
   register_module("embedding_dropout", embedding_dropout_);
   if (char_cnn_) register_module("char_cnn", *char_cnn_);
@@ -101,7 +111,8 @@ TaskModel::TaskModel(const Config& config, TaskKind task, int64_t vocab_size, in
   register_module("head", *head_);
 }
 
-Tensor TaskModel::encode_sentence(const Tensor& ids, const Tensor& mask, const Tensor& chars, bool want_tokens) {
+Tensor TaskModel::encode_sentence(const Tensor& ids, const Tensor& mask, const Tensor& chars, bool want_tokens,
+                                  const Tensor& predicate) {
   Tensor words = embedding_(ids);
   if (char_cnn_) {
     ATTN_CHECK(chars.defined() && chars.dim() == 3 && chars.size(0) == ids.size(0) && chars.size(1) == ids.size(1),
@@ -109,6 +120,7 @@ Tensor TaskModel::encode_sentence(const Tensor& ids, const Tensor& mask, const T
                chars.defined() ? ", got " + shape_str(chars.shape()) : std::string(", got none"));
     words = concat({words, char_cnn_->forward(chars)}, -1);
   }
+  if (predicate_embedding_) words = concat({words, (*predicate_embedding_)(predicate)}, -1);
   EncoderOutput out = encoder_->encode(embedding_dropout_(words), mask);
   return want_tokens ? out.tokens : out.sentence;
 }
@@ -120,6 +132,10 @@ Tensor TaskModel::logits(const TaskInputs& in) {
       return static_cast<ClassificationHead&>(*head_).forward(encode_sentence(in.ids, in.mask, in.chars, false));
     case TaskKind::Tag:
       return static_cast<TaggingHead&>(*head_).forward(encode_sentence(in.ids, in.mask, in.chars, true));
+    case TaskKind::Srl:
+      ATTN_CHECK(in.predicate.defined() && in.predicate.shape() == in.ids.shape(), "TaskModel",
+                 "srl inputs need the predicate indicator [B, n] beside ids ", shape_str(in.ids.shape()));
+      return static_cast<TaggingHead&>(*head_).forward(encode_sentence(in.ids, in.mask, in.chars, true, in.predicate));
     case TaskKind::Pair:
     case TaskKind::Relatedness: {
       ATTN_CHECK(in.ids_b.defined() && in.mask_b.defined(), "TaskModel", task_name(task_),

@@ -5,6 +5,8 @@
 //   tag:            per-token cross-entropy (padding ignored); token accuracy
 //                   and, for chunk-tagged sets (IOB1, BIO, BIOES), entity
 //                   F1, precision and recall as conlleval counts them
+//   srl:            token accuracy and srl-eval.pl's argument precision,
+//                   recall and F1 (train/srl_metrics.h)
 #pragma once
 #include <map>
 #include <string>

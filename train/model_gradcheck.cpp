@@ -55,12 +55,20 @@ Batch small_batch(const ModelGradcheckSpec& s, int64_t classes, Generator& gen) 
       for (int i = 0; i < 3; ++i)
         batch.scores.push_back(1.0 + static_cast<double>(draw(classes - 1, gen)) + gen.uniform(0.1, 0.9));
       break;
-    case TaskKind::Tag: {
+    case TaskKind::Tag:
+    case TaskKind::Srl: {
       std::vector<int64_t> tags(3 * static_cast<size_t>(n), kIgnoreTag);
       for (size_t i = 0; i < 3; ++i)
         for (int64_t j = 0; j < a[i]; ++j)
           tags[i * static_cast<size_t>(n) + static_cast<size_t>(j)] = draw(classes, gen);
       batch.tags = from_indices(tags, {3, n});
+      if (s.task == TaskKind::Srl) {
+        // The predicate of each non-empty sentence at a drawn position.
+        std::vector<int64_t> indicator(3 * static_cast<size_t>(n), 0);
+        for (size_t i = 0; i < 3; ++i)
+          if (a[i] > 0) indicator[i * static_cast<size_t>(n) + static_cast<size_t>(draw(a[i], gen))] = 1;
+        batch.predicate = from_indices(indicator, {3, n});
+      }
       break;
     }
   }

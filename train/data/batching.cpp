@@ -110,10 +110,15 @@ BatchIterator::BatchIterator(const std::vector<Example>& examples, const Vocabul
       item.label = e.label;
     }
     if (task == TaskKind::Relatedness) item.score = e.score;
-    if (task == TaskKind::Tag) {
+    if (tags_tokens(task)) {
       ATTN_CHECK(e.tags.size() == e.tokens.size(), "BatchIterator", "example ", i, " has ", e.tags.size(),
                  " tags for ", e.tokens.size(), " tokens");
       item.tags = e.tags;
+    }
+    if (task == TaskKind::Srl) {
+      ATTN_CHECK(e.predicate >= 0 && e.predicate < static_cast<int64_t>(e.tokens.size()), "BatchIterator", "example ",
+                 i, " has its predicate at ", e.predicate, ", outside its ", e.tokens.size(), " tokens");
+      item.predicate = e.predicate;
     }
     items_.push_back(std::move(item));
   }
@@ -173,7 +178,7 @@ void BatchIterator::describe_whole_batch(const std::vector<size_t>& whole, Batch
     };
     const int64_t length = keep(item.ids);
     if (uses_second(task_)) keep(item.ids_b);
-    if (task_ == TaskKind::Tag)
+    if (tags_tokens(task_))
       for (int64_t j = 0; j < std::min(length, static_cast<int64_t>(item.tags.size())); ++j)
         batch.global_tokens += item.tags[static_cast<size_t>(j)] != kIgnoreTag;
   }
@@ -231,7 +236,16 @@ bool BatchIterator::next(Batch& batch) {
   }
   if (task_ == TaskKind::Relatedness)
     for (size_t i : members) batch.scores.push_back(items_[i].score);
-  if (task_ == TaskKind::Tag) {
+  if (task_ == TaskKind::Srl) {
+    const int64_t n = batch.ids.size(1);
+    std::vector<int64_t> indicator(static_cast<size_t>(b * n), 0);
+    for (int64_t r = 0; r < b; ++r) {
+      const int64_t at = items_[members[static_cast<size_t>(r)]].predicate;
+      if (at < n) indicator[static_cast<size_t>(r * n + at)] = 1;  // a predicate cut off by max_len marks nothing
+    }
+    batch.predicate = from_indices(indicator, {b, n});
+  }
+  if (tags_tokens(task_)) {
     int64_t n = batch.ids.size(1);
     batch.tags = full({b, n}, static_cast<double>(kIgnoreTag), DType::I64);
     int64_t* t = batch.tags.data<int64_t>();

@@ -20,6 +20,7 @@ struct Batch {
   // The character ids of each word, [B, n, L] int64 (0: padding; L the
   // longest word of the batch, capped), when the vocabulary has characters.
   Tensor chars, chars_b;
+  Tensor predicate;             // [B, n] int64, 1 at the predicate and 0 elsewhere (srl)
   std::vector<size_t> indices;  // positions of the examples in the source vector
   // The whole mini-batch this one is a process's share of (a data-parallel
   // run; equal to this batch's own in one process): how many examples and
@@ -69,9 +70,10 @@ struct BatchOptions {
 class BatchIterator {
  public:
   // `task` decides which fields are filled and checked: Classify/Pair need
-  // label >= 0, Pair/Relatedness use tokens_b, Tag needs one tag per token.
-  // With vocab.characters(), chars (and chars_b) hold each word's character
-  // ids, read from cased_tokens where the example has them.
+  // label >= 0, Pair/Relatedness use tokens_b, Tag and Srl need one tag per
+  // token, Srl a predicate inside the sentence. With vocab.characters(),
+  // chars (and chars_b) hold each word's character ids, read from
+  // cased_tokens where the example has them.
   // Throws attn::Error naming the example index when one does not fit.
   BatchIterator(const std::vector<Example>& examples, const Vocabulary& vocab, TaskKind task,
                 const BatchOptions& options, Generator* gen /*for shuffling; may be null if !shuffle*/);
@@ -93,6 +95,7 @@ class BatchIterator {
     std::vector<int64_t> ids, ids_b, tags;
     std::vector<std::vector<int64_t>> chars, chars_b;  // per word (vocabulary with characters)
     int64_t label = -1;
+    int64_t predicate = -1;
     double score = 0;
   };
   void plan_epoch();

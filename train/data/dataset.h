@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/util/task_kind.h"  // TaskKind { Classify, Pair, Relatedness, Tag }
+#include "attn/util/task_kind.h"  // TaskKind
 
 namespace attn {
 
@@ -18,6 +18,7 @@ struct Example {
   // `tokens` as the file spelled them (case kept), for the character
   // feature; empty where a loader keeps none (tokens are used instead).
   std::vector<std::string> cased_tokens;
+  int64_t predicate = -1;             // srl: the position of the predicate in tokens
 };
 
 // A labelled split that the final evaluation of `attn train` (an object of

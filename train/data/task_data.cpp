@@ -77,6 +77,7 @@ Dataset load_named_format(const DataSpec& s) {
   if (s.format == "conll12" || s.format == "conll12-bioes")
     return load_conll12(d, s.format == "conll12" ? TagScheme::Bio : TagScheme::Bioes);
   if (s.format == "ptb-pos") return load_ptb_pos(d);
+  if (s.format == "conll05") return load_conll05(d);
   if (s.format == "cr" || s.format == "mpqa" || s.format == "subj") return load_cross_validation_format(s);
   if (s.format == "spam") {
     SpamOptions o;
@@ -94,7 +95,7 @@ const char* data_formats_help() {
   return "auto, tsv, snli, multinli (matched and mismatched dev reported apart), mtl16-NAME (NAME: one of MTL-16's "
          "sixteen data sets, the paper's row names in lower case: apparel, baby, books, camera, dvd, "
          "electronics, health, imdb, kitchen, magazines, mr, music, software, sports, toys, video), sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, "
-         "conll03, conll03-bioes, conll12, conll12-bioes (NER, tags in BIO or BIOES), ptb-pos (WSJ sections 00..24), cr, mpqa, subj "
+         "conll03, conll03-bioes, conll12, conll12-bioes (NER, tags in BIO or BIOES), ptb-pos (WSJ sections 00..24), conll05 (SRL), cr, mpqa, subj "
          "(SentEval's one-file-per-class text; --fold picks the test fold), spam (a local copy of the SpamAssassin npm "
          "package: its .tgz or folder)";
 }
@@ -120,6 +121,7 @@ Dataset load_task_data(const DataSpec& spec) {
         case TaskKind::Pair: s.format = "tsv"; break;
         case TaskKind::Relatedness: s.format = "sick"; break;
         case TaskKind::Tag: s.format = "conll"; break;
+        case TaskKind::Srl: s.format = "conll05"; break;
       }
     }
     // A single file where a folder of split files belongs (`--data train.tsv`).

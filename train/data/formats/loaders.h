@@ -108,6 +108,19 @@ Dataset load_conll12(const std::string& dir, TagScheme scheme);
 // Tokens tagged -NONE- are dropped; an ambiguous "A|B" tag keeps A. Errors:
 // a missing or empty section folder, a token that is not word/TAG.
 Dataset load_ptb_pos(const std::string& dir);
+// CoNLL-2005 SRL (gold predicates) in DIR/train.txt (or train-set), DIR/dev.txt
+// (or dev-set; optional, as above), DIR/test.txt (or test-wsj, test-brown):
+// per line WORD TARGET ARG_1 ... ARG_k, whitespace-separated, a blank line
+// between sentences: the official words column beside the official props
+// columns (TARGET is "-" or the predicate's lemma; ARG_j is the bracket
+// notation "(A0*", "*", "*)", "(V*)" of the j-th predicate). One example per
+// predicate: the lowercased words, Example::predicate = the predicate's row,
+// and its argument column as BIO tags ("(A0*" -> B-A0, inside -> I-A0, else
+// O; the verb is B-V). Tag names in byte order, "O" always among them. Task
+// Srl. Errors: rows of one sentence with different column counts, argument
+// columns not one per predicate, unbalanced or nested brackets, a malformed
+// cell, an argument column without a (V*) span on its predicate's row.
+Dataset load_conll05(const std::string& dir);
 
 // MTL-16 (Liu, Qiu and Huang 2017, the release's mtl-dataset folder): DIR/
 // STEM.task.train and DIR/STEM.task.test (STEM: the data set's file name), "label<TAB>text" lines with label
