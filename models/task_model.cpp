@@ -1,6 +1,7 @@
 #include "attn/models/task_model.h"
 
 #include "attn/engine/error.h"
+#include "attn/models/sentence_locator.h"
 
 namespace attn {
 
@@ -73,6 +74,10 @@ TaskModel::TaskModel(const Config& config, TaskKind task, int64_t vocab_size, in
     case TaskKind::Pair: head_ = std::make_unique<PairHead>(sd, classes, o, init, noise, dtype); break;
     case TaskKind::Relatedness: head_ = std::make_unique<RelatednessHead>(sd, classes, o, init, noise, dtype); break;
     case TaskKind::Tag: head_ = std::make_unique<TaggingHead>(encoder_->token_dim(), classes, init, dtype); break;
+    case TaskKind::Locate:
+      head_ = std::make_unique<SentenceLocator>(config, encoder_->token_dim(), dim, o.hidden, o.keep_prob, dtype, init,
+                                                noise);
+      break;
   }
   register_module("embedding", embedding_);
   register_module("embedding_dropout", embedding_dropout_);
@@ -100,6 +105,13 @@ Tensor TaskModel::logits(const TaskInputs& in) {
       Tensor v = encode_sentence(in.ids_b, in.mask_b, false);
       if (task_ == TaskKind::Pair) return static_cast<PairHead&>(*head_).forward(u, v);
       return static_cast<RelatednessHead&>(*head_).forward(u, v);
+    }
+    case TaskKind::Locate: {
+      ATTN_CHECK(in.passage_ids.defined() && in.passage_mask.defined() && in.sentences.defined(), "TaskModel",
+                 "locate inputs need the passage (passage_ids, passage_mask, sentences)");
+      return static_cast<SentenceLocator&>(*head_).forward(*encoder_, embedding_dropout_(embedding_(in.passage_ids)),
+                                                           in.passage_mask, in.sentences,
+                                                           embedding_dropout_(embedding_(in.ids)), in.mask);
     }
   }
   return Tensor();

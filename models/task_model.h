@@ -21,6 +21,7 @@ int64_t relatedness_classes(const Config& config);
 struct TaskInputs {
   Tensor ids, mask;      // [B, n] int64 / uint8
   Tensor ids_b, mask_b;  // the second sentence (pair and relatedness tasks)
+  Tensor passage_ids, passage_mask, sentences;  // locate: [B, S, m] x2 and [B, S] (ids, mask: the question)
 };
 
 class TaskModel : public Module {
@@ -28,7 +29,8 @@ class TaskModel : public Module {
   TaskModel(const Config& config, TaskKind task, int64_t vocab_size, int64_t classes, DType dtype, Generator& init,
             Generator& noise);
   // classify/pair: [B, classes]; relatedness: [B, classes] over scores 1..classes;
-  // tag: [B, n, classes].
+  // tag: [B, n, classes]; locate: [B, S] sentence scores, -inf at padding
+  // sentences (`classes` is unused: the passage decides how many there are).
   Tensor logits(const TaskInputs& inputs);
 
   TaskKind task() const { return task_; }

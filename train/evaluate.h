@@ -4,6 +4,7 @@
 //                   Spearman and MSE of the expected score
 //   tag:            per-token cross-entropy (padding ignored); token accuracy
 //                   and, for BIO tag sets, chunk F1
+//   locate:         cross-entropy over the passage's sentences; sentence accuracy
 #pragma once
 #include <map>
 #include <string>
@@ -60,7 +61,7 @@ struct EvalOptions {
 EvalResult evaluate(TaskModel& model, const std::vector<Example>& examples, const Vocabulary& vocab,
                     const std::vector<std::string>& label_names, const EvalOptions& options);
 
-// Predicted class (classify/pair), expected score (relatedness) or tag ids
+// Predicted class (classify/pair) or answer sentence (locate), expected score (relatedness) or tag ids
 // (tag) for each example, in order.
 struct Prediction {
   int64_t label = -1;

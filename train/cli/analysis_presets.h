@@ -26,6 +26,8 @@ std::vector<Preset> mtsa_ablation_presets(const std::vector<Preset>& made);
 std::vector<Preset> biblosan_ablation_presets(const std::vector<Preset>& made);
 // ReSAN paper Table 2 (SNLI ablations) and Table 4 (iterative sampling).
 std::vector<Preset> resan_ablation_presets(const std::vector<Preset>& made);
+// Bi-BloSAN paper Table 4 (every context fusion on SQuAD sentence location).
+std::vector<Preset> biblosan_squad_presets(const std::vector<Preset>& made);
 // Multi-Scale Transformer paper Table 6 (scale distributions on SNLI, rows A-I).
 std::vector<Preset> mstrans_scale_presets(const std::vector<Preset>& made);
 

@@ -12,7 +12,7 @@ namespace attn {
 
 namespace {
 
-const std::vector<std::string> kHeads = {"classify", "pair", "relatedness", "tag"};
+const std::vector<std::string> kHeads = {"classify", "pair", "relatedness", "tag", "locate"};
 
 // Prints the model's rows (with --verbose), failures and summary line; true when it passed.
 bool report(const std::string& what, const ModuleGradcheckResult& m, bool verbose) {

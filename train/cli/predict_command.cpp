@@ -1,6 +1,7 @@
 // `attn predict`: reads sentences from standard input (one per line; for
-// pair and relatedness tasks the two sentences separated by a tab) and writes
-// one prediction per line.
+// pair and relatedness tasks the two sentences separated by a tab; for the
+// locate task the question, a tab and the passage) and writes one prediction
+// per line.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "attn/train/cli/commands.h"
 #include "attn/train/evaluate.h"
 #include "attn/train/run/saved_run.h"
+#include "attn/train/data/sentence_splitter.h"
 #include "attn/train/data/tokenizer.h"
 
 namespace attn {
@@ -51,6 +53,8 @@ std::string format_prediction(const SavedRun& run, const Prediction& pr, bool pr
     case TaskKind::Relatedness:
       std::snprintf(number, sizeof number, json ? "%.6g" : "%.4f", pr.score);
       return json ? std::string("{\"score\": ") + number + "}" : std::string(number);
+    case TaskKind::Locate:  // the answer sentence's index in the passage, from 0
+      return json ? "{\"sentence\": " + std::to_string(pr.label) + "}" : std::to_string(pr.label);
     case TaskKind::Tag: {
       std::string out;
       for (int64_t t : pr.tags)
@@ -66,7 +70,9 @@ std::string format_prediction(const SavedRun& run, const Prediction& pr, bool pr
 int run_predict_command(const std::vector<std::string>& args) {
   ArgParser p("predict",
               "Reads one input per line from stdin and prints one prediction per line: the label (classify, pair),\n"
-              "the score (relatedness) or the space-separated tags (tag). Pair inputs: two sentences separated by a tab.\n"
+              "the score (relatedness), the space-separated tags (tag) or the answer sentence's index from 0 (locate).\n"
+              "Pair inputs: two sentences separated by a tab; locate inputs: the question, a tab, the passage (split\n"
+              "into sentences as --format squad splits a context).\n"
               "Lines end at LF, CRLF or a lone CR, as the data loaders read them; a blank line gives a blank output\n"
               "line. A sentence longer than the run's --max-len is cut to it (said on stderr).");
   p.option("run", "", "PATH: run folder written by attn train (required)")
@@ -74,7 +80,7 @@ int run_predict_command(const std::vector<std::string>& args) {
       .option("device", "cpu", "cpu or cuda (the model moves there; batches follow it)")
       .flag("probabilities", "classify, pair: also print each class's probability (label<TAB>class=p ...)")
       .flag("json", "one JSON object per line: {\"label\": ...} ({\"probabilities\": {...}} too with --probabilities), "
-                    "{\"score\": ...} or {\"tags\": [...]}; a blank input line gives {}");
+                    "{\"score\": ...}, {\"tags\": [...]} or {\"sentence\": K}; a blank input line gives {}");
   p.example("echo \"free money, click now\" | attn predict --run runs/mtsa-spam --probabilities", "the label and each class's probability");
   if (!p.parse(args)) {
     std::cout << p.help();
@@ -105,6 +111,13 @@ int run_predict_command(const std::vector<std::string>& args) {
                  ": expected two sentences separated by a tab");
       e.tokens = tokenize(line.substr(0, tab));
       e.tokens_b = tokenize(line.substr(tab + 1));
+    } else if (run.task == TaskKind::Locate) {
+      const size_t tab = line.find('\t');
+      ATTN_CHECK(tab != std::string::npos, "predict", "stdin line ", i + 1,
+                 ": expected the question and the passage separated by a tab");
+      e.tokens = tokenize(line.substr(0, tab));
+      for (const std::string& sentence : sentence_texts(line.substr(tab + 1))) e.passage.push_back(tokenize(sentence));
+      ATTN_CHECK(!e.passage.empty(), "predict", "stdin line ", i + 1, ": the passage after the tab is empty");
     } else {
       e.tokens = tokenize(line);
     }

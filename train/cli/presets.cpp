@@ -271,7 +271,8 @@ std::vector<Preset> make_presets() {
            "test accuracy 87.7 (mean of 5 runs)", kBiblosanClassify);
 
   // The analyses: each table's rows change one of the presets above.
-  for (auto* table : {mtsa_ablation_presets, biblosan_ablation_presets, resan_ablation_presets, mstrans_scale_presets})
+  for (auto* table : {mtsa_ablation_presets, biblosan_ablation_presets, resan_ablation_presets, mstrans_scale_presets,
+                      biblosan_squad_presets})
     for (Preset& row : table(p)) p.push_back(std::move(row));
   return p;
 }

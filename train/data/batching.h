@@ -17,6 +17,11 @@ struct Batch {
   Tensor labels;                // [B] int64 (classify/pair), undefined otherwise
   std::vector<double> scores;   // relatedness
   Tensor tags;                  // [B, n] int64 with -100 at padding (tagging)
+  // locate: the passages, [B, S, m] int64 / uint8 (S = most sentences in the
+  // batch, m = longest sentence, capped by max_len), and sentences [B, S]
+  // uint8 (1 = a real sentence). A padding sentence is one valid <pad>
+  // position, so no token mask row is all zero.
+  Tensor passage_ids, passage_mask, sentences;
   std::vector<size_t> indices;  // positions of the examples in the source vector
   // The whole mini-batch this one is a process's share of (a data-parallel
   // run; equal to this batch's own in one process): how many examples and
@@ -86,6 +91,7 @@ class BatchIterator {
  private:
   struct Item {
     std::vector<int64_t> ids, ids_b, tags;
+    std::vector<std::vector<int64_t>> passage;
     int64_t label = -1;
     double score = 0;
   };

@@ -34,7 +34,7 @@ std::vector<Example> split_off(std::vector<Example>& train, double fraction, uin
 std::string dataset_summary(const Dataset& data) {
   return data.name + ": " + task_name(data.task) + ", " + std::to_string(data.label_names.size()) + " labels, train " +
          std::to_string(data.train.size()) + ", dev " + std::to_string(data.dev.size()) + ", test " +
-         std::to_string(data.test.size());
+         std::to_string(data.test.size()) + (data.notes.empty() ? "" : "; " + data.notes);
 }
 
 }  // namespace attn

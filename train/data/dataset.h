@@ -15,6 +15,7 @@ struct Example {
   int64_t label = -1;                 // class index (classify/pair)
   double score = 0;                   // relatedness in [1, 5]
   std::vector<int64_t> tags;          // per-token tag ids (tagging)
+  std::vector<std::vector<std::string>> passage;  // locate: the passage's sentences; label = the answer's
 };
 
 struct Dataset {
@@ -22,6 +23,7 @@ struct Dataset {
   TaskKind task = TaskKind::Classify;
   std::vector<std::string> label_names;  // class or tag names, index = id
   std::vector<Example> train, dev, test;
+  std::string notes;  // what the loader decided about the data, said after the summary (may be empty)
 };
 
 // Moves a seeded random `fraction` of `train` (at least one example when
@@ -29,7 +31,7 @@ struct Dataset {
 // train in their original order. Used where a corpus ships without a dev set.
 std::vector<Example> split_off(std::vector<Example>& train, double fraction, uint64_t seed);
 
-// One line per split: "name: task, C labels, train N, dev N, test N".
+// One line per split: "name: task, C labels, train N, dev N, test N[; notes]".
 std::string dataset_summary(const Dataset& data);
 
 }  // namespace attn

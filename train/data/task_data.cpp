@@ -64,6 +64,9 @@ Dataset load_named_format(const DataSpec& s) {
   if (s.format == "sick")
     return load_sick(first_existing(d, {"train.txt", "SICK_train.txt"}), first_existing(d, {"dev.txt", "SICK_trial.txt"}),
                      first_existing(d, {"test.txt", "SICK_test_annotated.txt"}));
+  if (s.format == "squad")
+    return load_squad(first_existing(d, {"train-v1.1.json", "train.json"}),
+                      first_existing(d, {"dev-v1.1.json", "dev.json"}));
   if (s.format == "conll") return load_tagging_dir(d, s.allow_similar_labels);
   if (s.format == "cr" || s.format == "mpqa" || s.format == "subj") return load_cross_validation_format(s);
   if (s.format == "spam") {
@@ -79,7 +82,7 @@ Dataset load_named_format(const DataSpec& s) {
 }  // namespace
 
 const char* data_formats_help() {
-  return "auto, tsv, snli, sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, cr, mpqa, subj "
+  return "auto, tsv, snli, sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, squad (SQuAD v1.1 JSON, locate task), cr, mpqa, subj "
          "(SentEval's one-file-per-class text; --fold picks the test fold), spam (a local copy of the SpamAssassin npm "
          "package: its .tgz or folder)";
 }
@@ -105,6 +108,7 @@ Dataset load_task_data(const DataSpec& spec) {
         case TaskKind::Pair: s.format = "tsv"; break;
         case TaskKind::Relatedness: s.format = "sick"; break;
         case TaskKind::Tag: s.format = "conll"; break;
+        case TaskKind::Locate: s.format = "squad"; break;
       }
     }
     // A single file where a folder of split files belongs (`--data train.tsv`).

@@ -75,6 +75,20 @@ Dataset load_pair_tsv_dir(const std::string& dir, bool allow_similar_labels = fa
 // tags than tokens over 50+ lines).
 Dataset load_tagging_dir(const std::string& dir, bool allow_similar_labels = false);
 
+// SQuAD v1.1 JSON (train-v1.1.json, dev-v1.1.json) as sentence location
+// (seed 002 Sec. 4.2): each context is split into sentences
+// (train/data/sentence_splitter.h), one example per question: tokens = the
+// question, passage = the context's sentences, label = the sentence holding
+// the first answer's start (an answer running into the next sentence keeps
+// that label; how many do is said in Dataset::notes). answer_start counts
+// characters. test = the dev file (the split the paper reports, SQuAD's
+// test set being hidden); dev = a seeded 10% of train (kDevSplitSeed). Task
+// Locate; label_names {"other", "answer"}. Errors name the file and the
+// question's place: malformed JSON, a missing or mistyped field, an empty
+// context, a question without answers, an answer_start outside the context
+// or an answer text that is not at answer_start.
+Dataset load_squad(const std::string& train, const std::string& test);
+
 // Seed used wherever a loader splits a dev set off train.
 constexpr uint64_t kDevSplitSeed = 20240601;
 constexpr double kDevSplitFraction = 0.1;

@@ -1,0 +1,96 @@
+#include "attn/models/sentence_locator.h"
+
+#include <limits>
+
+#include "attn/engine/error.h"
+#include "attn/models/masks.h"
+#include "attn/ops/binary/binary.h"
+#include "attn/ops/join/join.h"
+#include "attn/ops/view/view.h"
+
+namespace attn {
+
+namespace {
+constexpr const char* kBlockLen = "block_len";
+
+// The sentence-level fusion's config: the same encoder and keys, except that
+// Bi-BloSA's blocks hold `sentence_block_len` sentences (the authors' code
+// passes block_len=4 to the output context fusion layer).
+Config sentence_fusion_config(const Config& config) {
+  Config out = config;
+  const EncoderInfo* info = find_encoder(encoder_name(config));
+  if (info && info->config_keys().find(kBlockLen))
+    out.set(kBlockLen, std::to_string(sentence_locator_config_keys().get_int(config, "sentence_block_len")));
+  return out;
+}
+std::unique_ptr<Encoder> build_sentence_fusion(const Config& config, int64_t hidden, DType dtype, Generator& init,
+                                               Generator& noise) {
+  EncoderContext c;
+  c.input_dim = 4 * hidden;
+  c.dtype = dtype;
+  c.init = &init;
+  c.noise = &noise;
+  return build_encoder(sentence_fusion_config(config), c);
+}
+}  // namespace
+
+const ConfigSchema& sentence_locator_config_keys() {
+  using namespace config_limits;
+  static const ConfigSchema table(
+      "the sentence locator",
+      {int_key("sentence_block_len", 4, 1, kLength,
+               "locate task: sentences per block of a Bi-BloSA sentence-level fusion (authors' code: 4)")});
+  return table;
+}
+
+SentenceLocator::SentenceLocator(const Config& config, int64_t token_dim, int64_t word_dim, int64_t hidden,
+                                 double keep_prob, DType dtype, Generator& init, Generator& noise)
+    : question_s2t_(word_dim, init, Activation::Relu, true, dtype),
+      sentence_s2t_(token_dim, init, Activation::Relu, true, dtype),
+      question_map_(word_dim, hidden, init, true, dtype),
+      sentence_map_(token_dim, hidden, init, true, dtype),
+      sentence_fusion_(build_sentence_fusion(config, hidden, dtype, init, noise)),
+      pre_output_(sentence_fusion_->token_dim(), hidden, init, true, dtype),
+      score_(hidden, 1, init, true, dtype),
+      dropout_(keep_prob, noise) {
+  register_module("question_s2t", question_s2t_);
+  register_module("question_map", question_map_);
+  register_module("sentence_s2t", sentence_s2t_);
+  register_module("sentence_map", sentence_map_);
+  register_module("sentence_fusion", *sentence_fusion_);
+  register_module("pre_output", pre_output_);
+  register_module("score", score_);
+  register_module("dropout", dropout_);
+}
+
+Tensor SentenceLocator::dense(const Linear& layer, const Tensor& x, Activation act) const {
+  return layer.forward(dropout_(x), act);
+}
+
+Tensor SentenceLocator::forward(Encoder& sentence_encoder, const Tensor& passage_words, const Tensor& passage_mask,
+                                const Tensor& sentences, const Tensor& question_words,
+                                const Tensor& question_mask) const {
+  ATTN_CHECK(passage_words.dim() == 4, "SentenceLocator", "passage words must be [B, S, m, d], got ",
+             shape_str(passage_words.shape()));
+  const int64_t b = passage_words.size(0), s = passage_words.size(1), m = passage_words.size(2);
+  ATTN_CHECK(passage_mask.dim() == 3 && passage_mask.size(0) == b && passage_mask.size(1) == s &&
+                 passage_mask.size(2) == m,
+             "SentenceLocator", "passage mask ", shape_str(passage_mask.shape()), " does not match the words ",
+             shape_str(passage_words.shape()));
+  check_token_mask(sentences, b, s, "SentenceLocator", "sentences");
+  check_token_mask(question_mask, b, question_words.size(1), "SentenceLocator", "question mask");
+
+  const Tensor flat_mask = reshape(passage_mask, {b * s, m});
+  const EncoderOutput fused = sentence_encoder.encode(reshape(passage_words, {b * s, m, passage_words.size(3)}),
+                                                      flat_mask);
+  const Tensor u = reshape(dense(sentence_map_, sentence_s2t_.forward(fused.tokens, flat_mask), Activation::Relu),
+                           {b, s, -1});
+  const Tensor q_vec = dense(question_map_, question_s2t_.forward(question_words, question_mask), Activation::Relu);
+  const Tensor q = expand(unsqueeze(q_vec, 1), u.shape());
+  const Tensor c = concat({u, q, u - q, u * q}, 2);
+  const Tensor o = dense(pre_output_, sentence_fusion_->encode(c, sentences).tokens, Activation::Relu);
+  const Tensor scores = squeeze(dense(score_, o, Activation::None), 2);
+  return masked_fill(scores, mask_not(sentences), -std::numeric_limits<double>::infinity());
+}
+
+}  // namespace attn

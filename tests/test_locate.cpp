@@ -1,0 +1,304 @@
+// The locate task of seed 002 Sec. 4.2 / App. B: the sentence splitter, the
+// SQuAD loader and its errors, passage batching, the sentence locator's
+// masking and gradients, and a learning stand-in trained by the trainer.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <set>
+
+#include "test_data_util.h"
+#include "attn/engine/autograd.h"
+#include "attn/models/task_model.h"
+#include "attn/train/data/batching.h"
+#include "attn/train/data/formats/loaders.h"
+#include "attn/train/data/sentence_splitter.h"
+#include "attn/train/data/task_data.h"
+#include "attn/train/data/vocab.h"
+#include "attn/train/evaluate.h"
+#include "attn/train/model_gradcheck.h"
+#include "attn/train/trainer.h"
+#include "attn/util/json.h"
+
+namespace attn {
+namespace {
+
+using namespace test_data;
+
+std::string fixture_dir() { return std::string(ATTN_SOURCE_DIR) + "/data/fixtures/squad"; }
+
+// ---------- the sentence splitter ----------
+
+TEST(SentenceSplitter, SplitsAtEndPunctuationAndKeepsAbbreviationsAndInitials) {
+  EXPECT_THAT(sentence_texts("Mr. Smith met Dr. Jones in the U.S. capital. J. R. R. Tolkien wrote it! Did he? Yes."),
+              ElementsAre("Mr. Smith met Dr. Jones in the U.S. capital.", "J. R. R. Tolkien wrote it!", "Did he?",
+                          "Yes."));
+  // A lowercase word after a period continues the sentence; closing quotes
+  // stay with the sentence they end.
+  EXPECT_THAT(sentence_texts("It cost 3 vs. 4 dollars. \"Go home.\" She left."),
+              ElementsAre("It cost 3 vs. 4 dollars.", "\"Go home.\"", "She left."));
+  EXPECT_THAT(sentence_texts("pi is 3.14 exactly. Next"), ElementsAre("pi is 3.14 exactly.", "Next"));
+  EXPECT_TRUE(split_sentences("  \n ").empty());
+}
+
+TEST(SentenceSplitter, SpansCoverTheTextWithoutGaps) {
+  const std::string text = "  One. Two!  Three? Four";
+  const std::vector<SentenceSpan> spans = split_sentences(text);
+  ASSERT_EQ(spans.size(), 4u);
+  EXPECT_EQ(spans.front().begin, 0u);
+  EXPECT_EQ(spans.back().end, text.size());
+  for (size_t k = 1; k < spans.size(); ++k) EXPECT_EQ(spans[k].begin, spans[k - 1].end);
+}
+
+// ---------- the loader ----------
+
+TEST(SquadLoader, ReadsTheFixtureAsSentenceLocation) {
+  DataSpec spec;
+  spec.task = TaskKind::Locate;
+  spec.data = fixture_dir();
+  const Dataset d = load_task_data(spec);  // --format auto picks squad for locate
+  EXPECT_EQ(d.task, TaskKind::Locate);
+  EXPECT_EQ(d.train.size() + d.dev.size(), 11u);
+  EXPECT_EQ(d.dev.size(), 1u);  // a seeded 10% of train
+  EXPECT_EQ(d.test.size(), 5u);  // dev-v1.1.json
+  // "Who was the chief engineer?": the third sentence; "Joseph B." is an initial, not an end.
+  const Example& engineer = d.test[1];
+  EXPECT_THAT(engineer.tokens, ElementsAre("who", "was", "the", "chief", "engineer", "?"));
+  ASSERT_EQ(engineer.passage.size(), 3u);
+  EXPECT_EQ(engineer.label, 2);
+  EXPECT_THAT(engineer.passage[2], ElementsAre("joseph", "b", ".", "strauss", "was", "the", "chief", "engineer", "."));
+  // answer_start counts characters: "Lake Geneva" comes after the two-byte 'ô'.
+  std::vector<Example> all = d.train;
+  all.insert(all.end(), d.dev.begin(), d.dev.end());
+  bool found = false;
+  for (const Example& e : all)
+    if (e.tokens == Tokens{"which", "lake", "does", "the", "rhône", "flow", "through", "?"}) {
+      found = true;
+      EXPECT_EQ(e.label, 1);
+      EXPECT_EQ(e.passage.size(), 3u);
+    }
+  EXPECT_TRUE(found);
+  EXPECT_THAT(dataset_summary(d), HasSubstr("train 0 of 11, test 0 of 5"));
+}
+
+// A SQuAD file of one paragraph and one question.
+std::string squad_json(const std::string& context, const std::string& question, const std::string& answers) {
+  return "{\"data\": [{\"title\": \"t\", \"paragraphs\": [{\"context\": " + json_quote(context) +
+         ", \"qas\": [{\"id\": \"q1\", \"question\": " + json_quote(question) + ", \"answers\": " + answers +
+         "}]}]}], \"version\": \"1.1\"}";
+}
+
+std::string load_error(const std::string& train_text) {
+  const std::string dir = fresh_dir();
+  write(dir, "squad/train-v1.1.json", train_text);
+  write(dir, "squad/dev-v1.1.json", squad_json("One. Two.", "Which?", "[{\"answer_start\": 5, \"text\": \"Two\"}]"));
+  return error_of([&] { load_squad(dir + "/squad/train-v1.1.json", dir + "/squad/dev-v1.1.json"); });
+}
+
+TEST(SquadLoader, CountsAnswersThatRunIntoTheNextSentence) {
+  const std::string dir = fresh_dir();
+  const std::string context = "It rained. Then it snowed. Spring came.";
+  write(dir, "squad/train-v1.1.json",
+        squad_json(context, "What happened?", "[{\"answer_start\": 3, \"text\": \"rained. Then\"}]"));
+  write(dir, "squad/dev-v1.1.json",
+        squad_json(context, "When?", "[{\"answer_start\": 27, \"text\": \"Spring\"}, {\"answer_start\": 0, \"text\": \"It\"}]"));
+  const Dataset d = load_squad(dir + "/squad/train-v1.1.json", dir + "/squad/dev-v1.1.json");
+  ASSERT_EQ(d.train.size() + d.dev.size(), 1u);
+  const Example& e = d.train.empty() ? d.dev[0] : d.train[0];
+  EXPECT_EQ(e.label, 0);          // the sentence of the answer's start
+  EXPECT_EQ(d.test[0].label, 2);  // the first answer decides (the authors' answers[0])
+  EXPECT_THAT(d.notes, HasSubstr("train 1 of 1, test 0 of 1"));
+}
+
+TEST(SquadLoader, RejectsBadInputNamingTheProblem) {
+  EXPECT_THAT(load_error("{\"data\": [}"), HasSubstr("not SQuAD JSON"));
+  EXPECT_THAT(load_error("{\"version\": \"1.1\"}"), HasSubstr("missing \"data\""));
+  EXPECT_THAT(load_error(squad_json("One. Two.", "Which?", "[{\"answer_start\": 40, \"text\": \"Two\"}]")),
+              HasSubstr("answer_start '40' is not a character of the context"));
+  EXPECT_THAT(load_error(squad_json("One. Two.", "Which?", "[{\"answer_start\": -1, \"text\": \"One\"}]")),
+              HasSubstr("is not a character of the context"));
+  EXPECT_THAT(load_error(squad_json("One. Two.", "Which?", "[]")), HasSubstr("(id q1): the question has no answers"));
+  EXPECT_THAT(load_error(squad_json("One. Two.", "Which?", "[{\"answer_start\": 0, \"text\": \"Two\"}]")),
+              HasSubstr("is not in the context at answer_start 0"));
+  EXPECT_THAT(load_error(squad_json("   ", "Which?", "[{\"answer_start\": 0, \"text\": \" \"}]")),
+              HasSubstr("the context is empty"));
+  EXPECT_THAT(load_error(squad_json("One. Two.", "Which?", "[{\"answer_start\": \"0\", \"text\": \"One\"}]")),
+              HasSubstr("\"answer_start\" is string, not number"));
+  const std::string dir = fresh_dir();
+  DataSpec spec;
+  spec.task = TaskKind::Locate;
+  spec.data = dir;
+  spec.format = "squad";
+  EXPECT_THAT(error_of([&] { load_task_data(spec); }), HasSubstr("none of train-v1.1.json"));
+}
+
+// ---------- batching ----------
+
+Example locate_example(std::vector<Tokens> passage, Tokens question, int64_t label) {
+  Example e;
+  e.passage = std::move(passage);
+  e.tokens = std::move(question);
+  e.label = label;
+  return e;
+}
+
+TEST(LocateBatching, PadsPassagesAndMarksRealSentences) {
+  const std::vector<Example> examples = {locate_example({{"a", "b", "c"}, {"d"}, {"e", "f"}}, {"a", "x"}, 2),
+                                         locate_example({{"g"}}, {"g"}, 0)};
+  const Vocabulary vocab = Vocabulary::build(examples, 1, 0);
+  BatchOptions o;
+  o.shuffle = false;
+  o.bucket_by_length = false;
+  o.batch_size = 2;
+  BatchIterator it(examples, vocab, TaskKind::Locate, o, nullptr);
+  Batch b;
+  ASSERT_TRUE(it.next(b));
+  EXPECT_EQ(b.passage_ids.shape(), (Shape{2, 3, 3}));
+  EXPECT_EQ(b.passage_mask.shape(), (Shape{2, 3, 3}));
+  EXPECT_EQ(b.sentences.to_vector(), (std::vector<double>{1, 1, 1, 1, 0, 0}));
+  EXPECT_EQ(b.labels.to_vector(), (std::vector<double>{2, 0}));
+  // The second passage: "g", then two padding sentences of one valid <pad>.
+  EXPECT_EQ(b.passage_mask.to_vector(),
+            (std::vector<double>{1, 1, 1, 1, 0, 0, 1, 1, 0, /**/ 1, 0, 0, 1, 0, 0, 1, 0, 0}));
+  EXPECT_EQ(b.passage_ids.at({1, 0, 0}), static_cast<double>(vocab.id("g")));
+  EXPECT_EQ(b.passage_ids.at({1, 1, 0}), static_cast<double>(Vocabulary::kPad));
+  EXPECT_FALSE(it.next(b));
+
+  std::vector<Example> bad = {locate_example({{"a"}}, {"a"}, 1)};
+  EXPECT_THAT(error_of([&] { BatchIterator(bad, vocab, TaskKind::Locate, o, nullptr); }),
+              HasSubstr("names answer sentence 1 of a passage with 1 sentences"));
+  bad = {locate_example({}, {"a"}, 0)};
+  EXPECT_THAT(error_of([&] { BatchIterator(bad, vocab, TaskKind::Locate, o, nullptr); }),
+              HasSubstr("has no passage sentences"));
+}
+
+// ---------- the model ----------
+
+Config locator_config(const std::string& encoder) {
+  Config c = small_model_config(encoder);
+  return c;
+}
+
+TEST(SentenceLocator, PaddingSentencesAreSelectedOutWhateverTheyHold) {
+  const std::vector<Example> examples = {locate_example({{"a", "b"}, {"c"}, {"d", "e", "a"}}, {"a", "c"}, 1),
+                                         locate_example({{"b", "c"}}, {"e"}, 0)};
+  const Vocabulary vocab = Vocabulary::build(examples, 1, 0);
+  BatchOptions o;
+  o.shuffle = false;
+  o.bucket_by_length = false;
+  BatchIterator it(examples, vocab, TaskKind::Locate, o, nullptr);
+  Batch b;
+  ASSERT_TRUE(it.next(b));
+  Generator init(3), noise(4);
+  TaskModel model(locator_config("bilstm"), TaskKind::Locate, vocab.size(), 2, DType::F32, init, noise);
+  model.set_training(false);
+  NoGrad no_grad;
+  const Tensor scores = model.logits(inputs_of(b));
+  ASSERT_EQ(scores.shape(), (Shape{2, 3}));
+  EXPECT_TRUE(std::isinf(scores.at({1, 1})) && scores.at({1, 1}) < 0);
+  EXPECT_TRUE(std::isinf(scores.at({1, 2})) && scores.at({1, 2}) < 0);
+  for (int64_t k = 0; k < 3; ++k) EXPECT_TRUE(std::isfinite(scores.at({0, k})));
+  // A padding sentence holding real words changes no real sentence's score.
+  Batch other = b;
+  other.passage_ids = clone(b.passage_ids);
+  write_element(other.passage_ids, (1 * 3 + 2) * 3, static_cast<double>(vocab.id("a")));
+  const Tensor again = model.logits(inputs_of(other));
+  EXPECT_EQ(again.at({1, 0}), scores.at({1, 0}));
+  EXPECT_EQ(again.at({0, 2}), scores.at({0, 2}));
+  // The loss is finite and its probabilities at padding sentences are 0.
+  EXPECT_TRUE(std::isfinite(task_loss(TaskKind::Locate, scores, b).item()));
+}
+
+// Float64 gradients through the whole locator on passages with padding
+// sentences and length-1 sentences (train/model_gradcheck.cpp's locate batch).
+void expect_locator_gradients_match(const std::string& encoder) {
+  ModelGradcheckSpec spec;
+  spec.config = locator_config(encoder);
+  spec.task = TaskKind::Locate;
+  const ModuleGradcheckResult m = gradcheck_task_model(spec);
+  EXPECT_TRUE(m.result.passed) << encoder << ": " << m.result.failure;
+  size_t head = 0;
+  for (size_t i = 0; i < m.names.size(); ++i)
+    if (m.names[i].rfind("head.", 0) == 0) {
+      ++head;
+      // Every locator weight reaches the loss (only the sentence encoder's
+      // own readout, unused here, may not).
+      EXPECT_TRUE(m.result.inputs[i].reached) << encoder << ": " << m.names[i];
+      EXPECT_GT(m.result.inputs[i].max_abs_gradient, 0.0) << encoder << ": " << m.names[i];
+    }
+  EXPECT_GE(head, 10u) << encoder;
+}
+
+TEST(SentenceLocator, GradientsMatchCentralDifferencesInFloat64) {
+  for (const char* encoder : {"bilstm", "biblosan", "multicnn", "transformer"}) expect_locator_gradients_match(encoder);
+}
+
+// ---------- learning ----------
+
+// SQuAD files of generated passages: 3 to 5 sentences of common words, each
+// with two rare words found nowhere else in its passage; the question holds
+// one rare word of the answer sentence among common words.
+std::string generated_squad(std::mt19937& rng, int paragraphs) {
+  const char* common[] = {"the", "a", "of", "river", "city", "was", "built", "old", "people", "many", "near", "is"};
+  std::string out = "{\"version\": \"1.1\", \"data\": [{\"title\": \"generated\", \"paragraphs\": [";
+  for (int p = 0; p < paragraphs; ++p) {
+    const int sentences = 3 + static_cast<int>(rng() % 3);
+    std::vector<int> rare(200);
+    for (int i = 0; i < 200; ++i) rare[static_cast<size_t>(i)] = i;
+    std::shuffle(rare.begin(), rare.end(), rng);
+    const int answer = static_cast<int>(rng() % static_cast<unsigned>(sentences));
+    std::string context, answer_word;
+    size_t answer_start = 0;
+    for (int s = 0; s < sentences; ++s) {
+      std::string sentence = "The";
+      for (int w = 0; w < 5; ++w) {
+        if (w == 1 || w == 3) {
+          const std::string word = "w" + std::to_string(rare[static_cast<size_t>(2 * s + w / 2)]);
+          if (s == answer && w == 3) {
+            answer_word = word;
+            answer_start = context.size() + sentence.size() + 1;
+          }
+          sentence += " " + word;
+        } else {
+          sentence += std::string(" ") + common[rng() % 12];
+        }
+      }
+      context += sentence + ". ";
+    }
+    std::string question = std::string("What ") + common[rng() % 12] + " " + answer_word + " " + common[rng() % 12] + "?";
+    out += std::string(p ? ", " : "") + "{\"context\": " + json_quote(context) + ", \"qas\": [{\"id\": \"" +
+           std::to_string(p) + "\", \"question\": " + json_quote(question) + ", \"answers\": [{\"answer_start\": " +
+           std::to_string(answer_start) + ", \"text\": " + json_quote(answer_word) + "}]}]}";
+  }
+  return out + "]}]}";
+}
+
+TEST(LocateLearning, FindsTheSentenceSharingARareWordWithTheQuestion) {
+  const std::string dir = fresh_dir();
+  std::mt19937 rng(11);
+  write(dir, "squad/train-v1.1.json", generated_squad(rng, 400));
+  write(dir, "squad/dev-v1.1.json", generated_squad(rng, 150));
+  TrainOptions o;
+  o.data.task = TaskKind::Locate;
+  o.data.data = dir + "/squad";
+  o.data.format = "squad";
+  o.data.verbose = false;
+  o.run_dir = dir + "/run";
+  o.model.set("encoder", "bisru");
+  o.model.set("embedding_dim", "12");
+  o.model.set("head_hidden", "12");
+  o.model.set("hidden", "12");
+  o.model.set("keep_prob", "1.0");
+  o.min_count = 1;
+  o.batch_size = 16;
+  o.epochs = 6;
+  o.lr = 0.01;
+  o.verbose = false;
+  const TrainResult r = train_model(o);
+  // Chance is the mean of 1/S over the test passages, about 0.26 (S = 3, 4, 5).
+  EXPECT_EQ(r.primary, "accuracy");
+  EXPECT_GT(r.test.metrics.at("accuracy"), 0.7) << "dev " << r.best_dev;
+}
+
+}  // namespace
+}  // namespace attn
