@@ -51,8 +51,15 @@ SentenceLocator::SentenceLocator(const Config& config, int64_t token_dim, int64_
       sentence_map_(token_dim, hidden, init, true, dtype),
       sentence_fusion_(build_sentence_fusion(config, hidden, dtype, init, noise)),
       pre_output_(sentence_fusion_->token_dim(), hidden, init, true, dtype),
-      score_(hidden, 1, init, true, dtype),
+      // No bias: one shared by every sentence cancels in the softmax over
+      // them, so it could never learn (its gradient is exactly zero).
+      score_(hidden, 1, init, false, dtype),
       dropout_(keep_prob, noise) {
+  // The trainer's REINFORCE trains the sentence encoder's selection policy
+  // only; a second one here would never learn.
+  ATTN_CHECK(!sentence_fusion_->has_selection_policy(), "SentenceLocator", "the locate task cannot use encoder '",
+             encoder_name(config), "': its selection policy is trained by REINFORCE, which reaches only the "
+             "sentence encoder, not the sentence-level fusion");
   register_module("question_s2t", question_s2t_);
   register_module("question_map", question_map_);
   register_module("sentence_s2t", sentence_s2t_);

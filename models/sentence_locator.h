@@ -5,9 +5,10 @@
 //   q   = relu(W_q s2t(q_1..q_l))         the question's word embeddings
 //   c_k = [u_k; q; u_k - q; u_k * q]      (Eq. 24)
 //   o_k = relu(W_o fusion'(c)_k)          a second context fusion over sentences
-//   score_k = w^T o_k + b; padding sentences are selected out (-inf)
+//   score_k = w^T o_k                     padding sentences selected out (-inf)
 // Each dense layer reads its input through dropout, as the authors'
-// bn_dense_layer does. Children: "question_s2t", "question_map",
+// bn_dense_layer does. An encoder with a selection policy (ReSAN) is refused:
+// REINFORCE trains the sentence encoder's policy only. Children: "question_s2t", "question_map",
 // "sentence_s2t", "sentence_map", "sentence_fusion", "pre_output", "score".
 #pragma once
 #include <memory>

@@ -30,12 +30,15 @@ int64_t draw(int64_t count, Generator& gen) {
   return std::min(count - 1, static_cast<int64_t>(gen.uniform() * static_cast<double>(count)));
 }
 
-// Locate: three passages of 3, 2 and 1 sentences (so [3, 3, n] with a
-// padding sentence in the second and two in the third), among them
-// sentences of length 1; each label a real sentence of its passage.
+// Locate: three passages of 5, 2 and 1 sentences (so [3, 5, n] with three
+// padding sentences in the second and four in the third), among them
+// sentences of length 1; each label a real sentence of its passage. Five
+// sentences fill two of Bi-BloSA's default sentence blocks (4), so its
+// sentence-level block stage is not a softmax over one block.
 void add_passages(Batch& batch, int64_t n, int64_t vocab, Generator& gen) {
-  const std::vector<std::vector<int64_t>> lengths = {{n, 1, (n + 1) / 2}, {(n + 1) / 2, 1}, {n}};
-  const int64_t s = 3;
+  const int64_t half = (n + 1) / 2;
+  const std::vector<std::vector<int64_t>> lengths = {{n, 1, half, 2, n}, {half, 1}, {n}};
+  const int64_t s = 5;
   std::vector<int64_t> flat, counts;
   std::vector<uint8_t> real;
   for (const auto& passage : lengths) {

@@ -105,8 +105,15 @@ int run_model_gradcheck(const ArgParser& p) {
   if (p.is_set("config")) {
     models.push_back({p.get("config"), Config::load(p.get("config"))});
   } else if (p.get("model") == "all") {
-    for (const EncoderInfo& info : encoder_registry())
-      models.push_back({info.name, small_model_config(info.name, width, hidden, heads)});
+    for (const EncoderInfo& info : encoder_registry()) {
+      Config config = small_model_config(info.name, width, hidden, heads);
+      if (spec.task == TaskKind::Locate && has_selection_policy(config)) {
+        std::printf("gradcheck: model %s/locate skipped: the locate task refuses an encoder with a selection policy\n",
+                    info.name);
+        continue;
+      }
+      models.push_back({info.name, config});
+    }
   } else {
     if (!find_encoder(p.get("model")))
       throw UsageError("attn gradcheck: no encoder named '" + p.get("model") + "' (known: " + encoder_choices() +
