@@ -1,10 +1,12 @@
 #include "attn/models/sentence_locator.h"
 
 #include <limits>
+#include <optional>
 
 #include "attn/engine/error.h"
 #include "attn/models/masks.h"
 #include "attn/ops/binary/binary.h"
+#include "attn/ops/dropout/dropout_example_keys.h"
 #include "attn/ops/join/join.h"
 #include "attn/ops/view/view.h"
 
@@ -23,6 +25,17 @@ Config sentence_fusion_config(const Config& config) {
     out.set(kBlockLen, std::to_string(sentence_locator_config_keys().get_int(config, "sentence_block_len")));
   return out;
 }
+// Noise keys of the B * S sentence rows: row b * S + k gets key_b * S + k,
+// distinct for every (example, sentence) pair.
+std::vector<uint64_t> sentence_keys(const std::vector<uint64_t>& example_keys, int64_t sentences) {
+  std::vector<uint64_t> out;
+  out.reserve(example_keys.size() * static_cast<size_t>(sentences));
+  for (uint64_t key : example_keys)
+    for (int64_t k = 0; k < sentences; ++k)
+      out.push_back(key * static_cast<uint64_t>(sentences) + static_cast<uint64_t>(k));
+  return out;
+}
+
 std::unique_ptr<Encoder> build_sentence_fusion(const Config& config, int64_t hidden, DType dtype, Generator& init,
                                                Generator& noise) {
   EncoderContext c;
@@ -87,11 +100,19 @@ Tensor SentenceLocator::forward(Encoder& sentence_encoder, const Tensor& passage
   check_token_mask(sentences, b, s, "SentenceLocator", "sentences");
   check_token_mask(question_mask, b, question_words.size(1), "SentenceLocator", "question mask");
 
-  const Tensor flat_mask = reshape(passage_mask, {b * s, m});
-  const EncoderOutput fused = sentence_encoder.encode(reshape(passage_words, {b * s, m, passage_words.size(3)}),
-                                                      flat_mask);
-  const Tensor u = reshape(dense(sentence_map_, sentence_s2t_.forward(fused.tokens, flat_mask), Activation::Relu),
-                           {b, s, -1});
+  Tensor sentence_vectors;  // [B * S, token_dim]
+  {
+    // The sentences run as B * S rows: each gets a noise key of its own,
+    // derived from its example's, so its dropout still depends on neither
+    // its batch nor a data-parallel split.
+    std::optional<ExampleNoiseKeys> per_sentence;
+    if (const std::vector<uint64_t>* keys = ExampleNoiseKeys::active()) per_sentence.emplace(sentence_keys(*keys, s));
+    const Tensor flat_mask = reshape(passage_mask, {b * s, m});
+    const EncoderOutput fused = sentence_encoder.encode(reshape(passage_words, {b * s, m, passage_words.size(3)}),
+                                                        flat_mask);
+    sentence_vectors = sentence_s2t_.forward(fused.tokens, flat_mask);
+  }
+  const Tensor u = dense(sentence_map_, reshape(sentence_vectors, {b, s, -1}), Activation::Relu);
   const Tensor q_vec = dense(question_map_, question_s2t_.forward(question_words, question_mask), Activation::Relu);
   const Tensor q = expand(unsqueeze(q_vec, 1), u.shape());
   const Tensor c = concat({u, q, u - q, u * q}, 2);

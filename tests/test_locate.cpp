@@ -10,6 +10,7 @@
 #include "test_data_util.h"
 #include "attn/engine/autograd.h"
 #include "attn/models/task_model.h"
+#include "attn/train/batch_noise.h"
 #include "attn/train/data/batching.h"
 #include "attn/train/data/formats/loaders.h"
 #include "attn/train/data/sentence_splitter.h"
@@ -59,7 +60,13 @@ TEST(SquadLoader, ReadsTheFixtureAsSentenceLocation) {
   const Dataset d = load_task_data(spec);  // --format auto picks squad for locate
   EXPECT_EQ(d.task, TaskKind::Locate);
   EXPECT_EQ(d.train.size() + d.dev.size(), 11u);
-  EXPECT_EQ(d.dev.size(), 1u);  // a seeded 10% of train
+  // dev: the questions of one of train's three paragraphs (a seeded 10%,
+  // at least one), whose passage no training question shares.
+  ASSERT_FALSE(d.dev.empty());
+  for (const Example& e : d.dev) {
+    EXPECT_EQ(e.passage, d.dev.front().passage);
+    for (const Example& t : d.train) EXPECT_NE(t.passage, e.passage);
+  }
   EXPECT_EQ(d.test.size(), 5u);  // dev-v1.1.json
   // "Who was the chief engineer?": the third sentence; "Joseph B." is an initial, not an end.
   const Example& engineer = d.test[1];
@@ -209,6 +216,46 @@ TEST(SentenceLocator, PaddingSentencesAreSelectedOutWhateverTheyHold) {
   EXPECT_TRUE(std::isfinite(task_loss(TaskKind::Locate, scores, b).item()));
 }
 
+// Dropout inside the sentence encoder (the Transformer's) runs on B * S
+// sentence rows, each keyed by its example: an example's scores are the same
+// in the whole batch and in a data-parallel process's share of it.
+TEST(SentenceLocator, DropoutInsideTheSentenceEncoderIsKeyedByExample) {
+  const std::vector<Example> examples = {locate_example({{"a", "b"}, {"c"}, {"d", "e", "a"}}, {"a", "c"}, 1),
+                                         locate_example({{"b", "c"}, {"e", "d"}}, {"e"}, 0)};
+  const Vocabulary vocab = Vocabulary::build(examples, 1, 0);
+  BatchOptions o;
+  o.shuffle = false;
+  o.bucket_by_length = false;
+  BatchIterator it(examples, vocab, TaskKind::Locate, o, nullptr);
+  Batch whole, share;
+  ASSERT_TRUE(it.next(whole));
+  it.reset();
+  it.set_share({1, 2});
+  ASSERT_TRUE(it.next(share));
+  ASSERT_EQ(share.size(), 1);
+  Config c = small_model_config("transformer");
+  c.set("keep_prob", "0.5");
+  Generator init(3), noise(4);
+  TaskModel model(c, TaskKind::Locate, vocab.size(), 2, DType::F64, init, noise);
+  model.set_training(true);
+  NoGrad no_grad;
+  Tensor a, b, again;
+  {
+    const BatchNoise keys(&noise, 9, 0, whole);
+    a = model.logits(inputs_of(whole));
+  }
+  {
+    const BatchNoise keys(&noise, 9, 0, share);
+    b = model.logits(inputs_of(share));
+  }
+  {
+    const BatchNoise keys(&noise, 9, 1, whole);  // another step draws other noise
+    again = model.logits(inputs_of(whole));
+  }
+  for (int64_t k = 0; k < 2; ++k) EXPECT_EQ(a.at({1, k}), b.at({0, k})) << k;
+  EXPECT_NE(a.at({1, 0}), again.at({1, 0}));
+}
+
 TEST(SentenceLocator, RefusesAnEncoderWithASelectionPolicy) {
   Generator init(3), noise(4);
   EXPECT_THAT(error_of([&] { TaskModel(small_model_config("resan"), TaskKind::Locate, 10, 2, DType::F32, init, noise); }),
@@ -297,7 +344,7 @@ TEST(LocateLearning, FindsTheSentenceSharingARareWordWithTheQuestion) {
   o.model.set("embedding_dim", "12");
   o.model.set("head_hidden", "12");
   o.model.set("hidden", "12");
-  o.model.set("keep_prob", "1.0");
+  o.model.set("keep_prob", "0.9");  // dropout on, inside the sentence encoder too
   o.min_count = 1;
   o.batch_size = 16;
   o.epochs = 6;

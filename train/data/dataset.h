@@ -30,6 +30,9 @@ struct Dataset {
 // train has two or more) into a new vector and returns it; the rest stay in
 // train in their original order. Used where a corpus ships without a dev set.
 std::vector<Example> split_off(std::vector<Example>& train, double fraction, uint64_t seed);
+// Which of n items split_off's rule holds out (the same seeded choice), for
+// a loader that splits groups of examples (SQuAD's paragraphs) instead.
+std::vector<bool> held_out(size_t n, double fraction, uint64_t seed);
 
 // One line per split: "name: task, C labels, train N, dev N, test N[; notes]".
 std::string dataset_summary(const Dataset& data);

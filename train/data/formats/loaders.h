@@ -82,7 +82,8 @@ Dataset load_tagging_dir(const std::string& dir, bool allow_similar_labels = fal
 // the first answer's start (an answer running into the next sentence keeps
 // that label; how many do is said in Dataset::notes). answer_start counts
 // characters. test = the dev file (the split the paper reports, SQuAD's
-// test set being hidden); dev = a seeded 10% of train (kDevSplitSeed). Task
+// test set being hidden); dev = the questions of a seeded 10% of train's
+// paragraphs (held_out with kDevSplitSeed), so no passage is in both. Task
 // Locate; label_names {"other", "answer"}. Errors name the file and the
 // question's place: malformed JSON, a missing or mistyped field, an empty
 // context, a question without answers, an answer_start outside the context

@@ -48,7 +48,8 @@ const Json& member(const Json& object, const char* key, Json::Type type, const s
   return *v;
 }
 
-std::vector<Example> read_squad(const std::string& file, Counts& counts) {
+// Each paragraph's questions, in file order.
+std::vector<std::vector<Example>> read_squad(const std::string& file, Counts& counts) {
   std::ifstream in(file, std::ios::binary);
   ATTN_CHECK(in.good(), kLoader, "cannot open ", file);
   std::stringstream text;
@@ -59,7 +60,7 @@ std::vector<Example> read_squad(const std::string& file, Counts& counts) {
   } catch (const Error& e) {
     fail(file, "not SQuAD JSON", e.what());
   }
-  std::vector<Example> out;
+  std::vector<std::vector<Example>> out;
   const Json::Array& articles = member(root, "data", Json::Type::Array, file, "top level").as_array();
   for (size_t a = 0; a < articles.size(); ++a) {
     const std::string at_article = "data[" + std::to_string(a) + "]";
@@ -73,6 +74,7 @@ std::vector<Example> read_squad(const std::string& file, Counts& counts) {
       std::vector<std::vector<std::string>> passage;
       for (const SentenceSpan& s : spans) passage.push_back(tokenize(context.substr(s.begin, s.end - s.begin)));
       const Json::Array& qas = member(paragraphs[p], "qas", Json::Type::Array, file, at_paragraph).as_array();
+      out.emplace_back();
       for (size_t q = 0; q < qas.size(); ++q) {
         std::string where = at_paragraph + ".qas[" + std::to_string(q) + "]";
         if (const Json* id = qas[q].is_object() ? qas[q].find("id") : nullptr)
@@ -102,11 +104,11 @@ std::vector<Example> read_squad(const std::string& file, Counts& counts) {
         const SentenceSpan& holding = spans[static_cast<size_t>(e.label)];
         if (start + answer_text.size() > holding.end) ++counts.crossing;
         ++counts.questions;
-        out.push_back(std::move(e));
+        out.back().push_back(std::move(e));
       }
     }
   }
-  if (out.empty()) fail(file, "data", "no questions");
+  if (counts.questions == 0) fail(file, "data", "no questions");
   return out;
 }
 
@@ -118,9 +120,13 @@ Dataset load_squad(const std::string& train, const std::string& test) {
   d.task = TaskKind::Locate;
   d.label_names = {"other", "answer"};
   Counts train_counts, test_counts;
-  d.train = read_squad(train, train_counts);
-  d.test = read_squad(test, test_counts);
-  d.dev = split_off(d.train, kDevSplitFraction, kDevSplitSeed);
+  // dev holds whole paragraphs: a passage is never in both train and dev.
+  const std::vector<std::vector<Example>> train_paragraphs = read_squad(train, train_counts);
+  const std::vector<bool> held = held_out(train_paragraphs.size(), kDevSplitFraction, kDevSplitSeed);
+  for (size_t p = 0; p < train_paragraphs.size(); ++p)
+    for (const Example& e : train_paragraphs[p]) (held[p] ? d.dev : d.train).push_back(e);
+  for (const std::vector<Example>& paragraph : read_squad(test, test_counts))
+    d.test.insert(d.test.end(), paragraph.begin(), paragraph.end());
   d.notes = "answers running past their sentence's end (labelled with the sentence of their start): train " +
             std::to_string(train_counts.crossing) + " of " + std::to_string(train_counts.questions) + ", test " +
             std::to_string(test_counts.crossing) + " of " + std::to_string(test_counts.questions);
