@@ -57,9 +57,10 @@ const ConfigSchema& sentence_locator_config_keys() {
 }
 
 SentenceLocator::SentenceLocator(const Config& config, int64_t token_dim, int64_t word_dim, int64_t hidden,
-                                 double keep_prob, DType dtype, Generator& init, Generator& noise)
-    : question_s2t_(word_dim, init, Activation::Relu, true, dtype),
-      sentence_s2t_(token_dim, init, Activation::Relu, true, dtype),
+                                 Activation act, double keep_prob, DType dtype, Generator& init, Generator& noise)
+    : act_(act),
+      question_s2t_(word_dim, init, act, true, dtype),
+      sentence_s2t_(token_dim, init, act, true, dtype),
       question_map_(word_dim, hidden, init, true, dtype),
       sentence_map_(token_dim, hidden, init, true, dtype),
       sentence_fusion_(build_sentence_fusion(config, hidden, dtype, init, noise)),
@@ -112,11 +113,11 @@ Tensor SentenceLocator::forward(Encoder& sentence_encoder, const Tensor& passage
                                                         flat_mask);
     sentence_vectors = sentence_s2t_.forward(fused.tokens, flat_mask);
   }
-  const Tensor u = dense(sentence_map_, reshape(sentence_vectors, {b, s, -1}), Activation::Relu);
-  const Tensor q_vec = dense(question_map_, question_s2t_.forward(question_words, question_mask), Activation::Relu);
+  const Tensor u = dense(sentence_map_, reshape(sentence_vectors, {b, s, -1}), act_);
+  const Tensor q_vec = dense(question_map_, question_s2t_.forward(question_words, question_mask), act_);
   const Tensor q = expand(unsqueeze(q_vec, 1), u.shape());
   const Tensor c = concat({u, q, u - q, u * q}, 2);
-  const Tensor o = dense(pre_output_, sentence_fusion_->encode(c, sentences).tokens, Activation::Relu);
+  const Tensor o = dense(pre_output_, sentence_fusion_->encode(c, sentences).tokens, act_);
   const Tensor scores = squeeze(dense(score_, o, Activation::None), 2);
   return masked_fill(scores, mask_not(sentences), -std::numeric_limits<double>::infinity());
 }

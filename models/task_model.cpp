@@ -75,8 +75,8 @@ TaskModel::TaskModel(const Config& config, TaskKind task, int64_t vocab_size, in
     case TaskKind::Relatedness: head_ = std::make_unique<RelatednessHead>(sd, classes, o, init, noise, dtype); break;
     case TaskKind::Tag: head_ = std::make_unique<TaggingHead>(encoder_->token_dim(), classes, init, dtype); break;
     case TaskKind::Locate:
-      head_ = std::make_unique<SentenceLocator>(config, encoder_->token_dim(), dim, o.hidden, o.keep_prob, dtype, init,
-                                                noise);
+      head_ = std::make_unique<SentenceLocator>(config, encoder_->token_dim(), dim, o.hidden, o.activation, o.keep_prob,
+                                                dtype, init, noise);
       break;
   }
   register_module("embedding", embedding_);
