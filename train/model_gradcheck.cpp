@@ -30,15 +30,16 @@ int64_t draw(int64_t count, Generator& gen) {
   return std::min(count - 1, static_cast<int64_t>(gen.uniform() * static_cast<double>(count)));
 }
 
-// Locate: three passages of 5, 2 and 1 sentences (so [3, 5, n] with three
-// padding sentences in the second and four in the third), among them
-// sentences of length 1; each label a real sentence of its passage. Five
-// sentences fill two of Bi-BloSA's default sentence blocks (4), so its
-// sentence-level block stage is not a softmax over one block.
+// Locate: three passages of 9, 2 and 1 sentences (so [3, 9, n] with padding
+// sentences in the second and third), among them sentences of length 1;
+// each label a real sentence of its passage. Nine sentences fill three of
+// Bi-BloSA's sentence blocks (4 sentences each), so each direction of its
+// block stage has a query with two blocks to weigh (a softmax over one key
+// has no gradient).
 void add_passages(Batch& batch, int64_t n, int64_t vocab, Generator& gen) {
   const int64_t half = (n + 1) / 2;
-  const std::vector<std::vector<int64_t>> lengths = {{n, 1, half, 2, n}, {half, 1}, {n}};
-  const int64_t s = 5;
+  const std::vector<std::vector<int64_t>> lengths = {{n, 1, half, 2, n, 1, half, n, 2}, {half, 1}, {n}};
+  const int64_t s = 9;
   std::vector<int64_t> flat, counts;
   std::vector<uint8_t> real;
   for (const auto& passage : lengths) {

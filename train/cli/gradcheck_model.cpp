@@ -56,6 +56,17 @@ bool report(const std::string& what, const ModuleGradcheckResult& m, bool verbos
   return r.passed;
 }
 
+// Whether the config's encoder has a selection policy trained by REINFORCE
+// (built small to ask it).
+bool has_selection_policy(const Config& config) {
+  Generator gen(1);
+  EncoderContext c;
+  c.input_dim = 4;
+  c.init = &gen;
+  c.noise = &gen;
+  return build_encoder(config, c)->has_selection_policy();
+}
+
 }  // namespace
 
 void add_model_gradcheck_options(ArgParser& p) {
