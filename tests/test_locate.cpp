@@ -9,6 +9,7 @@
 
 #include "test_data_util.h"
 #include "attn/engine/autograd.h"
+#include "attn/engine/copy.h"
 #include "attn/models/task_model.h"
 #include "attn/train/batch_noise.h"
 #include "attn/train/data/batching.h"
