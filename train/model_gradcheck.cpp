@@ -30,16 +30,16 @@ int64_t draw(int64_t count, Generator& gen) {
   return std::min(count - 1, static_cast<int64_t>(gen.uniform() * static_cast<double>(count)));
 }
 
-// Locate: three passages of 9, 2 and 1 sentences (so [3, 9, n] with padding
-// sentences in the second and third), among them sentences of length 1;
-// each label a real sentence of its passage. Nine sentences fill three of
-// Bi-BloSA's sentence blocks (4 sentences each), so each direction of its
-// block stage has a query with two blocks to weigh (a softmax over one key
-// has no gradient).
+// Locate: three passages of 13, 2 and 1 sentences (so [3, 13, n] with
+// padding sentences in the second and third), among them sentences of
+// length 1; each label a real sentence of its passage. Thirteen sentences
+// fill four of Bi-BloSA's sentence blocks (4 sentences each), so each
+// direction of its block stage has two queries with two or more blocks to
+// weigh (a softmax over one key has no gradient).
 void add_passages(Batch& batch, int64_t n, int64_t vocab, Generator& gen) {
   const int64_t half = (n + 1) / 2;
-  const std::vector<std::vector<int64_t>> lengths = {{n, 1, half, 2, n, 1, half, n, 2}, {half, 1}, {n}};
-  const int64_t s = 9;
+  const std::vector<std::vector<int64_t>> lengths = {{n, 1, half, 2, n, 1, half, n, 2, 1, n, half, 1}, {half, 1}, {n}};
+  const int64_t s = 13;
   std::vector<int64_t> flat, counts;
   std::vector<uint8_t> real;
   for (const auto& passage : lengths) {
