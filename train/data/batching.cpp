@@ -135,7 +135,8 @@ BatchIterator::BatchIterator(const std::vector<Example>& examples, const Vocabul
 }
 
 int64_t BatchIterator::length_of(const Item& item) const {
-  // A passage sorts by its sentence count: that is what pads most.
+  // A locate example also counts its passage's sentences, the passage's
+  // widest padding.
   int64_t len = static_cast<int64_t>(std::max({item.ids.size(), item.ids_b.size(), item.passage.size()}));
   return options_.max_len > 0 ? std::min(len, options_.max_len) : len;
 }
