@@ -8,11 +8,13 @@
 #include <random>
 #include <set>
 
+#include "command_capture.h"
 #include "test_data_util.h"
 #include "attn/engine/autograd.h"
 #include "attn/engine/copy.h"
 #include "attn/models/task_model.h"
 #include "attn/train/batch_noise.h"
+#include "attn/train/cli/commands.h"
 #include "attn/train/cli/presets.h"
 #include "attn/train/data/batching.h"
 #include "attn/train/data/formats/loaders.h"
@@ -386,6 +388,30 @@ TEST(LocateLearning, FindsTheSentenceSharingAMarkerWithTheQuestion) {
   EXPECT_EQ(r.primary, "accuracy");
   RecordProperty("test_accuracy", std::to_string(r.test.metrics.at("accuracy")));
   EXPECT_GT(r.test.metrics.at("accuracy"), 0.7) << "dev " << r.best_dev;
+
+  // attn eval scores the run's test split as the trainer did.
+  int code = -1;
+  const Json eval = Json::parse(run_command(run_eval_command, {"--run", o.run_dir, "--batch", "64"}, "", &code));
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(eval.at("examples").as_number(), 150);
+  EXPECT_NEAR(eval.at("test").at("accuracy").as_number(), r.test.metrics.at("accuracy"), 1e-9);
+
+  // attn predict: question<TAB>passage in, the sentence's index out (a
+  // blank line stays blank); a line without a passage is an error.
+  const std::string input =
+      "What is m3 ?\tThe old m1 city. The river m3 was near. The m5 people.\n\nWhat m7 ?\tThe m7 city.\n";
+  const std::string out = run_command(run_predict_command, {"--run", o.run_dir, "--json"}, input, &code);
+  EXPECT_EQ(code, 0);
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u) << out;
+  const int64_t first = static_cast<int64_t>(Json::parse(lines[0]).at("sentence").as_number());
+  EXPECT_TRUE(first >= 0 && first < 3) << lines[0];
+  EXPECT_EQ(lines[1], "{}");
+  EXPECT_EQ(lines[2], "{\"sentence\": 0}");  // a one-sentence passage
+  EXPECT_THAT(error_of([&] { run_command(run_predict_command, {"--run", o.run_dir}, "no passage here\n", &code); }),
+              HasSubstr("stdin line 1: expected the question and the passage separated by a tab"));
 }
 
 }  // namespace
