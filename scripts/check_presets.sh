@@ -7,10 +7,31 @@
 # the metrics (nor a null, which is how a non-finite metric is written). Only the batch size and the number of steps are overridden
 # (explicit flags win over a preset), so every other preset value is the
 # one exercised.
-#   scripts/check_presets.sh ATTN_BINARY WORK_DIR
+#   scripts/check_presets.sh ATTN_BINARY WORK_DIR [--shard K/N] [--one-per-model-format]
+# --shard K/N runs the presets whose place in the list is K modulo N, so CTest
+# can run N parts side by side. --one-per-model-format runs only the first
+# preset of each (encoder, format) pair: the sanitizer build takes this, since
+# presets that share both differ in settings whose code the unit tests cover.
 set -euo pipefail
-attn=${1:?usage: check_presets.sh ATTN_BINARY WORK_DIR}
-work=${2:?usage: check_presets.sh ATTN_BINARY WORK_DIR}
+usage="usage: check_presets.sh ATTN_BINARY WORK_DIR [--shard K/N] [--one-per-model-format]"
+attn=${1:?$usage}
+work=${2:?$usage}
+shift 2
+shard=0
+shards=1
+one_per_pair=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --shard)
+      [[ "${2:-}" =~ ^([0-9]+)/([1-9][0-9]*)$ ]] || { echo "check_presets: --shard wants K/N with 0 <= K < N, got '${2:-}'" >&2; exit 2; }
+      shard=${BASH_REMATCH[1]}
+      shards=${BASH_REMATCH[2]}
+      [ "$shard" -lt "$shards" ] || { echo "check_presets: --shard $2: K must be below N" >&2; exit 2; }
+      shift 2 ;;
+    --one-per-model-format) one_per_pair=1; shift ;;
+    *) echo "check_presets: unknown argument '$1'; $usage" >&2; exit 2 ;;
+  esac
+done
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 fixtures="$root/data/fixtures"
 rm -rf "$work"
@@ -22,12 +43,30 @@ listing=$("$attn" presets)
 names=$(sed -n 's/^\([a-z0-9-]*\): .*/\1/p' <<< "$listing")
 [ -n "$names" ] || { echo "check_presets: 'attn presets' listed no preset" >&2; exit 1; }
 
+# The value of flag $2 in preset $1's listing.
+preset_value() {
+  awk -v p="$1:" -v flag="$2" '$1 == p {on = 1; next} /^[a-z0-9-]*: / {on = 0} on && $1 == flag {print $2; exit}' <<< "$listing"
+}
+
+selected=""
+declare -A pair_seen=()
+index=0
+for name in $names; do
+  if [ "$one_per_pair" = 1 ]; then
+    pair="$(preset_value "$name" --model) $(preset_value "$name" --format)"
+    [ -z "${pair_seen[$pair]:-}" ] || continue
+    pair_seen[$pair]=1
+  fi
+  [ $((index % shards)) -eq "$shard" ] && selected="$selected $name"
+  index=$((index + 1))
+done
+
 failed=0
 count=0
-for name in $names; do
+for name in $selected; do
   count=$((count + 1))
-  format=$(awk -v p="$name:" '$1 == p {on = 1; next} /^[a-z0-9-]*: / {on = 0} on && $1 == "--format" {print $2; exit}' <<< "$listing")
-  encoder=$(awk -v p="$name:" '$1 == p {on = 1; next} /^[a-z0-9-]*: / {on = 0} on && $1 == "--model" {print $2; exit}' <<< "$listing")
+  format=$(preset_value "$name" --format)
+  encoder=$(preset_value "$name" --model)
   if [ -z "$encoder" ]; then
     echo "FAIL $name: the preset names no --model"; failed=$((failed + 1)); continue
   fi
@@ -38,6 +77,7 @@ for name in $names; do
   fi
   case "$format" in
     sst5|sst2) dir="$fixtures/sst" ;;
+    mtl16-*) dir="$fixtures/mtl16" ;;
     *) dir="$fixtures/$format" ;;
   esac
   run="$work/$name"
@@ -75,5 +115,5 @@ for name in $names; do
   fi
   echo "ok   $name ($encoder, $format): $(cat "$run/test_metrics.json")"
 done
-echo "check_presets: $((count - failed)) of $count presets ran on their fixture data"
+echo "check_presets: $((count - failed)) of $count presets ran on their fixture data (shard $shard/$shards$([ "$one_per_pair" = 1 ] && echo ", one per encoder and format"))"
 [ "$failed" -eq 0 ]

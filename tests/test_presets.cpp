@@ -1,7 +1,7 @@
 // The papers' presets (train/cli/presets.h): every preset names its source
 // and paper figure, sets only real `attn train` options, leaves explicit
 // flags alone, and an unknown name is a usage error. The end-to-end runs of
-// every preset on fixture data are the CTest presets.fixture_runs.
+// every preset on fixture data are the CTests presets.fixture_runs_*.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -388,6 +388,10 @@ TrainResult Trainer::train() {
   if (processes_.size() > 1) processes_.gather_to_all(0, "before reading the best checkpoint");
   if (path_exists(run_.best())) load_best_weights(run_.best(), *model_);
   result_.test = evaluate(*model_, data_.test, vocab_, data_.label_names, eval_options_);
+  result_.reported.clear();
+  for (const NamedSplit& split : data_.reported)
+    result_.reported.emplace_back(split.name,
+                                  evaluate(*model_, split.examples, vocab_, data_.label_names, eval_options_));
   result_.primary = result_.test.primary;  // set even when a finished run is resumed and trains no step
   result_.best_dev = progress_.best_dev;
   return result_;

@@ -18,6 +18,8 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "attn/models/config.h"
 #include "attn/train/distributed/communicator.h"
@@ -88,6 +90,8 @@ struct TrainOptions {
 
 struct TrainResult {
   EvalResult test;
+  // The data's reported splits (Dataset::reported), by the best checkpoint too.
+  std::vector<std::pair<std::string, EvalResult>> reported;
   double best_dev = 0;
   std::string primary;
   double train_seconds = 0;

@@ -17,7 +17,7 @@ int run_eval_command(const std::vector<std::string>& args) {
   p.option("run", "", "PATH: run folder written by attn train (required)")
       .option("data", "", "PATH: data folder or file (default: the run's own data)")
       .option("format", "", "data format (default: the run's)")
-      .option("split", "test", "train, dev or test")
+      .option("split", "test", "train, dev, test, or a split the data reports by name (multinli: matched, mismatched)")
       .option("weights", "best.safetensors", "FILE: weights file inside the run folder (best.safetensors, or last.safetensors: the latest checkpoint)")
       .option("device", "cpu", "cpu or cuda (the model moves there; batches follow it)")
       .option("batch", "64", "examples per batch")
@@ -42,9 +42,8 @@ int run_eval_command(const std::vector<std::string>& args) {
   spec.verbose = false;
   Dataset data = load_task_data(spec);
   const std::string split = p.get("split");
-  const std::vector<Example>* examples = split == "train" ? &data.train : split == "dev" ? &data.dev
-                                       : split == "test" ? &data.test : nullptr;
-  if (!examples) throw UsageError("attn eval: --split must be train, dev or test");
+  const std::vector<Example>* examples = find_split(data, split);
+  if (!examples) throw UsageError("attn eval: unknown --split '" + split + "' (this data has " + split_names(data) + ")");
   ATTN_CHECK(data.label_names == run.labels, "eval", "the data's labels differ from the run's labels.txt");
   EvalOptions eo;
   eo.batch_size = p.get_int("batch");

@@ -1,6 +1,7 @@
 #include "attn/train/cli/presets.h"
 
 #include "attn/train/cli/analysis_presets.h"
+#include "attn/train/cli/dataset_presets.h"
 
 #include <sstream>
 
@@ -269,6 +270,10 @@ std::vector<Preset> make_presets() {
            "test accuracy 49.9 (mean of 5 runs)", kBiblosanClassify);
   baseline(lstm, "classify", "sst2", "SST-2", classify + " (column SST-2; not in the MTSA paper)",
            "test accuracy 87.7 (mean of 5 runs)", kBiblosanClassify);
+
+  // Other data sets' tables, with the setup of a row above.
+  for (auto* table : {multinli_presets, mtl16_presets})
+    for (Preset& row : table(p)) p.push_back(std::move(row));
 
   // The analyses: each table's rows change one of the presets above.
   for (auto* table : {mtsa_ablation_presets, biblosan_ablation_presets, resan_ablation_presets, mstrans_scale_presets,

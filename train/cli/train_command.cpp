@@ -266,7 +266,9 @@ int run_train_command(const std::vector<std::string>& args) {
                 "\"model\": \"%s\", \"task\": \"%s\", \"run\": \"%s\"}",
                 r.primary.c_str(), json_metric_value(r.best_dev).c_str(), r.train_seconds, r.examples_per_second,
                 static_cast<long long>(r.steps), model_name.c_str(), p.get("task").c_str(), o.run_dir.c_str());
-  std::string line = "{\"test\": " + metrics_json(r.test.metrics) + buf;
+  std::string line = "{\"test\": " + metrics_json(r.test.metrics);
+  for (const auto& [split, result] : r.reported) line += ", \"" + split + "\": " + metrics_json(result.metrics);
+  line += buf;
   write_file_atomically(RunFiles{o.run_dir}.test_metrics(), line + "\n");
   std::printf("%s\n", line.c_str());
   return 0;

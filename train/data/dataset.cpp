@@ -34,10 +34,34 @@ std::vector<Example> split_off(std::vector<Example>& train, double fraction, uin
   return out;
 }
 
+namespace {
+std::string reported_sizes(const Dataset& data) {
+  std::string out;
+  for (const NamedSplit& s : data.reported) out += ", " + s.name + " " + std::to_string(s.examples.size());
+  return out;
+}
+}  // namespace
+
 std::string dataset_summary(const Dataset& data) {
   return data.name + ": " + task_name(data.task) + ", " + std::to_string(data.label_names.size()) + " labels, train " +
          std::to_string(data.train.size()) + ", dev " + std::to_string(data.dev.size()) + ", test " +
-         std::to_string(data.test.size()) + (data.notes.empty() ? "" : "; " + data.notes);
+         std::to_string(data.test.size()) + reported_sizes(data) +
+         (data.notes.empty() ? "" : "; " + data.notes);
+}
+
+const std::vector<Example>* find_split(const Dataset& data, const std::string& name) {
+  if (name == "train") return &data.train;
+  if (name == "dev") return &data.dev;
+  if (name == "test") return &data.test;
+  for (const NamedSplit& s : data.reported)
+    if (s.name == name) return &s.examples;
+  return nullptr;
+}
+
+std::string split_names(const Dataset& data) {
+  std::string out = "train, dev, test";
+  for (const NamedSplit& s : data.reported) out += ", " + s.name;
+  return out;
 }
 
 }  // namespace attn

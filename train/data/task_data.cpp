@@ -54,6 +54,13 @@ Dataset load_named_format(const DataSpec& s) {
     return load_snli_jsonl(first_existing(d, {"train.jsonl", "snli_1.0_train.jsonl", "multinli_1.0_train.jsonl"}),
                            first_existing(d, {"dev.jsonl", "snli_1.0_dev.jsonl", "multinli_1.0_dev_matched.jsonl"}),
                            first_existing(d, {"test.jsonl", "snli_1.0_test.jsonl", "multinli_1.0_dev_mismatched.jsonl"}));
+  if (s.format == "multinli") {
+    // One at a time, so a folder without any of them names the train file.
+    const std::string train = first_existing(d, {"multinli_1.0_train.jsonl"});
+    const std::string matched = first_existing(d, {"multinli_1.0_dev_matched.jsonl"});
+    return load_multinli_jsonl(train, matched, first_existing(d, {"multinli_1.0_dev_mismatched.jsonl"}));
+  }
+  if (s.format.rfind("mtl16-", 0) == 0) return load_mtl16(d, s.format.substr(6));
   if (s.format == "sst5") return load_sst(d, false, 5);
   if (s.format == "sst2") return load_sst(d, false, 2);
   if (s.format == "sst5-phrases") return load_sst(d, true, 5);
@@ -82,7 +89,9 @@ Dataset load_named_format(const DataSpec& s) {
 }  // namespace
 
 const char* data_formats_help() {
-  return "auto, tsv, snli, sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, squad (SQuAD v1.1 JSON, locate task), cr, mpqa, subj "
+  return "auto, tsv, snli, multinli (matched and mismatched dev reported apart), mtl16-NAME (NAME: one of MTL-16's "
+         "sixteen data sets, the paper's row names in lower case: apparel, baby, books, camera, dvd, "
+         "electronics, health, imdb, kitchen, magazines, mr, music, software, sports, toys, video), sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, squad (SQuAD v1.1 JSON, locate task), cr, mpqa, subj "
          "(SentEval's one-file-per-class text; --fold picks the test fold), spam (a local copy of the SpamAssassin npm "
          "package: its .tgz or folder)";
 }

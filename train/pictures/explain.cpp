@@ -9,6 +9,7 @@
 #include "attn/train/data/batching.h"
 #include "attn/train/data/tokenizer.h"
 #include "attn/train/evaluate.h"
+#include "attn/util/text.h"
 
 namespace attn {
 
@@ -18,22 +19,36 @@ std::vector<int> selection_of(const Tensor& z) {
   for (double v : z.to(Device::CPU).to_vector()) out.push_back(v != 0);
   return out;
 }
+
+// The sentence's tokens cut to what the model reads; the common start of an explanation.
+Explanation start_explanation(const SavedRun& run, std::vector<std::string> tokens, const std::string& sentence,
+                              int64_t max_tokens) {
+  ATTN_CHECK(max_tokens >= 1, "explain", "max_tokens must be at least 1, got ", max_tokens);
+  ATTN_CHECK(!tokens.empty(), "explain", "the sentence '", sentence, "' has no tokens");
+  Explanation e;
+  e.encoder = encoder_name(run.model_config);
+  e.labels = run.labels;
+  e.original_length = static_cast<int64_t>(tokens.size());
+  const int64_t keep = run.max_len > 0 ? std::min(max_tokens, run.max_len) : max_tokens;
+  if (e.original_length > keep) tokens.resize(static_cast<size_t>(keep));
+  e.tokens = std::move(tokens);
+  return e;
+}
+
+void record_resan_selection(const SavedRun& run, Explanation& e) {
+  if (const auto* resan = dynamic_cast<const Resan*>(&run.model->encoder())) {
+    e.heads = selection_of(resan->last_selection().z_head);
+    e.dependents = selection_of(resan->last_selection().z_dep);
+  }
+}
 }  // namespace
 
 Explanation explain_sentence(SavedRun& run, const std::string& sentence, int64_t max_tokens) {
   ATTN_CHECK(run.task == TaskKind::Classify, "explain", "the run in '", run.dir, "' is a ", task_name(run.task),
              " run; explain pictures single-sentence classifiers (task = classify)");
-  ATTN_CHECK(max_tokens >= 1, "explain", "max_tokens must be at least 1, got ", max_tokens);
-  Explanation e;
-  e.encoder = encoder_name(run.model_config);
-  e.labels = run.labels;
+  Explanation e = start_explanation(run, tokenize(sentence), sentence, max_tokens);
   Example example;
-  example.tokens = tokenize(sentence);
-  ATTN_CHECK(!example.tokens.empty(), "explain", "the sentence '", sentence, "' has no tokens");
-  e.original_length = static_cast<int64_t>(example.tokens.size());
-  const int64_t keep = run.max_len > 0 ? std::min(max_tokens, run.max_len) : max_tokens;
-  if (e.original_length > keep) example.tokens.resize(static_cast<size_t>(keep));
-  e.tokens = example.tokens;
+  example.tokens = e.tokens;
   example.label = 0;
 
   BatchOptions bo;
@@ -55,10 +70,32 @@ Explanation explain_sentence(SavedRun& run, const std::string& sentence, int64_t
   e.probabilities = softmax(logits, -1).to(Device::CPU).to_vector();
   e.predicted = static_cast<int64_t>(std::max_element(e.probabilities.begin(), e.probabilities.end()) -
                                      e.probabilities.begin());
-  if (const auto* resan = dynamic_cast<const Resan*>(&run.model->encoder())) {
-    e.heads = selection_of(resan->last_selection().z_head);
-    e.dependents = selection_of(resan->last_selection().z_dep);
+  record_resan_selection(run, e);
+  return e;
+}
+
+Explanation explain_tagged_sentence(SavedRun& run, const std::string& sentence, int64_t max_tokens) {
+  ATTN_CHECK(run.task == TaskKind::Tag, "explain", "the run in '", run.dir, "' is a ", task_name(run.task),
+             " run; explain_tagged_sentence pictures taggers (task = tag)");
+  std::vector<std::string> tokens;
+  for (const std::string& t : text::split_whitespace(sentence)) tokens.push_back(lowercase_token(t));
+  Explanation e = start_explanation(run, std::move(tokens), sentence, max_tokens);
+  Example example;
+  example.tokens = e.tokens;
+  example.tags.assign(e.tokens.size(), 0);
+  EvalOptions options;
+  options.batch_size = 1;
+  options.max_len = run.max_len;
+  std::vector<Prediction> predicted;
+  {
+    AttachAttentionTrace attach(e.trace);
+    predicted = predict(*run.model, {example}, run.vocab, options);
   }
+  const std::vector<int64_t>& ids = predicted.at(0).tags;
+  ATTN_CHECK(ids.size() == e.tokens.size(), "explain", "the model tagged ", ids.size(), " of the sentence's ",
+             e.tokens.size(), " tokens");
+  for (int64_t id : ids) e.tags.push_back(run.labels.at(static_cast<size_t>(id)));
+  record_resan_selection(run, e);
   return e;
 }
 

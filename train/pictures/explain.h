@@ -16,9 +16,12 @@ struct Explanation {
   std::string encoder;                 // the model config's encoder name
   std::vector<std::string> tokens;     // as the model saw them (after truncation)
   int64_t original_length = 0;         // tokens before truncation
-  std::vector<std::string> labels;     // class names
-  std::vector<double> probabilities;   // softmax of the logits, one per class
-  int64_t predicted = 0;               // argmax
+  std::vector<std::string> labels;     // class names (tag runs: tag names)
+  std::vector<double> probabilities;   // softmax of the logits, one per class (sentence tasks)
+  int64_t predicted = 0;               // argmax (sentence tasks)
+  // Token tasks: the predicted tag's name for each token, as the run's task
+  // decodes it (train/evaluate.h predict()); empty for sentence tasks.
+  std::vector<std::string> tags;
   AttentionTrace trace;
   // ReSAN only: the hard attention's selections (1 = selected), one per token.
   std::vector<int> heads, dependents;
@@ -29,5 +32,11 @@ struct Explanation {
 // tokens are kept (and never more than the run's max_len). Throws on an
 // empty sentence or a run of another task.
 Explanation explain_sentence(SavedRun& run, const std::string& sentence, int64_t max_tokens);
+
+// The same for a tag run: the sentence split at whitespace and lowercased as
+// the tagging loaders read it, the predicted tag of every token (decoded by
+// predict(), train/evaluate.h, as `attn eval` scores them, so a task's own
+// decoder shows up here too), and the attention of that forward pass. Throws on an empty sentence or a run of another task.
+Explanation explain_tagged_sentence(SavedRun& run, const std::string& sentence, int64_t max_tokens);
 
 }  // namespace attn

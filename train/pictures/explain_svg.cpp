@@ -76,6 +76,10 @@ struct Heatmap {
   // (> 0; e.g. 1 for weights in [0, 1]).
   bool per_row = true;
   double top = 0;
+  // The row (and column) of each token where they are not the tokens one
+  // to one: [CLS] first, or one row per block.
+  std::vector<size_t> token_rows = {};
+  size_t row_of_token(size_t token) const { return token_rows.empty() ? token : token_rows.at(token); }
 };
 
 struct Strip {
@@ -235,7 +239,8 @@ Block draw_strip(const Strip& st) {
     const double x = left + cell * static_cast<double>(j);
     const double share = peak > 0 && std::isfinite(st.value[j]) ? std::clamp(st.value[j] / peak, 0.0, 1.0) : 0.0;
     s += "<rect x=\"" + num(x + 1) + "\" y=\"" + num(base - kBarHeight * share) + "\" width=\"" + num(cell - 2) +
-         "\" height=\"" + num(kBarHeight * share) + "\" fill=\"" + shade(0.25 + 0.75 * share) + "\"/>\n";
+         "\" height=\"" + num(kBarHeight * share) + "\" fill=\"" + shade(0.25 + 0.75 * share) + "\" data-weight=\"" +
+         shortest(st.value[j]) + "\"/>\n";
     const double tx = col_x(j), ty = base + 6;
     s += "<text x=\"" + num(tx) + "\" y=\"" + num(ty) + "\" font-size=\"" + num(font) + "\" transform=\"rotate(60 " +
          num(tx) + " " + num(ty) + ")\"" + label_style(!st.marked.empty() && st.marked[j]) + ">" +
@@ -287,8 +292,10 @@ std::string mask_name(const std::vector<char>& allowed, size_t n) {
   return "window";
 }
 
+constexpr const char* kReadoutTitle = "source2token weights (sentence readout, ";
+
 Strip source2token_strip(const Explanation& e, int64_t feature) {
-  return {"source2token weights (sentence readout, " + feature_note(feature) + ")", e.tokens,
+  return {kReadoutTitle + feature_note(feature) + ")", e.tokens,
           features_reduced(e.trace.get("source2token"), feature, "source2token"), {}};
 }
 
@@ -398,6 +405,7 @@ void add_biblosan(const Explanation& e, int64_t feature, std::vector<Section>& o
                   std::vector<char>(blocks * blocks, 0), {}, {}};
     for (size_t i = 0; i < blocks; ++i)
       for (size_t j = 0; j < blocks; ++j) inter.allowed[i * blocks + j] = direction_allows(dir, i, j);
+    for (size_t t = 0; t < n; ++t) inter.token_rows.push_back(t / r);
     s.maps.push_back(std::move(inter));
   }
   s.strips.push_back(source2token_strip(e, feature));
@@ -437,6 +445,7 @@ void add_mstrans(const Explanation& e, std::vector<Section>& out) {
     for (size_t c = 0; c < heads; ++c) {
       Heatmap m{"head " + std::to_string(++head_in_layer) + " (scale " + scale + ")", labels, labels,
                 std::vector<double>(n * n, 0.0), std::vector<char>(n * n, 0), {}, {}};
+      for (size_t t = 0; t + 1 < n; ++t) m.token_rows.push_back(t + 1);  // [CLS] first
       for (size_t j = 0; j < n; ++j)
         for (size_t t = 0; t < w; ++t) {
           if (okv[j * w + t] == 0) continue;
@@ -447,6 +456,55 @@ void add_mstrans(const Explanation& e, std::vector<Section>& out) {
       out.back().maps.push_back(std::move(m));
     }
   }
+}
+
+// Token tasks: every map becomes the chosen token's row, drawn as bars over
+// the keys with the token itself marked; the sentence readout is dropped
+// (a tagger reads each token's own vector), other per-token strips stay.
+void focus_on_token(std::vector<Section>& sections, size_t token) {
+  for (Section& section : sections) {
+    std::vector<Strip> strips;
+    for (const Heatmap& m : section.maps) {
+      const size_t row = m.row_of_token(token), nc = m.cols.size();
+      Strip st{m.title, m.cols, std::vector<double>(nc, 0.0), std::vector<char>(nc, 0)};
+      for (size_t j = 0; j < nc; ++j)
+        if (m.allowed[row * nc + j]) st.value[j] = m.value[row * nc + j];
+      st.marked[row] = 1;
+      strips.push_back(std::move(st));
+    }
+    for (Strip& st : section.strips)
+      if (st.title.rfind(kReadoutTitle, 0) != 0) strips.push_back(std::move(st));
+    section.maps.clear();
+    section.strips = std::move(strips);
+  }
+  sections.erase(std::remove_if(sections.begin(), sections.end(), [](const Section& s) { return s.strips.empty(); }),
+                 sections.end());
+}
+
+// Each token with its predicted tag under it, left to right, wrapping at
+// `width`; the chosen token and its tag in bold red.
+Block draw_tagged_tokens(const std::vector<std::string>& tokens, const std::vector<std::string>& tags, size_t chosen,
+                         double width) {
+  Block b;
+  double x = 0, y = kHeaderFont;
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    const bool marked = t == chosen;
+    const double w = std::max(estimated_text_width(tokens[t], kHeaderFont, marked),
+                              estimated_text_width(tags[t], kScaleFont, marked));
+    if (x > 0 && x + w > width) {
+      x = 0;
+      y += 2 * (kHeaderFont + 6);
+    }
+    b.svg += "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" font-size=\"" + num(kHeaderFont) + "\"" +
+             label_style(marked) + ">" + xml_escape(tokens[t]) + "</text>\n";
+    b.svg += "<text class=\"tag\" x=\"" + num(x) + "\" y=\"" + num(y + kHeaderFont + 4) + "\" font-size=\"" +
+             num(kScaleFont) + "\" fill=\"" + (marked ? "#b2182b" : "#2166ac") + "\"" +
+             (marked ? " font-weight=\"bold\"" : "") + ">" + xml_escape(tags[t]) + "</text>\n";
+    x += w + 12;
+    b.width = std::max(b.width, x - 12);
+  }
+  b.height = y + kHeaderFont + 8;
+  return b;
 }
 
 
@@ -499,9 +557,17 @@ std::string render_explanation_svg(const Explanation& e, const ExplainPictureOpt
   else if (e.encoder == "biblosan") add_biblosan(e, f, sections);
   else if (e.encoder == "resan") add_resan(e, f, sections);
   else if (e.encoder == "mstrans") add_mstrans(e, sections);
-  else if (e.trace.has("source2token")) add_readout_only(e, f, sections);
+  else if (e.trace.has("source2token") && e.tags.empty()) add_readout_only(e, f, sections);
   ATTN_CHECK(f < 0 || e.encoder != "mstrans", "explain",
              "--feature picks a feature of multi-dimensional attention; mstrans's attention is one weight per pair");
+  const bool token_task = !e.tags.empty();
+  const size_t n = e.tokens.size();
+  if (token_task) {
+    ATTN_CHECK(e.tags.size() == n, "explain", "the explanation has ", e.tags.size(), " tags for ", n, " tokens");
+    ATTN_CHECK(options.token >= 0 && options.token < static_cast<int64_t>(n), "explain", "--token ", options.token,
+               " is out of range: the sentence has ", n, " token", n == 1 ? "" : "s", " (0 to ", n - 1, ")");
+    focus_on_token(sections, static_cast<size_t>(options.token));
+  }
 
   // Every block is drawn first: the page is as wide as its widest row of
   // blocks (within kPageWidth unless one block alone is wider), and the text
@@ -523,13 +589,20 @@ std::string render_explanation_svg(const Explanation& e, const ExplainPictureOpt
   if (e.truncated())
     header.push_back("(long sentence: the first " + std::to_string(e.tokens.size()) + " of its " +
                      std::to_string(e.original_length) + " tokens were given to the model and are shown)");
-  std::string classes;
-  for (size_t k = 0; k < e.labels.size(); ++k)
-    classes += (k ? ", " : "") + std::string("p(") + e.labels[k] + ") = " + fixed(e.probabilities.at(k), 4);
-  const std::vector<std::string> prediction =
-      wrap_text("prediction: " + e.labels.at(static_cast<size_t>(e.predicted)) + " with probability " +
-                    fixed(e.probabilities.at(static_cast<size_t>(e.predicted)), 4) + " (" + classes + ")",
-                text_width, kHeaderFont);
+  std::string prediction_text;
+  if (token_task) {
+    const size_t chosen = static_cast<size_t>(options.token);
+    prediction_text = "predicted tags under the tokens; the bars are the attention of token " + std::to_string(chosen) +
+                      " (\"" + e.tokens[chosen] + "\", tagged " + e.tags[chosen] +
+                      "): its row of each map, one bar per key";
+  } else {
+    std::string classes;
+    for (size_t k = 0; k < e.labels.size(); ++k)
+      classes += (k ? ", " : "") + std::string("p(") + e.labels[k] + ") = " + fixed(e.probabilities.at(k), 4);
+    prediction_text = "prediction: " + e.labels.at(static_cast<size_t>(e.predicted)) + " with probability " +
+                      fixed(e.probabilities.at(static_cast<size_t>(e.predicted)), 4) + " (" + classes + ")";
+  }
+  const std::vector<std::string> prediction = wrap_text(prediction_text, text_width, kHeaderFont);
   header.insert(header.end(), prediction.begin(), prediction.end());
   if (sections.empty()) header.push_back("the " + e.encoder + " encoder records no attention weights to show");
 
@@ -540,6 +613,12 @@ std::string render_explanation_svg(const Explanation& e, const ExplainPictureOpt
   y += 8 + kHeaderFont;
   body += text_lines(header, kMargin, y, kHeaderFont, "");
   y += lines_height(header.size(), kHeaderFont);
+  if (token_task) {
+    const Block tagged = draw_tagged_tokens(e.tokens, e.tags, static_cast<size_t>(options.token), text_width);
+    body += "<g class=\"tagged-tokens\" transform=\"translate(" + num(kMargin) + " " + num(y + 4) + ")\">\n" +
+            tagged.svg + "</g>\n";
+    y += 4 + tagged.height;
+  }
   for (size_t k = 0; k < sections.size(); ++k) {
     y += 24;
     const std::vector<std::string> title = wrap_text(sections[k].title, text_width, kSectionFont, true);

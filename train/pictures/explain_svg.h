@@ -27,9 +27,17 @@ namespace attn {
 
 struct ExplainPictureOptions {
   int64_t feature = -1;  // -1: average over the features; else this feature
+  int64_t token = 0;     // token tasks: the token (0-based) whose attention is drawn
 };
 
-// Throws when options.feature is not a feature index of the weights shown.
+// A token task's Explanation (tags set) is drawn differently: each token
+// with its predicted tag under it, then, for every map above, the chosen
+// token's row as bars over the keys (what that token attends to); the
+// sentence readout (source2token), which a tagger does not use, is left out.
+// Any tag set works: the picture takes the tags' names.
+//
+// Throws when options.feature is not a feature index of the weights shown,
+// and, for a token task, when options.token is not a token of the sentence.
 std::string render_explanation_svg(const Explanation& e, const ExplainPictureOptions& options = {});
 
 }  // namespace attn

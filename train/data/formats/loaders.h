@@ -19,6 +19,15 @@ namespace attn {
 // are ignored. An empty path gives an empty split (MultiNLI has no public test).
 Dataset load_snli_jsonl(const std::string& train, const std::string& dev, const std::string& test);
 
+// MultiNLI 1.0 (multinli_1.0_{train,dev_matched,dev_mismatched}.jsonl), lines
+// as load_snli_jsonl reads them (genre and the other keys ignored). The
+// labelled evaluation sets are the two dev files; the test sets are Kaggle's
+// unlabelled files, which this loader does not read. dev is dev_matched (it
+// picks the best checkpoint), test is dev_mismatched (never selected on), and
+// both are reported by name as "matched" and "mismatched" (Dataset::reported).
+Dataset load_multinli_jsonl(const std::string& train, const std::string& dev_matched,
+                            const std::string& dev_mismatched);
+
 // Stanford Sentiment Treebank, PTB-style trees in DIR/train.txt, dev.txt,
 // test.txt: "(3 (2 It) (4 (2 's) ...))", node labels 0..4. classes = 5 keeps
 // the five labels; classes = 2 maps 0,1 -> negative and 3,4 -> positive and
@@ -89,6 +98,22 @@ Dataset load_tagging_dir(const std::string& dir, bool allow_similar_labels = fal
 // context, a question without answers, an answer_start outside the context
 // or an answer text that is not at answer_start.
 Dataset load_squad(const std::string& train, const std::string& test);
+
+// MTL-16 (Liu, Qiu and Huang 2017, the release's mtl-dataset folder): DIR/
+// STEM.task.train and DIR/STEM.task.test (STEM: the data set's file name), "label<TAB>text" lines with label
+// 0 or 1 (label names "0", "1"); NAME.task.unlabel is not read. The train
+// file holds train and dev together (1600 lines, "70%, 10% and 20%" of each
+// data set): a seeded eighth of it (kMtl16DevFraction) is dev. Errors: an
+// unknown NAME (listing mtl16_datasets()), a line without exactly one tab, a
+// label other than 0 or 1, a text without tokens.
+Dataset load_mtl16(const std::string& dir, const std::string& dataset);
+// The sixteen data sets by the Multi-Scale Transformer paper's row names in
+// lower case: apparel, baby, books, camera (the files camera_photo.task.*),
+// dvd, electronics, health (health_personal_care), imdb, kitchen
+// (kitchen_housewares), magazines, mr (MR), music, software, sports
+// (sports_outdoors), toys (toys_games), video.
+const std::vector<std::string>& mtl16_datasets();
+constexpr double kMtl16DevFraction = 0.125;
 
 // Seed used wherever a loader splits a dev set off train.
 constexpr uint64_t kDevSplitSeed = 20240601;
