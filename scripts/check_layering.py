@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the layering on every quoted #include, lowest layer first:
 
-    util <- engine <- ops <- nn <- models <- train/optim, train/data <- train <- train/bench <- train/cli
+    util <- engine <- ops <- nn <- models <- train/optim, train/text <- train/data <- train <- train/bench <- train/cli
 
 A file may include its own layer and the layers below it, never one above;
 train/optim and train/data include neither models/ nor each other, and
@@ -31,7 +31,9 @@ FORBIDDEN = {
     "nn/": [r"models/", r"train/", r"ops/matmul/matmul_fused\.h$"],
     "models/": [r"train/", r"ops/matmul/matmul_fused\.h$"],
     "train/optim/": [r"nn/", r"models/", r"train/(?!optim/)"],
-    "train/data/": [r"nn/", r"models/", r"train/(?!data/)"],
+    "train/data/": [r"nn/", r"models/", r"train/(?!data/|text/)"],
+    # Tokenisation and BPE for translation, below the loaders that use them.
+    "train/text/": [r"nn/", r"models/", r"train/(?!text/)"],
     "train/": [r"train/bench/", r"train/cli/"],
     # The benchmark measures encoders; it never includes the training loop
     # (the files directly in train/).

@@ -181,6 +181,15 @@ std::string trim(const std::string& s, const char* whitespace) {
   return s.substr(b, e - b + 1);
 }
 
+std::string replace_all(const std::string& s, const std::string& from, const std::string& to) {
+  if (from.empty()) return s;
+  std::string out;
+  size_t start = 0;
+  for (size_t at; (at = s.find(from, start)) != std::string::npos; start = at + from.size())
+    out.append(s, start, at - start).append(to);
+  return out.append(s, start, std::string::npos);
+}
+
 void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);

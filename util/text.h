@@ -71,6 +71,9 @@ bool is_blank(const std::string& line);
 
 // s without leading and trailing characters of `whitespace`.
 std::string trim(const std::string& s, const char* whitespace = " \t");
+// s with every occurrence of `from` (non-empty) replaced by `to`, left to
+// right, without rescanning what was put in (Python's str.replace).
+std::string replace_all(const std::string& s, const std::string& from, const std::string& to);
 
 // Appends the UTF-8 encoding of a Unicode code point (nothing beyond U+10FFFF).
 void append_utf8(std::string& out, uint32_t code_point);

@@ -36,4 +36,13 @@ DotProductAttention dot_product_attention(const Tensor& q, const Tensor& k, cons
 DotProductAttention dot_product_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
                                                    const Tensor& key_valid, double scale);
 
+// The same attention in causal order, the decoder's self-attention: the nq
+// queries are the last nq positions of the nk keys' sequence, and query j
+// attends the valid keys i <= j + nk - nq (nq = nk: keys up to its own
+// position; nq = 1: the newest position, every key). nq <= nk.
+DotProductAttention causal_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                                 const Tensor& key_valid, double scale);
+DotProductAttention causal_dot_product_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
+                                                          const Tensor& key_valid, double scale);
+
 }  // namespace attn

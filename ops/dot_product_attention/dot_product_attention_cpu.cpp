@@ -19,22 +19,40 @@ namespace attn {
 
 namespace {
 
-struct Dims {
+// Causal: query j may attend key i only when i <= j + nk - nq (queries are
+// the last nq positions of the keys' sequence).
+template <bool Causal>
+struct DimsOf {
+  static constexpr bool causal = Causal;
   int64_t B, heads, nq, nk, d;
-  Dims(const Tensor& q, const Tensor& k, const Tensor&)
+  DimsOf(const Tensor& q, const Tensor& k, const Tensor&)
       : B(q.size(0)), heads(q.size(1)), nq(q.size(2)), nk(k.size(2)), d(q.size(3)) {}
   int64_t head_count() const { return B * heads; }
   int64_t work() const { return nq * nk * d; }
 };
 
-template <class T>
-using Operands = HeadOperands<T, Dims>;
+// The key mask of the softmax rows and its row stride: the example's valid
+// keys for every row (ld 0), or under the causal order one row per query in
+// `rows` (ld nk).
+template <class Dims>
+const uint8_t* row_masks(const Dims& s, const uint8_t* ok, std::vector<uint8_t>& rows, int64_t& ld) {
+  if (!Dims::causal) {
+    ld = 0;
+    return ok;
+  }
+  rows.resize(static_cast<size_t>(s.nq * s.nk));
+  for (int64_t j = 0; j < s.nq; ++j)
+    for (int64_t i = 0; i < s.nk; ++i) rows[j * s.nk + i] = ok[i] && i <= j + s.nk - s.nq;
+  ld = s.nk;
+  return rows.data();
+}
 
 // One head's panel sizes: queries padded to whole row blocks, keys and
 // features to whole column blocks.
 template <class T>
 struct Panels {
   int64_t nq, nk, d;
+  template <class Dims>
   explicit Panels(const Dims& s)
       : nq(round_up(std::max<int64_t>(s.nq, 1), panel_rows<T>)),
         nk(round_up(std::max<int64_t>(s.nk, 1), kPanelCols)),
@@ -48,6 +66,8 @@ template <class T>
 struct ForwardScratch {
   Panels<T> pn;
   PanelBuffer<T> q, kt, v, scores, out, maxima;
+  std::vector<uint8_t> rows_ok;
+  template <class Dims>
   explicit ForwardScratch(const Dims& s)
       : pn(s),
         q(pn.nq * pn.d),
@@ -58,8 +78,8 @@ struct ForwardScratch {
         maxima(pn.nq) {}
 };
 
-template <class T>
-ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t g, ForwardScratch<T>& w) {
+template <class T, class Dims>
+ATTN_SIMD_CLONES void forward_head(const HeadOperands<T, Dims>& p, int64_t g, ForwardScratch<T>& w) {
   const Dims& s = p.s;
   const Panels<T>& pn = w.pn;
   const int64_t b = g / s.heads, c = g % s.heads;
@@ -79,7 +99,9 @@ ATTN_SIMD_CLONES void forward_head(const Operands<T>& p, int64_t g, ForwardScrat
   const bool probs_in_place = pn.nq == s.nq && pn.nk == s.nk;
   T* scores = probs_in_place ? head_probs : w.scores.data();
   panel_product(pn.nq, pn.nk, s.d, q, q_in_place ? p.q_at.row : pn.d, w.kt.data(), pn.nk, scores, pn.nk);
-  softmax_rows(scores, s.nq, pn.nk, ok, 0, s.nk, p.scale, w.maxima.data());
+  int64_t ok_ld = 0;
+  const uint8_t* rows_ok = row_masks(s, ok, w.rows_ok, ok_ld);
+  softmax_rows(scores, s.nq, pn.nk, rows_ok, ok_ld, s.nk, p.scale, w.maxima.data());
   if (!probs_in_place) {
     for (int64_t j = 0; j < s.nq; ++j) {
       T* row = scores + j * pn.nk;
@@ -96,6 +118,8 @@ template <class T>
 struct BackwardScratch {
   Panels<T> pn;
   PanelBuffer<T> q, k, vt, g, probs, ds, row, deltas, dq, dk, dv;
+  std::vector<uint8_t> rows_ok;
+  template <class Dims>
   explicit BackwardScratch(const Dims& s)
       : pn(s),
         q(pn.nq * pn.d),
@@ -111,8 +135,8 @@ struct BackwardScratch {
         dv(pn.nk * pn.d) {}
 };
 
-template <class T>
-ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t g, BackwardScratch<T>& w) {
+template <class T, class Dims>
+ATTN_SIMD_CLONES void backward_head(const HeadOperands<T, Dims>& p, int64_t g, BackwardScratch<T>& w) {
   const Dims& s = p.s;
   const Panels<T>& pn = w.pn;
   const int64_t b = g / s.heads, c = g % s.heads;
@@ -130,7 +154,10 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t g, BackwardScr
       std::copy(head_probs + j * s.nk, head_probs + (j + 1) * s.nk, w.probs.data() + j * pn.nk);
   // dP = grad V^T, then dS row by row (padded rows and keys stay 0).
   panel_product(pn.nq, pn.nk, s.d, w.g.data(), pn.d, w.vt.data(), pn.nk, w.ds.data(), pn.nk);
-  softmax_backward_rows(probs, w.ds.data(), s.nq, pn.nk, ok, 0, s.nk, p.scale, w.row.data(), w.deltas.data());
+  int64_t ok_ld = 0;
+  const uint8_t* rows_ok = row_masks(s, ok, w.rows_ok, ok_ld);
+  softmax_backward_rows(probs, w.ds.data(), s.nq, pn.nk, rows_ok, ok_ld, s.nk, p.scale, w.row.data(),
+                        w.deltas.data());
   for (int64_t j = 0; j < pn.nq; ++j) {
     T* row = w.ds.data() + j * pn.nk;
     std::fill(row + (j < s.nq ? s.nk : 0), row + pn.nk, T(0));
@@ -145,22 +172,49 @@ ATTN_SIMD_CLONES void backward_head(const Operands<T>& p, int64_t g, BackwardScr
   panel_to_head_rows(w.dv.data(), pn.d, s.nk, s.d, ok, p.dv, p.dv_at, b, c, 0);
 }
 
+template <bool Causal>
+void run_forward(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_valid,
+                 double scale, const Tensor& out, const Tensor& probabilities) {
+  run_heads<DimsOf<Causal>, ForwardScratch>(
+      op, q, k, v, key_valid, scale, [&](auto& p) { p.bind_forward_outputs(out, probabilities); },
+      [](const auto& p, int64_t g, auto& w) { forward_head(p, g, w); });
+}
+
+template <bool Causal>
+void run_backward(const char* op, const Tensor& grad, const Tensor& q, const Tensor& k, const Tensor& v,
+                  const Tensor& key_valid, const Tensor& probabilities, double scale, const Tensor& grad_q,
+                  const Tensor& grad_k, const Tensor& grad_v) {
+  run_heads<DimsOf<Causal>, BackwardScratch>(
+      op, q, k, v, key_valid, scale, [&](auto& p) { p.bind_backward(grad, probabilities, grad_q, grad_k, grad_v); },
+      [](const auto& p, int64_t g, auto& w) { backward_head(p, g, w); });
+}
+
 }  // namespace
 
 void dot_product_attention_forward_cpu(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_valid,
                                        double scale, const Tensor& out, const Tensor& probabilities) {
-  run_heads<Dims, ForwardScratch>(
-      "dot_product_attention", q, k, v, key_valid, scale, [&](auto& p) { p.bind_forward_outputs(out, probabilities); },
-      [](const auto& p, int64_t g, auto& w) { forward_head(p, g, w); });
+  run_forward<false>("dot_product_attention", q, k, v, key_valid, scale, out, probabilities);
 }
 
 void dot_product_attention_backward_cpu(const Tensor& grad, const Tensor& q, const Tensor& k, const Tensor& v,
                                         const Tensor& key_valid, const Tensor& probabilities, double scale,
                                         const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v) {
-  run_heads<Dims, BackwardScratch>(
-      "dot_product_attention_backward", q, k, v, key_valid, scale,
-      [&](auto& p) { p.bind_backward(grad, probabilities, grad_q, grad_k, grad_v); },
-      [](const auto& p, int64_t g, auto& w) { backward_head(p, g, w); });
+  run_backward<false>("dot_product_attention_backward", grad, q, k, v, key_valid, probabilities, scale, grad_q,
+                      grad_k, grad_v);
+}
+
+void causal_dot_product_attention_forward_cpu(const Tensor& q, const Tensor& k, const Tensor& v,
+                                              const Tensor& key_valid, double scale, const Tensor& out,
+                                              const Tensor& probabilities) {
+  run_forward<true>("causal_dot_product_attention", q, k, v, key_valid, scale, out, probabilities);
+}
+
+void causal_dot_product_attention_backward_cpu(const Tensor& grad, const Tensor& q, const Tensor& k,
+                                               const Tensor& v, const Tensor& key_valid,
+                                               const Tensor& probabilities, double scale, const Tensor& grad_q,
+                                               const Tensor& grad_k, const Tensor& grad_v) {
+  run_backward<true>("causal_dot_product_attention_backward", grad, q, k, v, key_valid, probabilities, scale, grad_q,
+                     grad_k, grad_v);
 }
 
 }  // namespace attn

@@ -45,6 +45,23 @@ ValidKeys keys_of(const Tensor& q, const Tensor& k, const Tensor& key_valid) {
   return {q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), key_valid.data<uint8_t>()};
 }
 
+// The causal order: query j also needs key i <= j + nk - nq.
+struct CausalKeys : ValidKeys {
+  struct Query : ValidKeys::Query {
+    int64_t last;  // the last key the query may attend
+    __device__ __forceinline__ bool attends(int64_t i) const { return i <= last && ok[i] != 0; }
+  };
+  __device__ __forceinline__ Query query(int64_t r) const {
+    const ValidKeys::Query x = ValidKeys::query(r);
+    return {x, x.j + nk - nq};
+  }
+  __device__ __forceinline__ bool skips(int64_t, int64_t j, int64_t i) const { return i > j + nk - nq; }
+};
+
+CausalKeys causal_keys_of(const Tensor& q, const Tensor& k, const Tensor& key_valid) {
+  return {keys_of(q, k, key_valid)};
+}
+
 }  // namespace
 
 void dot_product_attention_forward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_valid,
@@ -57,6 +74,21 @@ void dot_product_attention_backward_cuda(const Tensor& grad, const Tensor& q, co
                                          const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v) {
   attention_rows_backward("dot_product_attention_backward", keys_of(q, k, key_valid), grad, q, k, v, probabilities,
                           scale, grad_q, grad_k, grad_v);
+}
+
+void causal_dot_product_attention_forward_cuda(const Tensor& q, const Tensor& k, const Tensor& v,
+                                               const Tensor& key_valid, double scale, const Tensor& out,
+                                               const Tensor& probabilities) {
+  attention_rows_forward("causal_dot_product_attention", causal_keys_of(q, k, key_valid), q, k, v, scale, out,
+                         probabilities);
+}
+
+void causal_dot_product_attention_backward_cuda(const Tensor& grad, const Tensor& q, const Tensor& k,
+                                                const Tensor& v, const Tensor& key_valid,
+                                                const Tensor& probabilities, double scale, const Tensor& grad_q,
+                                                const Tensor& grad_k, const Tensor& grad_v) {
+  attention_rows_backward("causal_dot_product_attention_backward", causal_keys_of(q, k, key_valid), grad, q, k, v,
+                          probabilities, scale, grad_q, grad_k, grad_v);
 }
 
 }  // namespace attn

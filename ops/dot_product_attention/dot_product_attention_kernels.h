@@ -15,10 +15,15 @@ namespace attn {
 
 AttentionForwardKernel dot_product_attention_forward_cpu;
 AttentionBackwardKernel dot_product_attention_backward_cpu;
+// The causal order (causal_dot_product_attention): key i also needs i <= j + nk - nq.
+AttentionForwardKernel causal_dot_product_attention_forward_cpu;
+AttentionBackwardKernel causal_dot_product_attention_backward_cpu;
 
 #ifdef ATTN_WITH_CUDA
 AttentionForwardKernel dot_product_attention_forward_cuda;
 AttentionBackwardKernel dot_product_attention_backward_cuda;
+AttentionForwardKernel causal_dot_product_attention_forward_cuda;
+AttentionBackwardKernel causal_dot_product_attention_backward_cuda;
 #endif
 
 }  // namespace attn

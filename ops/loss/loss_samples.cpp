@@ -1,5 +1,6 @@
 // Gradcheck samples of the losses. Targets, class weights and KL target
 // distributions are data captured by the case, not checked inputs.
+#include "attn/ops/loss/label_smoothing.h"
 #include "attn/ops/loss/loss.h"
 #include "attn/ops/registry.h"
 
@@ -77,6 +78,7 @@ void register_loss_samples(OpRegistry& r) {
   r.add(cross_entropy_spec());
   r.add(mse_spec());
   r.add(kl_div_spec());
+  register_label_smoothing_samples(r);
 }
 
 }  // namespace attn

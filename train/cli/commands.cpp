@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "attn/models/encoder.h"
+#include "attn/train/bench/bench_decode.h"
 #include "attn/train/bench/bench_matmul.h"
 #include "attn/train/cli/bench_command.h"
 #include "attn/train/cli/model_commands.h"
@@ -28,11 +29,21 @@ const std::vector<Command>& all_commands() {
       {"spirals", "train a small MLP with SGD on two interleaved spirals", run_spirals_command},
       {"mirrored-sum", "the Multi-Scale Transformer paper's mirrored summation task: test MSE against K (CSV, SVG)",
        run_mirrored_sum_command},
+      {"bleu", "corpus BLEU of translations as sacreBLEU prints it; with two systems, the paired bootstrap p-value",
+       run_bleu_command},
+      {"ttest", "t-test of two systems' scores over training runs (seed 001 Table 6's significance test)",
+       run_ttest_command},
+      {"bpe", "learn joint BPE codes from text files, or encode a file with them (subword-nmt's algorithm)",
+       run_bpe_command},
+      {"synth-translation", "write a synthetic SVO -> SOV translation task as parallel text (train/dev/test)",
+       run_synth_translation_command},
       {"bench", "time and memory of every encoder against sequence length (the papers' efficiency study)",
        run_bench_command},
       {"study", "run one of the papers' efficiency studies here, our ratios beside the paper's (CSV, report, SVG)",
        run_study_command},
       {"bench-matmul", "time a float32 matmul through the engine and through OpenBLAS directly", run_bench_matmul},
+      {"bench-decode", "time greedy decoding of the translation model per sentence, with and without the cache",
+       run_bench_decode},
   };
   return commands;
 }

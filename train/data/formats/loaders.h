@@ -119,4 +119,40 @@ constexpr double kMtl16DevFraction = 0.125;
 constexpr uint64_t kDevSplitSeed = 20240601;
 constexpr double kDevSplitFraction = 0.1;
 
+// Parallel text for translation (WMT): one sentence a line, a file per
+// language, line i of each the same sentence pair. read_parallel_split gives
+// the raw lines of one split of DIR ("train", "dev" or "test"), from the first
+// of these that exists (docs/data.md, "Translation"):
+//   train: train.SRC + train.TGT
+//   dev:   dev.SRC + dev.TGT, newstest2013.SRC + newstest2013.TGT,
+//          newstest2013-src.SRC.sgm + newstest2013-ref.TGT.sgm
+//   test:  test.SRC + test.TGT, newstest2014.SRC + newstest2014.TGT,
+//          newstest2014-PAIR-src.SRC.sgm + newstest2014-PAIR-ref.TGT.sgm
+//          (PAIR = SRCTGT or TGTSRC, e.g. deen)
+// Errors: no candidate exists (all are named), the two files' line or
+// segment counts differ, malformed SGML (read_sgml_segments), a NUL byte.
+struct ParallelText {
+  std::vector<std::string> source, target;
+  std::string source_file, target_file;
+};
+ParallelText read_parallel_split(const std::string& dir, const std::string& split, const std::string& src_lang,
+                                 const std::string& tgt_lang);
+
+// The sentences of a WMT SGML file: the text of every <seg id="N">...</seg>
+// line inside a <doc docid="..."> element, whitespace runs made single
+// spaces, &quot; &amp; &lt; &gt; unescaped (the four mteval/13a know). `ids`,
+// when given, receives "docid:N" of each segment (a source and its reference
+// must agree on them). Throws "load_parallel_text: FILE:LINE: ..." for a
+// <seg> line that is not closed on its line or has no id, a <seg> outside a
+// <doc>, a <doc> without docid, nested or unclosed <doc>, or no segment at all.
+std::vector<std::string> read_sgml_segments(const std::string& file, std::vector<std::string>* ids = nullptr);
+
+// The three splits as a Dataset: Example.tokens the source words,
+// Example.tokens_b the target words (train/text/pretokenize.h, case kept).
+// Training pairs with a blank side are dropped (WMT's crawled corpora hold
+// some); a blank sentence in dev or test is an error, since outputs are
+// scored line by line against it. Without dev files a seeded 10% of train
+// becomes dev. The name is DIR's last component; the task is left as is.
+Dataset load_parallel_text_dir(const std::string& dir, const std::string& src_lang, const std::string& tgt_lang);
+
 }  // namespace attn
