@@ -2,6 +2,7 @@
 
 #include "attn/engine/error.h"
 #include "attn/ops/join/join.h"
+#include "attn/models/sentence_locator.h"
 
 namespace attn {
 
@@ -102,6 +103,10 @@ TaskModel::TaskModel(const Config& config, TaskKind task, int64_t vocab_size, in
     case TaskKind::Relatedness: head_ = std::make_unique<RelatednessHead>(sd, classes, o, init, noise, dtype); break;
     case TaskKind::Tag:
     case TaskKind::Srl: head_ = std::make_unique<TaggingHead>(encoder_->token_dim(), classes, init, dtype); break;
+    case TaskKind::Locate:
+      head_ = std::make_unique<SentenceLocator>(config, encoder_->token_dim(), dim, o.hidden, o.activation, o.keep_prob,
+                                                dtype, init, noise);
+      break;
   }
   if (predicate_embedding_) register_module("predicate_embedding", *predicate_embedding_);
   register_module("embedding", embedding_);
@@ -144,6 +149,13 @@ Tensor TaskModel::logits(const TaskInputs& in) {
       Tensor v = encode_sentence(in.ids_b, in.mask_b, in.chars_b, false);
       if (task_ == TaskKind::Pair) return static_cast<PairHead&>(*head_).forward(u, v);
       return static_cast<RelatednessHead&>(*head_).forward(u, v);
+    }
+    case TaskKind::Locate: {
+      ATTN_CHECK(in.passage_ids.defined() && in.passage_mask.defined() && in.sentences.defined(), "TaskModel",
+                 "locate inputs need the passage (passage_ids, passage_mask, sentences)");
+      return static_cast<SentenceLocator&>(*head_).forward(*encoder_, embedding_dropout_(embedding_(in.passage_ids)),
+                                                           in.passage_mask, in.sentences,
+                                                           embedding_dropout_(embedding_(in.ids)), in.mask);
     }
   }
   return Tensor();

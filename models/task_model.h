@@ -26,6 +26,7 @@ struct TaskInputs {
   Tensor ids_b, mask_b;  // the second sentence (pair and relatedness tasks)
   Tensor chars, chars_b;  // [B, n, L] int64 character ids of each word (0: padding), for char_cnn
   Tensor predicate;      // [B, n] int64, 1 at the predicate, 0 elsewhere (srl)
+  Tensor passage_ids, passage_mask, sentences;  // locate: [B, S, m] x2 and [B, S] (ids, mask: the question)
 };
 
 class TaskModel : public Module {
@@ -38,6 +39,8 @@ class TaskModel : public Module {
   // tag, srl: [B, n, classes]. srl: the encoder reads each word's embedding
   // concatenated with the embedding of its predicate indicator (Tan et al.
   // 2017), so its input is embedding_dim + predicate_dim wide.
+  // locate: [B, S] sentence scores, -inf at padding
+  // sentences (`classes` is unused: the passage decides how many there are).
   Tensor logits(const TaskInputs& inputs);
 
   TaskKind task() const { return task_; }

@@ -26,19 +26,23 @@ TaskInputs inputs_of(const Batch& batch) {
   in.chars = batch.chars;
   in.chars_b = batch.chars_b;
   in.predicate = batch.predicate;
+  in.passage_ids = batch.passage_ids;
+  in.passage_mask = batch.passage_mask;
+  in.sentences = batch.sentences;
   return in;
 }
 
 void move_batch(Batch& batch, Device device) {
   for (Tensor* t : {&batch.ids, &batch.mask, &batch.ids_b, &batch.mask_b, &batch.labels, &batch.tags, &batch.chars,
-                    &batch.chars_b, &batch.predicate})
+                    &batch.chars_b, &batch.predicate, &batch.passage_ids, &batch.passage_mask, &batch.sentences})
     if (t->defined()) *t = t->to(device);
 }
 
 Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduction reduction) {
   switch (task) {
     case TaskKind::Classify:
-    case TaskKind::Pair: {
+    case TaskKind::Pair:
+    case TaskKind::Locate: {  // locate: the padding sentences' -inf scores get probability 0
       CrossEntropyOptions o;
       o.reduction = reduction;
       return cross_entropy(logits, batch.labels, o);
@@ -139,7 +143,8 @@ void share_predictions(Communicator& processes, TaskKind task, const std::vector
     const Prediction& p = out[i];
     switch (task) {
       case TaskKind::Classify:
-      case TaskKind::Pair: values.push_back(mine[i] ? static_cast<double>(p.label) : 0.0); break;
+      case TaskKind::Pair:
+      case TaskKind::Locate: values.push_back(mine[i] ? static_cast<double>(p.label) : 0.0); break;
       case TaskKind::Relatedness: values.push_back(mine[i] ? p.score : 0.0); break;
       case TaskKind::Tag:
       case TaskKind::Srl: {
@@ -158,7 +163,8 @@ void share_predictions(Communicator& processes, TaskKind task, const std::vector
     Prediction& p = out[i];
     switch (task) {
       case TaskKind::Classify:
-      case TaskKind::Pair: p.label = static_cast<int64_t>(values[at++]); break;
+      case TaskKind::Pair:
+      case TaskKind::Locate: p.label = static_cast<int64_t>(values[at++]); break;
       case TaskKind::Relatedness: p.score = values[at++]; break;
       case TaskKind::Tag:
       case TaskKind::Srl: {
@@ -187,7 +193,8 @@ std::vector<Prediction> predict_with_loss(TaskModel& model, const std::vector<Ex
     }
     switch (model.task()) {
       case TaskKind::Classify:
-      case TaskKind::Pair: {
+      case TaskKind::Pair:
+      case TaskKind::Locate: {
         // Results come to the host once per batch: at() on a CUDA tensor
         // would copy the whole tensor for every element read.
         Tensor best = argmax(logits, -1).to(Device::CPU);
@@ -254,6 +261,16 @@ EvalResult evaluate(TaskModel& model, const std::vector<Example>& examples, cons
       }
       r.metrics["accuracy"] = accuracy(p, g);
       r.metrics["macro_f1"] = macro_f1(p, g);
+      r.primary = "accuracy";
+      break;
+    }
+    case TaskKind::Locate: {
+      std::vector<int64_t> p, g;
+      for (size_t i = 0; i < examples.size(); ++i) {
+        p.push_back(pred[i].label);
+        g.push_back(examples[i].label);
+      }
+      r.metrics["accuracy"] = accuracy(p, g);  // sentence accuracy (seed 002 Table 4)
       r.primary = "accuracy";
       break;
     }

