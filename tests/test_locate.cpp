@@ -8,7 +8,6 @@
 #include <random>
 #include <set>
 
-#include "command_capture.h"
 #include "test_data_util.h"
 #include "attn/engine/autograd.h"
 #include "attn/engine/copy.h"

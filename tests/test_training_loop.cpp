@@ -21,7 +21,6 @@
 #include "attn/models/resan.h"
 #include "attn/nn/safetensors.h"
 #include "attn/ops/reduce/reduce.h"
-#include "command_capture.h"
 #include "test_data_util.h"
 #include "attn/train/cli/commands.h"
 #include "attn/util/json.h"
