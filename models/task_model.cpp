@@ -37,7 +37,8 @@ const ConfigSchema& task_model_config_keys() {
        bool_key("highway", false, "pair task: a highway layer before the head's MLP"),
        choice_key("pair_features", "", {"diff_prod", "absdiff_diff"}, "pair task: the features of the two sentences")
            .derived_default("the encoder's paper (EncoderInfo::pair_features)"),
-       int_key("relatedness_classes", 5, 2, 1000, "relatedness task: K, scores lie in 1..K")});
+       int_key("relatedness_classes", 5, 2, 1000, "relatedness task: K, scores lie in 1..K"),
+       bool_key("crf", false, "tagging task: a linear-chain CRF over the head's tag scores (003 Table 4 '+ CRF')")});
   return table;
 }
 
@@ -78,6 +79,12 @@ TaskModel::TaskModel(const Config& config, TaskKind task, int64_t vocab_size, in
   register_module("embedding_dropout", embedding_dropout_);
   register_module("encoder", *encoder_);
   register_module("head", *head_);
+  if (keys.get_bool(config, "crf")) {
+    ATTN_CHECK(task == TaskKind::Tag, "TaskModel", "crf = true needs the tag task (a CRF scores tag paths), got the ",
+               task_name(task), " task");
+    crf_ = std::make_unique<Crf>(classes, init, dtype);
+    register_module("crf", *crf_);
+  }
 }
 
 Tensor TaskModel::encode_sentence(const Tensor& ids, const Tensor& mask, bool want_tokens) {

@@ -1,12 +1,13 @@
 // A whole trainable model: word embeddings -> dropout -> encoder -> task head.
 // Config keys beside the encoder's: task_model_config_keys() (task_model.cpp).
-// Children: "embedding", "encoder", "head".
+// Children: "embedding", "encoder", "head", and "crf" for a tagger with crf = true.
 #pragma once
 #include <memory>
 
 #include "attn/models/encoder.h"
 #include "attn/models/heads.h"
 #include "attn/util/task_kind.h"
+#include "attn/nn/crf.h"
 #include "attn/nn/embedding.h"
 
 namespace attn {
@@ -34,6 +35,9 @@ class TaskModel : public Module {
   TaskKind task() const { return task_; }
   Encoder& encoder() { return *encoder_; }
   Embedding& embedding() { return embedding_; }
+  // The tagger's CRF over the tag logits (crf = true), else null: the loss
+  // and every tag prediction go through it when present.
+  const Crf* crf() const { return crf_.get(); }
 
  private:
   Tensor encode_sentence(const Tensor& ids, const Tensor& mask, bool want_tokens);
@@ -43,6 +47,7 @@ class TaskModel : public Module {
   Dropout embedding_dropout_;
   std::unique_ptr<Encoder> encoder_;
   std::unique_ptr<Module> head_;
+  std::unique_ptr<Crf> crf_;
 };
 
 }  // namespace attn
