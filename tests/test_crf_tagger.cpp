@@ -108,7 +108,9 @@ TEST(CrfTagger, BeatsTheSoftmaxTaggerWhereTagsFollowTransitions) {
   const std::vector<double> A = layer.transitions.to_vector();
   for (int k = 0; k < 3; ++k)
     for (int j = 0; j < 3; ++j)
-      if (j != (k + 1) % 3) EXPECT_GT(A[k * 3 + (k + 1) % 3], A[k * 3 + j]) << "from tag " << k << " to " << j;
+      if (j != (k + 1) % 3) {
+        EXPECT_GT(A[k * 3 + (k + 1) % 3], A[k * 3 + j]) << "from tag " << k << " to " << j;
+      }
   const Dataset test_data = load_task_data(o.data);
   EvalOptions eo;
   eo.batch_size = o.batch_size;
