@@ -15,6 +15,7 @@
 #include "attn/train/checkpoint.h"
 #include "attn/train/data/task_data.h"
 #include "attn/train/evaluate.h"
+#include "attn/train/model_gradcheck.h"
 #include "attn/train/run/saved_run.h"
 #include "attn/train/trainer.h"
 #include "test_data_util.h"
@@ -166,6 +167,27 @@ TEST(CrfTagger, AModelWithoutCrfHasNoCrfParameters) {
   TaskModel model(config, TaskKind::Tag, 10, 3, DType::F32, init, noise);
   EXPECT_EQ(model.crf(), nullptr);
   for (const auto& [name, p] : model.named_parameters()) EXPECT_EQ(name.rfind("crf.", 0), std::string::npos) << name;
+}
+
+// The whole tagger with its CRF against central differences (float64, the
+// small batch of `attn gradcheck --model`: a full, a half-length and an
+// empty sentence): the CRF's three tensors are reached and pass.
+TEST(CrfTagger, GradcheckOfTheWholeTaggerReachesTheCrf) {
+  ModelGradcheckSpec spec;
+  spec.config = small_model_config("bilstm");
+  spec.config.set("crf", "true");
+  spec.task = TaskKind::Tag;
+  const ModuleGradcheckResult m = gradcheck_task_model(spec);
+  EXPECT_TRUE(m.result.passed) << m.result.failure;
+  ASSERT_EQ(m.names.size(), m.result.inputs.size());
+  int crf_tensors = 0;
+  for (size_t i = 0; i < m.names.size(); ++i)
+    if (m.names[i].rfind("crf.", 0) == 0) {
+      ++crf_tensors;
+      EXPECT_TRUE(m.result.inputs[i].reached) << m.names[i];
+      EXPECT_GT(m.result.inputs[i].checked, 0) << m.names[i];
+    }
+  EXPECT_EQ(crf_tensors, 3);
 }
 
 }  // namespace
