@@ -13,6 +13,7 @@
 #include "attn/ops/crf/crf.h"
 #include "attn/ops/reduce/reduce.h"
 #include "attn/train/checkpoint.h"
+#include "attn/train/data/formats/loaders.h"
 #include "attn/train/data/task_data.h"
 #include "attn/train/evaluate.h"
 #include "attn/train/model_gradcheck.h"
@@ -167,6 +168,42 @@ TEST(CrfTagger, AModelWithoutCrfHasNoCrfParameters) {
   TaskModel model(config, TaskKind::Tag, 10, 3, DType::F32, init, noise);
   EXPECT_EQ(model.crf(), nullptr);
   for (const auto& [name, p] : model.named_parameters()) EXPECT_EQ(name.rfind("crf.", 0), std::string::npos) << name;
+}
+
+// With a CRF the training loss is the mean of the sentences' NLL, and a
+// data-parallel process's share divides its sum by the whole batch's
+// sentence count, so the shares' losses add up to the whole batch's.
+TEST(CrfTagger, TrainingLossIsTheMeanOverSentencesAndSharesAddUp) {
+  const std::string dir = fresh_dir();
+  const std::vector<Example> examples = load_tagging_dir(write_chain_data(dir)).train;
+  const Vocabulary vocab = Vocabulary::build(examples, 1);
+  Generator init(5), noise(6);
+  TaskModel model(Config::parse("encoder = bow\nembedding_dim = 6\nkeep_prob = 1.0\ncrf = true\n"), TaskKind::Tag,
+                  vocab.size(), 3, DType::F64, init, noise);
+  BatchOptions options;
+  options.batch_size = 12;
+  options.shuffle = false;
+  BatchIterator whole(examples, vocab, TaskKind::Tag, options, nullptr);
+  Batch batch;
+  ASSERT_TRUE(whole.next(batch));
+  const Tensor logits = model.logits(inputs_of(batch));
+  const double expected = training_loss(TaskKind::Tag, logits, batch, model.crf()).item();
+  const std::vector<double> per_sentence = model.crf()->nll(logits, batch.tags, batch.mask).to_vector();
+  double mean = 0;
+  for (double v : per_sentence) mean += v / static_cast<double>(per_sentence.size());
+  // 12 positive sentence losses added in two orders: each sum is within
+  // 12 u of the sum of their magnitudes, 12 |expected|; u = 2^-53 < 1.2e-16.
+  EXPECT_NEAR(expected, mean, 24 * 1.2e-16 * 12 * std::abs(expected));
+  EXPECT_GT(expected, 1.0);
+  double summed = 0;
+  for (int rank = 0; rank < 3; ++rank) {
+    BatchIterator shared(examples, vocab, TaskKind::Tag, options, nullptr);
+    shared.set_share({rank, 3});
+    Batch share;
+    ASSERT_TRUE(shared.next(share));
+    summed += training_loss(TaskKind::Tag, model.logits(inputs_of(share)), share, model.crf()).item();
+  }
+  EXPECT_NEAR(summed, expected, 24 * 1.2e-16 * 12 * std::abs(expected));
 }
 
 // The whole tagger with its CRF against central differences (float64, the
