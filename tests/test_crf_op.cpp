@@ -28,6 +28,7 @@ struct Problem {
   int64_t B, n, K;
   std::vector<int64_t> lengths;
   Tensor emissions, transitions, start, end, tags, mask;
+  std::vector<double> e, A, s, f;  // the same values on the host, for brute force
 };
 
 Problem make_problem(int64_t n, int64_t K, const std::vector<int64_t>& lengths, uint64_t seed, DType dtype = DType::F64) {
@@ -44,6 +45,8 @@ Problem make_problem(int64_t n, int64_t K, const std::vector<int64_t>& lengths, 
       tags.push_back(t < lengths[b] ? static_cast<int64_t>(gen.next_u64() % static_cast<uint64_t>(K)) : -100);
   p.tags = from_indices(tags, {p.B, n});
   p.mask = samples::length_mask(lengths, n);
+  p.e = p.emissions.to_vector(), p.A = p.transitions.to_vector();
+  p.s = p.start.to_vector(), p.f = p.end.to_vector();
   return p;
 }
 
@@ -54,13 +57,11 @@ struct Paths {
 };
 
 double path_score(const Problem& p, int64_t b, const std::vector<int64_t>& y) {
-  const std::vector<double> e = p.emissions.to_vector(), A = p.transitions.to_vector();
-  const std::vector<double> s = p.start.to_vector(), f = p.end.to_vector();
   const int64_t L = static_cast<int64_t>(y.size());
-  double score = s[y[0]] + f[y[L - 1]];
+  double score = p.s[y[0]] + p.f[y[L - 1]];
   for (int64_t t = 0; t < L; ++t) {
-    score += e[(b * p.n + t) * p.K + y[t]];
-    if (t > 0) score += A[y[t - 1] * p.K + y[t]];
+    score += p.e[(b * p.n + t) * p.K + y[t]];
+    if (t > 0) score += p.A[y[t - 1] * p.K + y[t]];
   }
   return score;
 }
