@@ -277,7 +277,7 @@ TEST(CrfNll, RefusesBadOperandsNamingThem) {
 TEST(CrfCuda, ViterbiAndNllMatchTheCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU visible: CUDA tests skipped";
   for (DType dt : {DType::F64, DType::F32}) {
-    Problem p = make_problem(7, 40, {7, 3, 1, 0}, 53, dt);
+    Problem p = make_problem(5, 40, {5, 3, 1, 0}, 53, dt);
     auto on = [&](Device d) {
       Tensor e = p.emissions.detach().to(d).set_requires_grad(true);
       Tensor A = p.transitions.detach().to(d).set_requires_grad(true);
