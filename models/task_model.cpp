@@ -48,7 +48,8 @@ const ConfigSchema& task_model_config_keys() {
        int_key("char_width", 3, 1, 64, "char_cnn: the convolution's window in characters"),
        probability_key("char_keep_prob", 0.5, "char_cnn: dropout keep probability on the character embeddings"),
        // Tan et al. 2017 (XMUNLP/Tagger DeepAtt: feature_size = 100).
-       int_key("predicate_dim", 100, 1, kWidth, "srl task: width of the predicate-indicator embedding")});
+       int_key("predicate_dim", 100, 1, kWidth, "srl task: width of the predicate-indicator embedding"),
+       bool_key("crf", false, "tagging task: a linear-chain CRF over the head's tag scores (003 Table 4 '+ CRF')")});
   return table;
 }
 
@@ -114,6 +115,12 @@ TaskModel::TaskModel(const Config& config, TaskKind task, int64_t vocab_size, in
   if (char_cnn_) register_module("char_cnn", *char_cnn_);
   register_module("encoder", *encoder_);
   register_module("head", *head_);
+  if (keys.get_bool(config, "crf")) {
+    ATTN_CHECK(task == TaskKind::Tag, "TaskModel", "crf = true needs the tag task (a CRF scores tag paths), got the ",
+               task_name(task), " task");
+    crf_ = std::make_unique<Crf>(classes, init, dtype);
+    register_module("crf", *crf_);
+  }
 }
 
 Tensor TaskModel::encode_sentence(const Tensor& ids, const Tensor& mask, const Tensor& chars, bool want_tokens,

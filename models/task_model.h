@@ -1,8 +1,8 @@
 // A whole trainable model: word embeddings (with char_cnn, beside each word's
 // character feature, models/char_cnn.h) -> dropout -> encoder -> task head.
 // Config keys beside the encoder's: task_model_config_keys() (task_model.cpp).
-// Children: "embedding", "encoder", "head" (and "char_cnn", and
-// "predicate_embedding" for srl).
+// Children: "embedding", "encoder", "head" (and "char_cnn", "predicate_embedding"
+// for srl, and "crf" for a tagger with crf = true).
 #pragma once
 #include <memory>
 
@@ -10,6 +10,7 @@
 #include "attn/models/encoder.h"
 #include "attn/models/heads.h"
 #include "attn/util/task_kind.h"
+#include "attn/nn/crf.h"
 #include "attn/nn/embedding.h"
 
 namespace attn {
@@ -46,6 +47,9 @@ class TaskModel : public Module {
   TaskKind task() const { return task_; }
   Encoder& encoder() { return *encoder_; }
   Embedding& embedding() { return embedding_; }
+  // The tagger's CRF over the tag logits (crf = true), else null: the loss
+  // and every tag prediction go through it when present.
+  const Crf* crf() const { return crf_.get(); }
 
  private:
   // The word embeddings (with the character feature and, for srl, the
@@ -60,6 +64,7 @@ class TaskModel : public Module {
   std::unique_ptr<Encoder> encoder_;
   std::unique_ptr<Module> head_;
   std::unique_ptr<Embedding> predicate_embedding_;  // srl only: rows "not the predicate", "the predicate"
+  std::unique_ptr<Crf> crf_;
 };
 
 }  // namespace attn

@@ -100,6 +100,7 @@ Tensor length_mask(const std::vector<int64_t>& lengths, int64_t n);
   X(token_conv)                                                                                                \
   X(recurrent)                                                                                                 \
   X(sru)                                                                                                       \
+  X(crf)                                                                                                       \
   /* a new family: one more X(name) line above */
 
 #define ATTN_DECLARE_OP_SAMPLES(family) void register_##family##_samples(OpRegistry& r);

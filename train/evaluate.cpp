@@ -38,7 +38,17 @@ void move_batch(Batch& batch, Device device) {
     if (t->defined()) *t = t->to(device);
 }
 
-Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduction reduction) {
+Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduction reduction, const Crf* crf) {
+  if (crf) {
+    ATTN_CHECK(task == TaskKind::Tag, "task_loss", "a CRF scores tag paths: the ", task_name(task),
+               " task has none");
+    Tensor per_sentence = crf->nll(logits, batch.tags, batch.mask);
+    switch (reduction) {
+      case Reduction::None: return per_sentence;
+      case Reduction::Sum: return sum(per_sentence);
+      case Reduction::Mean: return mean(per_sentence);
+    }
+  }
   switch (task) {
     case TaskKind::Classify:
     case TaskKind::Pair:
@@ -68,14 +78,14 @@ Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduct
   return Tensor();
 }
 
-Tensor training_loss(TaskKind task, const Tensor& logits, const Batch& batch) {
+Tensor training_loss(TaskKind task, const Tensor& logits, const Batch& batch, const Crf* crf) {
   // A batch made by hand (global_examples 0) is its own whole batch.
   const bool whole = batch.global_examples == 0;
-  if (tags_tokens(task)) {
+  if (tags_tokens(task) && !crf) {
     if (whole) return task_loss(task, logits, batch, Reduction::Mean);
     return task_loss(task, logits, batch, Reduction::Sum) / static_cast<double>(batch.global_tokens);
   }
-  Tensor losses = task_loss(task, logits, batch, Reduction::None);
+  Tensor losses = task_loss(task, logits, batch, Reduction::None, crf);
   if (whole) return mean(losses);
   return sum(losses) / static_cast<double>(batch.global_examples);
 }
@@ -189,7 +199,7 @@ std::vector<Prediction> predict_with_loss(TaskModel& model, const std::vector<Ex
     if (mean_loss) {
       batch_losses.resize(static_cast<size_t>(index) + 1, 0.0);
       batch_losses[static_cast<size_t>(index)] =
-          task_loss(model.task(), logits, batch).item() * static_cast<double>(batch.size());
+          task_loss(model.task(), logits, batch, Reduction::Mean, model.crf()).item() * static_cast<double>(batch.size());
     }
     switch (model.task()) {
       case TaskKind::Classify:
@@ -215,7 +225,8 @@ std::vector<Prediction> predict_with_loss(TaskModel& model, const std::vector<Ex
       }
       case TaskKind::Tag:
       case TaskKind::Srl: {
-        Tensor best = argmax(logits, -1).to(Device::CPU);
+        // With a CRF, the best path as a whole (Viterbi), not each token's best tag.
+        Tensor best = (model.crf() ? model.crf()->decode(logits, batch.mask) : argmax(logits, -1)).to(Device::CPU);
         Tensor mask = batch.mask.to(Device::CPU);
         for (int64_t i = 0; i < batch.size(); ++i) {
           std::vector<int64_t>& tags = out[batch.indices[i]].tags;

@@ -2,9 +2,10 @@
 //   classify/pair:  cross-entropy; accuracy and macro-F1
 //   relatedness:    KL to the target distribution (seed 002 App. C); Pearson,
 //                   Spearman and MSE of the expected score
-//   tag:            per-token cross-entropy (padding ignored); token accuracy
-//                   and, for chunk-tagged sets (IOB1, BIO, BIOES), entity
-//                   F1, precision and recall as conlleval counts them
+//   tag:            per-token cross-entropy (padding ignored), or with a CRF
+//                   (crf = true) each sentence's CRF negative log-likelihood;
+//                   token accuracy and, for chunk-tagged sets (IOB1, BIO,
+//                   BIOES), entity F1, precision and recall as conlleval counts them
 //   srl:            token accuracy and srl-eval.pl's argument precision,
 //                   recall and F1 (train/srl_metrics.h)
 //   locate:         cross-entropy over the passage's sentences; sentence accuracy
@@ -25,15 +26,20 @@ TaskInputs inputs_of(const Batch& batch);
 void move_batch(Batch& batch, Device device);
 
 // Mean loss (Reduction::Mean) or one value per example ([B], Reduction::None).
-Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduction reduction = Reduction::Mean);
+// crf: the tagger's CRF (TaskModel::crf()), null for none; with one, the tag
+// loss of a sentence is its CRF NLL and Mean averages over sentences, as Ma
+// and Hovy (2016) do (docs/models.md).
+Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduction reduction = Reduction::Mean,
+                 const Crf* crf = nullptr);
 
 // The loss the trainer minimises on a batch: the mean of the per-example
 // losses, except for tagging, where it is the mean over every valid token of
-// the batch (a long sentence weighs more than a short one). For a process's
+// the batch (a long sentence weighs more than a short one), and tagging with
+// a CRF, where it is the mean over sentences. For a process's
 // share of a batch (Batch::global_examples set) the sum over the share is
 // divided by the whole batch's count, so the processes' losses and
 // gradients add up to the whole batch's.
-Tensor training_loss(TaskKind task, const Tensor& logits, const Batch& batch);
+Tensor training_loss(TaskKind task, const Tensor& logits, const Batch& batch, const Crf* crf = nullptr);
 
 struct EvalResult {
   std::map<std::string, double> metrics;  // includes "loss"

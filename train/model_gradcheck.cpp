@@ -165,7 +165,7 @@ ModuleGradcheckResult gradcheck_task_model(const ModelGradcheckSpec& spec) {
   Encoder& encoder = model.encoder();
   o.skip = [&encoder](const std::string&, const Tensor& p) { return encoder.is_policy_parameter(p); };
   return gradcheck_module(
-      model, [&] { return training_loss(spec.task, model.logits(inputs), batch); }, o);
+      model, [&] { return training_loss(spec.task, model.logits(inputs), batch, model.crf()); }, o);
 }
 
 }  // namespace attn

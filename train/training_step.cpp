@@ -109,7 +109,7 @@ double TrainingStep::compute_gradients(const Batch& batch, const StepPlan& plan,
   }
   const BatchNoise noise(parts_.noise, parts_.noise_seed, step, batch);
   const Tensor logits = parts_.model->logits(inputs_of(batch));
-  Tensor loss = training_loss(parts_.task, logits, batch);
+  Tensor loss = training_loss(parts_.task, logits, batch, parts_.model->crf());
   if (parts_.decay) loss = loss + parts_.decay->penalty();
   const double loss_value = loss.item();
   if (!std::isfinite(loss_value) && !backward_when_nonfinite) return loss_value;

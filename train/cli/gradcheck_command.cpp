@@ -27,6 +27,7 @@ int run_gradcheck_command(const std::vector<std::string>& args) {
             "MTSA with the classify head, one row per parameter tensor; ends with \"gradcheck: model mtsa/classify, "
             "... 0 failed\"");
   p.example("attn gradcheck --model all --head tag", "every encoder with the tagging head");
+  p.example("attn gradcheck --model mtsa --head tag_crf", "MTSA tagging through a CRF (model config crf = true)");
   p.example("attn gradcheck --config my_model.cfg --head pair --samples 20", "the model of a config file");
   if (!p.parse(args)) {
     std::cout << p.help();

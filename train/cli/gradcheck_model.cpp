@@ -12,7 +12,8 @@ namespace attn {
 
 namespace {
 
-const std::vector<std::string> kHeads = {"classify", "pair", "relatedness", "tag", "srl", "locate"};
+// tag_crf: the tagging head with its CRF (model config crf = true).
+const std::vector<std::string> kHeads = {"classify", "pair", "relatedness", "tag", "tag_crf", "srl", "locate"};
 
 // Prints the model's rows (with --verbose), failures and summary line; true when it passed.
 bool report(const std::string& what, const ModuleGradcheckResult& m, bool verbose) {
@@ -72,7 +73,7 @@ bool has_selection_policy(const Config& config) {
 void add_model_gradcheck_options(ArgParser& p) {
   p.option("model", "", "NAME: check the whole model of this encoder with a task head, or 'all': " + encoder_choices())
       .option("config", "", "PATH: check the model of this model config file (as `attn params --model FILE` reads)")
-      .option("head", "classify", "the task head: classify, pair, relatedness (SICK) or tag")
+      .option("head", "classify", "the task head: classify, pair, relatedness (SICK), tag, tag_crf (tag with a CRF), srl or locate")
       .option("samples", "8", "elements checked per parameter tensor (all of a smaller one)")
       .option("seed", "1", "initialisation, batch and sample")
       .option("width", "4", "embedding width; the head has 4 * width hidden units (--model)")
@@ -99,7 +100,9 @@ int run_model_gradcheck(const ArgParser& p) {
       if (p.is_set(flag))
         throw UsageError(std::string("attn gradcheck: --") + flag + " sizes a --model; a --config file has its own");
   ModelGradcheckSpec spec;
-  spec.task = task_from_name(p.get_choice("head", kHeads));
+  const std::string head = p.get_choice("head", kHeads);
+  const bool crf = head == "tag_crf";
+  spec.task = task_from_name(crf ? "tag" : head);
   spec.samples = p.get_int("samples", 1, 1 << 20);
   spec.seed = p.get_uint64("seed");
   spec.tokens = p.get_int("tokens", 2, 4096);
@@ -141,7 +144,8 @@ int run_model_gradcheck(const ArgParser& p) {
   int failed = 0;
   for (auto& [name, config] : models) {
     spec.config = config;
-    const std::string what = name + "/" + task_name(spec.task);
+    if (crf) spec.config.set("crf", "true");
+    const std::string what = name + "/" + head;
     ModuleGradcheckResult m;
     try {
       m = gradcheck_task_model(spec);

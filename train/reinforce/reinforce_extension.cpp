@@ -18,6 +18,7 @@ std::unique_ptr<TrainingExtension> make_training_extension(TaskModel& model, Tas
 ReinforceExtension::ReinforceExtension(TaskModel& model, TaskKind task, const TrainOptions& options)
     : encoder_(model.encoder()),
       task_(task),
+      crf_(model.crf()),
       options_(options),
       warmup_by_dev_loss_(options.rl_warmup_steps == TrainOptions::kWarmupByDevLoss) {
   const NamedTensors named = model.named_parameters();
@@ -62,7 +63,7 @@ void ReinforceExtension::after_loss(const Batch& batch, const Tensor& logits) {
   PolicySelection selection;
   if (batch.size() > 0) {
     selection = encoder_.policy_selection();
-    const std::vector<double> losses = task_loss(task_, logits, batch, Reduction::None).detach().to_vector();
+    const std::vector<double> losses = task_loss(task_, logits, batch, Reduction::None, crf_).detach().to_vector();
     rewards = reinforce_rewards(losses, selection.fraction.to_vector(), options_.rl_lambda, options_.rl_reward);
     for (size_t i = 0; i < rewards.size(); ++i)
       ATTN_CHECK(std::isfinite(rewards[i]), "reinforce_surrogate", "reward ", i, " is not finite (loss ", losses[i],

@@ -55,6 +55,7 @@ class ReinforceExtension final : public TrainingExtension {
   void update_baseline(const std::vector<double>& rewards);
   Encoder& encoder_;
   const TaskKind task_;
+  const Crf* crf_;  // the tagger's CRF, whose NLL is a tagged sentence's loss (null: none)
   const TrainOptions& options_;
   const bool warmup_by_dev_loss_;
   std::set<std::string> policy_names_;
