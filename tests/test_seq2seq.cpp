@@ -24,7 +24,7 @@
 #include "attn/ops/binary/binary.h"
 #include "attn/ops/dot_product_attention/dot_product_attention.h"
 #include "attn/ops/gradcheck.h"
-#include "attn/ops/loss/label_smoothing.h"
+#include "attn/ops/loss/loss_label_smoothing.h"
 #include "attn/ops/loss/loss.h"
 #include "attn/ops/reduce/reduce.h"
 #include "attn/ops/softmax/softmax.h"

@@ -11,7 +11,7 @@
 #include "attn/engine/random.h"
 #include "attn/models/seq2seq_search.h"
 #include "attn/models/seq2seq_transformer.h"
-#include "attn/ops/loss/label_smoothing.h"
+#include "attn/ops/loss/loss_label_smoothing.h"
 #include "attn/train/optim/adam.h"
 #include "attn/train/optim/lr_schedule.h"
 

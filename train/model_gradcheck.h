@@ -35,8 +35,8 @@ struct ModelGradcheckSpec {
 // A registered encoder at a small width: embedding_dim = width, head_hidden
 // = 4 * width (a head of few relu units can be dead for every sentence of the
 // batch, and then nothing below it gets a gradient), and where the encoder
-// has them hidden = hidden, heads = heads, filters = hidden. Dropout keep
-// probability 1.
+// has them hidden = hidden, heads = heads, filters = hidden, ffn_dim =
+// 4 * hidden and at most 3 layers. Dropout keep probability 1.
 Config small_model_config(const std::string& encoder, int64_t width = 4, int64_t hidden = 4, int64_t heads = 2);
 
 // Builds the model in float64 in evaluation mode (no dropout, no sampling),

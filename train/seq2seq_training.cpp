@@ -7,7 +7,7 @@
 #include "attn/engine/copy.h"
 #include "attn/engine/error.h"
 #include "attn/engine/random.h"
-#include "attn/ops/loss/label_smoothing.h"
+#include "attn/ops/loss/loss_label_smoothing.h"
 #include "attn/ops/reduce/reduce.h"
 #include "attn/util/text.h"
 

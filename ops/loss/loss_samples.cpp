@@ -1,6 +1,6 @@
 // Gradcheck samples of the losses. Targets, class weights and KL target
 // distributions are data captured by the case, not checked inputs.
-#include "attn/ops/loss/label_smoothing.h"
+#include "attn/ops/loss/loss_label_smoothing.h"
 #include "attn/ops/loss/loss.h"
 #include "attn/ops/registry.h"
 

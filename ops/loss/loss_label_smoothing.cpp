@@ -1,4 +1,4 @@
-#include "attn/ops/loss/label_smoothing.h"
+#include "attn/ops/loss/loss_label_smoothing.h"
 
 #include <algorithm>
 #include <cmath>
