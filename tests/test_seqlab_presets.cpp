@@ -27,6 +27,7 @@ TEST(SeqlabPresets, EveryTable4RowOurEncodersCoverHasItsFigure) {
       {"transformer-ptb-pos-char", "97.04"},  {"transformer-conll03-char", "88.26"},  {"transformer-conll12-char", "85.14"},
       {"mstrans-ptb-pos", "97.24"},           {"mstrans-conll03", "89.38"},           {"mstrans-conll12", "85.26"},
       {"mstrans-ptb-pos-char", "97.54"},      {"mstrans-conll03-char", "91.33"},      {"mstrans-conll12-char", "86.77"},
+      {"mstrans-ptb-pos-char-crf", "97.66"},  {"mstrans-conll03-char-crf", "91.59"},  {"mstrans-conll12-char-crf", "87.80"},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
@@ -39,8 +40,10 @@ TEST(SeqlabPresets, EveryTable4RowOurEncodersCoverHasItsFigure) {
     EXPECT_EQ(setting(*p, "task"), "tag");
     EXPECT_EQ(setting(*p, "hidden"), "300");
     EXPECT_EQ(setting(*p, "heads"), "10");
-    const bool chars = name.size() > 5 && name.compare(name.size() - 5, 5, "-char") == 0;
+    const bool crf = name.size() > 4 && name.compare(name.size() - 4, 4, "-crf") == 0;
+    const bool chars = name.find("-char") != std::string::npos;
     EXPECT_EQ(setting(*p, "model:char_cnn"), chars ? "true" : "");
+    EXPECT_EQ(setting(*p, "model:crf"), crf ? "true" : "");
     if (name.rfind("mstrans", 0) == 0) {
       EXPECT_EQ(setting(*p, "model:scales"), "1,3,5,7,9");
       EXPECT_EQ(setting(*p, "model:alpha"), "1.0");
