@@ -6,9 +6,9 @@
 
 namespace attn {
 
-enum class TaskKind { Classify, Pair, Relatedness, Tag };
+enum class TaskKind { Classify, Pair, Relatedness, Tag, Translate };
 
-TaskKind task_from_name(const std::string& name);  // classify, pair, relatedness, tag
+TaskKind task_from_name(const std::string& name);  // classify, pair, relatedness, tag, translate
 const char* task_name(TaskKind task);
 
 }  // namespace attn
