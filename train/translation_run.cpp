@@ -101,7 +101,7 @@ void save_weights(const std::string& path, const Seq2SeqTransformer& model, int6
 
 void remove_earlier_run(const RunFiles& run) {
   for (const std::string& path : {run.model_config(), run.run_config(), run.vocab(), codes_path(run.dir), run.best(),
-                                  run.last(), run.metrics(), run.steps(), run.test_metrics(), run.labels(),
+                                  run.last(), run.metrics(), run.steps(), run.test_metrics(), run.file(kTestTranslationsFile), run.labels(),
                                   run.curves()})
     std::remove(path.c_str());
 }
@@ -291,7 +291,11 @@ TranslationRunResult run_translation_training(const TranslationRunOptions& o) {
   result.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   model.set_training(false);
   // The model is now the last checkpoint's (Table 6 reports the last checkpoint).
-  result.test = corpus_bleu(translate_with(model, bpe, vocab, sources_of(test_text), o.test_search), test.references);
+  const std::vector<std::string> test_out = translate_with(model, bpe, vocab, sources_of(test_text), o.test_search);
+  result.test = corpus_bleu(test_out, test.references);
+  std::string test_lines;
+  for (const std::string& line : test_out) test_lines += line + "\n";
+  write_file_atomically(RunFiles{o.run_dir}.file(kTestTranslationsFile), test_lines);
   char tail[256];
   std::snprintf(tail, sizeof(tail), ", \"best_dev_bleu\": %s, \"best_step\": %lld, \"steps\": %lld, \"train_seconds\": %.1f",
                 json_metric_value(result.best_dev_bleu).c_str(), static_cast<long long>(result.best_step),

@@ -12,7 +12,8 @@
 // last.safetensors (the weights at the last evaluation and at the end),
 // best.safetensors (the best dev BLEU), metrics.jsonl (one line per dev
 // evaluation), test_metrics.json (beam search on the test split with the
-// last weights: Table 6 reports the last checkpoint).
+// last weights: Table 6 reports the last checkpoint), test_translations.txt
+// (those test outputs, one a line: `attn bleu` or sacreBLEU can score them).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -31,6 +32,7 @@ namespace attn {
 // Sennrich et al. (2016) and t2t's WMT14 en-de setups use a joint
 // vocabulary of about 32K subword units (t2t translate_ende_wmt32k).
 constexpr int64_t kDefaultBpeMerges = 32000;
+constexpr const char* kTestTranslationsFile = "test_translations.txt";
 
 struct TranslationRunOptions {
   std::string data;               // folder read by read_parallel_split
