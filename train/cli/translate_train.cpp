@@ -6,6 +6,7 @@
 #include <set>
 
 #include "attn/engine/error.h"
+#include "attn/train/cli/presets.h"
 #include "attn/train/translation_run.h"
 #include "attn/util/text.h"
 
@@ -33,6 +34,12 @@ int run_translate_training(const ArgParser& p, const std::vector<std::string>& a
                        "--overwrite, --quiet; docs/training.md, \"Translation\")");
   }
   const bool preset_given = !preset.empty();
+  if (const Preset* named = find_preset(preset))
+    for (const PresetSetting& setting : named->settings)
+      if (setting.key == "task" && setting.value != "translate")
+        throw UsageError("attn train: --preset " + preset + " is a " + setting.value +
+                         " experiment; --task translate takes the translation presets (`attn presets` lists them: "
+                         "*-wmt14-setup1, *-wmt14-setup2)");
   auto given = [&](const std::string& flag) { return p.is_set(flag) || preset_given; };
   if (p.get("device") != "cpu")
     throw UsageError("attn train: --task translate trains on the CPU only (--device cpu), got --device " +
