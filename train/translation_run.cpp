@@ -13,6 +13,7 @@
 #include "attn/train/data/formats/loaders.h"
 #include "attn/train/evaluate.h"
 #include "attn/train/finite_check.h"
+#include "attn/train/interrupt.h"
 #include "attn/train/optim/adam.h"
 #include "attn/train/optim/lr_schedule.h"
 #include "attn/train/run/run_folder.h"
@@ -260,7 +261,18 @@ TranslationRunResult run_translation_training(const TranslationRunOptions& o) {
     model.set_training(true);
   };
   model.set_training(true);
+  install_interrupt_handler();
   for (int64_t step = 1; step <= o.steps; ++step) {
+    if (interrupt_requested()) {
+      // Ctrl-C: the weights so far are kept (no resume: Adam's state is not saved).
+      save_weights(run.last(), model, step - 1);
+      if (o.verbose)
+        std::fprintf(stderr, "translate: interrupted before step %lld; weights in %s, no test decoding\n",
+                     static_cast<long long>(step), run.last().c_str());
+      result.interrupted = true;
+      result.steps = step - 1;
+      return result;
+    }
     if (next == batches.size()) {
       batches = token_batches(train.examples, o.batch_tokens, order);
       next = 0;

@@ -62,6 +62,7 @@ struct TranslationRunResult {
   int64_t steps = 0;
   double train_seconds = 0;
   std::string test_json;  // what test_metrics.json holds (one line)
+  bool interrupted = false;  // Ctrl-C: last.safetensors holds the weights so far; no test decoding
 };
 
 // Trains and writes the run folder; holds the folder's lock throughout.

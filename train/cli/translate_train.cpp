@@ -96,6 +96,7 @@ int run_translate_training(const ArgParser& p, const std::vector<std::string>& a
   o.verbose = !p.is_set("quiet");
   o.run_dir = p.get("run").empty() ? "runs/" + model_name + "-translate" : p.get("run");
   const TranslationRunResult r = run_translation_training(o);
+  if (r.interrupted) return 130;
   std::printf("%s\n", r.test_json.c_str());
   return 0;
 }
