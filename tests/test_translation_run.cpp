@@ -12,6 +12,7 @@
 #include "attn/util/atomic_file.h"
 #include "attn/util/text.h"
 #include "test_util.h"
+#include "thread_count.h"
 
 namespace attn {
 namespace {
@@ -63,6 +64,9 @@ TranslationRunOptions tiny_run(const std::string& data, const std::string& run) 
 }
 
 TEST(TranslationRun, LearnsSyntheticTranslationAndTheRunTranslatesAsItsTestDecoding) {
+  // Width-32 matrices: more threads only wait on each other (0.8 s on one,
+  // many times that with spinning threads on a busy machine).
+  ThreadCount one(1);
   const std::string tmp = testing_support::scratch_dir();
   const std::string data = tmp + "/data", run = tmp + "/run";
   write_synthetic(data);
