@@ -7,6 +7,7 @@
 #include "attn/models/birnn.h"
 #include "attn/models/bisru.h"
 #include "attn/models/bow.h"
+#include "attn/models/deepatt.h"
 #include "attn/models/disan.h"
 #include "attn/models/encoder.h"
 #include "attn/models/hrchycnn.h"
@@ -42,6 +43,8 @@ const std::vector<EncoderInfo>& encoder_registry() {
        resan_config_keys, true, 1.25, 2.0, "diff_prod"},
       {"transformer", "Transformer encoder (multi-head self-attention)", build_transformer_encoder,
        transformer_config_keys, true, 2.0, 2.0, "diff_prod"},
+      {"deepatt", "deep attentive network for SRL (Tan et al. 2017): FFN and attention sub-layers, multi-head or MTSA",
+       build_deepatt_encoder, deepatt_config_keys, false, 2.0, 2.0, "diff_prod"},
       {"bilstm", "Bi-LSTM baseline (300D each way) with a source2token readout", build_bilstm_encoder,
        bilstm_config_keys, true, 1.0, 1.0, "diff_prod"},
       {"bigru", "Bi-GRU baseline (300D each way) with a source2token readout", build_bigru_encoder,

@@ -2,12 +2,13 @@
 
 #include "attn/engine/error.h"
 #include "attn/models/encoder.h"
+#include "attn/models/sentence_locator.h"
 #include "attn/models/task_model.h"
 
 namespace attn {
 
 std::vector<const ConfigSchema*> model_config_tables(const std::string& encoder) {
-  std::vector<const ConfigSchema*> tables = {&task_model_config_keys()};
+  std::vector<const ConfigSchema*> tables = {&task_model_config_keys(), &sentence_locator_config_keys()};
   if (const EncoderInfo* info = find_encoder(encoder)) tables.push_back(&info->config_keys());
   return tables;
 }

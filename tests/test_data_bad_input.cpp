@@ -58,20 +58,22 @@ TEST(DataBadInput, TrecSplitsDevOffTrain) {
 
 // ---- 9. tag sets: BIO validated at load; quoted input is capped ----
 
-TEST(DataBadInput, TaggingRejectsNonBioTagInBioSet) {
+TEST(DataBadInput, TaggingRejectsUnprefixedTagInChunkSet) {
   std::string dir = fresh_dir();
-  std::string train = write(dir, "train.tsv", "John\tB-PER\nSmith\tI-PER\nsaw\tO\nParis\tS-LOC\n\nHe\tO\n");
+  std::string train = write(dir, "train.tsv", "John\tB-PER\nSmith\tI-PER\nsaw\tO\nParis\tLOC\n\nHe\tO\n");
   write(dir, "test.tsv", "a\tO\n");
   std::string err = error_of([&] { load_tagging_dir(dir); });
-  EXPECT_THAT(err, HasSubstr(train + ":4: tag 'S-LOC'"));
-  EXPECT_THAT(err, HasSubstr("BIO"));
-  // BIOES in the dev file is found too.
+  EXPECT_THAT(err, HasSubstr(train + ":4: tag 'LOC'"));
+  EXPECT_THAT(err, HasSubstr("chunk tag set"));
+  // In the dev file too.
   write(dir, "train.tsv", "John\tB-PER\nSmith\tI-PER\n");
-  std::string dev = write(dir, "dev.tsv", "Jo\tB-PER\nSmith\tE-PER\n");
-  EXPECT_THAT(error_of([&] { load_tagging_dir(dir); }), HasSubstr(dev + ":2: tag 'E-PER'"));
-  // A tag set that is not BIO at all (POS tags) is fine, as is pure BIO.
+  std::string dev = write(dir, "dev.tsv", "Jo\tB-PER\nSmith\tPER\n");
+  EXPECT_THAT(error_of([&] { load_tagging_dir(dir); }), HasSubstr(dev + ":2: tag 'PER'"));
+  // A tag set with no chunk tag at all (POS tags) is fine, as are BIO and BIOES.
   write(dir, "dev.tsv", "Jo\tB-PER\nSmith\tI-PER\nran\tO\n");
   EXPECT_EQ(load_tagging_dir(dir).label_names, (Tokens{"B-PER", "I-PER", "O"}));
+  write(dir, "dev.tsv", "Jo\tB-PER\nSmith\tE-PER\nParis\tS-LOC\n");
+  EXPECT_EQ(load_tagging_dir(dir).label_names, (Tokens{"B-PER", "E-PER", "I-PER", "O", "S-LOC"}));
   write(dir, "train.tsv", "The\tDET\ncat\tNOUN\n");
   write(dir, "dev.tsv", "a\tDET\n");
   write(dir, "test.tsv", "a\tDET\n");
@@ -97,10 +99,10 @@ TEST(DataBadInput, QuoteCapsLongInputAndShowsInvisibleBytes) {
 TEST(DataBadInput, ErrorsQuoteAtMostAFewDozenBytesOfInput) {
   std::string dir = fresh_dir();
   std::string column(1 << 20, 'x');  // a 1 MB CoNLL column (the issue met 10 MB)
-  write(dir, "train.conll", "John NNP B-PER\nParis NNP S-" + column + "\n");
+  write(dir, "train.conll", "John NNP B-PER\nParis NNP " + column + "\n");
   write(dir, "test.conll", "a DT O\n");
   std::string err = error_of([&] { load_tagging_dir(dir); });
-  EXPECT_THAT(err, HasSubstr("train.conll:2: tag 'S-xxx"));
+  EXPECT_THAT(err, HasSubstr("train.conll:2: tag 'xxx"));
   EXPECT_LT(err.size(), 1000u);
 
   std::string trec = write(dir, "trec.txt", "N" + column + "1:date When ?\n");

@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -58,6 +61,27 @@ inline std::string read_file_bytes(const std::string& path) {
 
 // The message of the attn::Error a callable throws (shared with the other suites).
 using testing_support::error_of;
+
+// Runs a command with `input` on stdin and returns what it printed.
+inline std::string run_command(int (*command)(const std::vector<std::string>&), const std::vector<std::string>& args,
+                        const std::string& input, int* code) {
+  std::istringstream in(input);
+  std::streambuf* old = std::cin.rdbuf(in.rdbuf());
+  ::testing::internal::CaptureStdout();
+  try {
+    *code = command(args);
+  } catch (...) {
+    std::fflush(stdout);
+    ::testing::internal::GetCapturedStdout();
+    std::cin.rdbuf(old);
+    throw;
+  }
+  std::fflush(stdout);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  std::cin.rdbuf(old);
+  return out;
+}
+
 
 inline const std::vector<std::string>& filler_words() {
   static const std::vector<std::string> words = {"the", "a",    "cat",  "dog",   "sat", "ran",  "on",    "mat",

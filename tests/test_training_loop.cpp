@@ -382,26 +382,6 @@ TEST(TrainingLoop, ResumedResanRunMatchesUninterruptedRunDuringReinforce) {
 
 // ---------- 5. attn eval and attn predict on a finished run ----------
 
-// Runs a command with `input` on stdin and returns what it printed.
-std::string run_command(int (*command)(const std::vector<std::string>&), const std::vector<std::string>& args,
-                        const std::string& input, int* code) {
-  std::istringstream in(input);
-  std::streambuf* old = std::cin.rdbuf(in.rdbuf());
-  ::testing::internal::CaptureStdout();
-  try {
-    *code = command(args);
-  } catch (...) {
-    std::fflush(stdout);
-    ::testing::internal::GetCapturedStdout();
-    std::cin.rdbuf(old);
-    throw;
-  }
-  std::fflush(stdout);
-  std::string out = ::testing::internal::GetCapturedStdout();
-  std::cin.rdbuf(old);
-  return out;
-}
-
 class FinishedRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

@@ -13,6 +13,7 @@
 #include "attn/ops/view/view.h"
 #include "attn/train/batch_noise.h"
 #include "attn/train/metrics.h"
+#include "attn/train/srl_metrics.h"
 
 namespace attn {
 
@@ -22,18 +23,26 @@ TaskInputs inputs_of(const Batch& batch) {
   in.mask = batch.mask;
   in.ids_b = batch.ids_b;
   in.mask_b = batch.mask_b;
+  in.chars = batch.chars;
+  in.chars_b = batch.chars_b;
+  in.predicate = batch.predicate;
+  in.passage_ids = batch.passage_ids;
+  in.passage_mask = batch.passage_mask;
+  in.sentences = batch.sentences;
   return in;
 }
 
 void move_batch(Batch& batch, Device device) {
-  for (Tensor* t : {&batch.ids, &batch.mask, &batch.ids_b, &batch.mask_b, &batch.labels, &batch.tags})
+  for (Tensor* t : {&batch.ids, &batch.mask, &batch.ids_b, &batch.mask_b, &batch.labels, &batch.tags, &batch.chars,
+                    &batch.chars_b, &batch.predicate, &batch.passage_ids, &batch.passage_mask, &batch.sentences})
     if (t->defined()) *t = t->to(device);
 }
 
 Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduction reduction) {
   switch (task) {
     case TaskKind::Classify:
-    case TaskKind::Pair: {
+    case TaskKind::Pair:
+    case TaskKind::Locate: {  // locate: the padding sentences' -inf scores get probability 0
       CrossEntropyOptions o;
       o.reduction = reduction;
       return cross_entropy(logits, batch.labels, o);
@@ -44,7 +53,8 @@ Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduct
       if (reduction == Reduction::None) return sum(kl_div(log_p, target, Reduction::None), {1});
       return kl_div(log_p, target, reduction);
     }
-    case TaskKind::Tag: {
+    case TaskKind::Tag:
+    case TaskKind::Srl: {
       CrossEntropyOptions o;
       o.ignore_index = kIgnoreTag;
       o.reduction = reduction;
@@ -61,7 +71,7 @@ Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduct
 Tensor training_loss(TaskKind task, const Tensor& logits, const Batch& batch) {
   // A batch made by hand (global_examples 0) is its own whole batch.
   const bool whole = batch.global_examples == 0;
-  if (task == TaskKind::Tag) {
+  if (tags_tokens(task)) {
     if (whole) return task_loss(task, logits, batch, Reduction::Mean);
     return task_loss(task, logits, batch, Reduction::Sum) / static_cast<double>(batch.global_tokens);
   }
@@ -72,9 +82,10 @@ Tensor training_loss(TaskKind task, const Tensor& logits, const Batch& batch) {
 
 namespace {
 
-bool is_bio(const std::vector<std::string>& labels) {
+// A tag set with any B-, I-, E- or S- tag is scored by chunk (entity) F1.
+bool is_chunk_tagged(const std::vector<std::string>& labels) {
   for (const std::string& l : labels)
-    if (l.size() > 2 && (l.rfind("B-", 0) == 0 || l.rfind("I-", 0) == 0)) return true;
+    if (is_chunk_tag(l)) return true;
   return false;
 }
 
@@ -132,9 +143,11 @@ void share_predictions(Communicator& processes, TaskKind task, const std::vector
     const Prediction& p = out[i];
     switch (task) {
       case TaskKind::Classify:
-      case TaskKind::Pair: values.push_back(mine[i] ? static_cast<double>(p.label) : 0.0); break;
+      case TaskKind::Pair:
+      case TaskKind::Locate: values.push_back(mine[i] ? static_cast<double>(p.label) : 0.0); break;
       case TaskKind::Relatedness: values.push_back(mine[i] ? p.score : 0.0); break;
-      case TaskKind::Tag: {
+      case TaskKind::Tag:
+      case TaskKind::Srl: {
         const size_t n = tagged_positions(examples[i], max_len);
         ATTN_CHECK(!mine[i] || p.tags.size() == n, "evaluate", "example ", i, " has ", p.tags.size(),
                    " predicted tags where its batch had ", n, " valid positions");
@@ -150,9 +163,11 @@ void share_predictions(Communicator& processes, TaskKind task, const std::vector
     Prediction& p = out[i];
     switch (task) {
       case TaskKind::Classify:
-      case TaskKind::Pair: p.label = static_cast<int64_t>(values[at++]); break;
+      case TaskKind::Pair:
+      case TaskKind::Locate: p.label = static_cast<int64_t>(values[at++]); break;
       case TaskKind::Relatedness: p.score = values[at++]; break;
-      case TaskKind::Tag: {
+      case TaskKind::Tag:
+      case TaskKind::Srl: {
         const size_t n = tagged_positions(examples[i], max_len);
         p.tags.clear();
         for (size_t t = 0; t < n; ++t) p.tags.push_back(static_cast<int64_t>(values[at++]));
@@ -178,7 +193,8 @@ std::vector<Prediction> predict_with_loss(TaskModel& model, const std::vector<Ex
     }
     switch (model.task()) {
       case TaskKind::Classify:
-      case TaskKind::Pair: {
+      case TaskKind::Pair:
+      case TaskKind::Locate: {
         // Results come to the host once per batch: at() on a CUDA tensor
         // would copy the whole tensor for every element read.
         Tensor best = argmax(logits, -1).to(Device::CPU);
@@ -197,7 +213,8 @@ std::vector<Prediction> predict_with_loss(TaskModel& model, const std::vector<Ex
         for (int64_t i = 0; i < batch.size(); ++i) out[batch.indices[i]].score = score.at({i});
         break;
       }
-      case TaskKind::Tag: {
+      case TaskKind::Tag:
+      case TaskKind::Srl: {
         Tensor best = argmax(logits, -1).to(Device::CPU);
         Tensor mask = batch.mask.to(Device::CPU);
         for (int64_t i = 0; i < batch.size(); ++i) {
@@ -247,6 +264,16 @@ EvalResult evaluate(TaskModel& model, const std::vector<Example>& examples, cons
       r.primary = "accuracy";
       break;
     }
+    case TaskKind::Locate: {
+      std::vector<int64_t> p, g;
+      for (size_t i = 0; i < examples.size(); ++i) {
+        p.push_back(pred[i].label);
+        g.push_back(examples[i].label);
+      }
+      r.metrics["accuracy"] = accuracy(p, g);  // sentence accuracy (seed 002 Table 4)
+      r.primary = "accuracy";
+      break;
+    }
     case TaskKind::Relatedness: {
       std::vector<double> p, g;
       for (size_t i = 0; i < examples.size(); ++i) {
@@ -259,7 +286,8 @@ EvalResult evaluate(TaskModel& model, const std::vector<Example>& examples, cons
       r.primary = "pearson";
       break;
     }
-    case TaskKind::Tag: {
+    case TaskKind::Tag:
+    case TaskKind::Srl: {
       std::vector<int64_t> p, g;
       std::vector<std::vector<std::string>> gold_names, pred_names;
       for (size_t i = 0; i < examples.size(); ++i) {
@@ -277,8 +305,14 @@ EvalResult evaluate(TaskModel& model, const std::vector<Example>& examples, cons
       }
       r.metrics["token_accuracy"] = token_accuracy(p, g, kIgnoreTag);
       r.primary = "token_accuracy";
-      if (is_bio(label_names)) {
-        ChunkScores c = bio_chunk_f1(gold_names, pred_names);
+      if (model.task() == TaskKind::Srl) {
+        const SrlScores srl = srl_scores(gold_names, pred_names);
+        r.metrics["srl_f1"] = srl.f1;
+        r.metrics["srl_precision"] = srl.precision;
+        r.metrics["srl_recall"] = srl.recall;
+        r.primary = "srl_f1";
+      } else if (is_chunk_tagged(label_names)) {
+        ChunkScores c = conll_chunk_f1(gold_names, pred_names);
         r.metrics["chunk_f1"] = c.f1;
         r.metrics["chunk_precision"] = c.precision;
         r.metrics["chunk_recall"] = c.recall;

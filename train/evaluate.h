@@ -3,7 +3,11 @@
 //   relatedness:    KL to the target distribution (seed 002 App. C); Pearson,
 //                   Spearman and MSE of the expected score
 //   tag:            per-token cross-entropy (padding ignored); token accuracy
-//                   and, for BIO tag sets, chunk F1
+//                   and, for chunk-tagged sets (IOB1, BIO, BIOES), entity
+//                   F1, precision and recall as conlleval counts them
+//   srl:            token accuracy and srl-eval.pl's argument precision,
+//                   recall and F1 (train/srl_metrics.h)
+//   locate:         cross-entropy over the passage's sentences; sentence accuracy
 #pragma once
 #include <map>
 #include <string>
@@ -60,7 +64,7 @@ struct EvalOptions {
 EvalResult evaluate(TaskModel& model, const std::vector<Example>& examples, const Vocabulary& vocab,
                     const std::vector<std::string>& label_names, const EvalOptions& options);
 
-// Predicted class (classify/pair), expected score (relatedness) or tag ids
+// Predicted class (classify/pair) or answer sentence (locate), expected score (relatedness) or tag ids
 // (tag) for each example, in order.
 struct Prediction {
   int64_t label = -1;

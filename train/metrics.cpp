@@ -119,43 +119,65 @@ double token_accuracy(const std::vector<int64_t>& pred, const std::vector<int64_
   return token_accuracy(pred, gold, ignore);
 }
 
-std::vector<Chunk> bio_chunks(const std::vector<std::string>& tags) {
-  std::vector<Chunk> chunks;
-  bool open = false;
-  Chunk current;
-  auto close = [&](int64_t end) {
-    if (!open) return;
-    current.end = end;
-    chunks.push_back(current);
-    open = false;
-  };
-  for (size_t i = 0; i < tags.size(); ++i) {
-    const std::string& tag = tags[i];
-    const int64_t pos = static_cast<int64_t>(i);
-    if (tag == "O") {
-      close(pos);
-      continue;
-    }
-    ATTN_CHECK(tag.size() > 2 && (tag[0] == 'B' || tag[0] == 'I') && tag[1] == '-', "bio_chunks", "tag ", i, " '",
-               tag, "' is not O, B-<type> or I-<type>");
-    const std::string type = tag.substr(2);
-    if (tag[0] == 'I' && open && current.type == type) continue;  // the chunk goes on
-    close(pos);
-    current = Chunk{type, pos, pos};
-    open = true;
+namespace {
+
+// A tag split as conlleval splits it: "B-PER" -> ('B', "PER"); "O" -> ('O', "").
+struct SplitTag {
+  char prefix = 'O';
+  std::string type;
+};
+
+SplitTag split_tag(const char* op, const std::string& tag, size_t i, const char* prefixes) {
+  if (tag == "O") return {};
+  const bool known = tag.size() > 2 && tag[1] == '-' && std::string(prefixes).find(tag[0]) != std::string::npos;
+  if (!known) {
+    std::string allowed = "O";
+    for (const char* p = prefixes; *p; ++p) allowed += std::string(p[1] ? ", " : " or ") + *p + "-<type>";
+    ATTN_CHECK(false, op, "tag ", i, " '", tag, "' is not ", allowed);
   }
-  close(static_cast<int64_t>(tags.size()));
+  return {tag[0], tag.substr(2)};
+}
+
+// conlleval's endOfChunk: does the chunk open before `prev` end there?
+bool ends_chunk(const SplitTag& prev, const SplitTag& tag) {
+  if (prev.prefix == 'O') return false;
+  if (prev.prefix == 'E' || prev.prefix == 'S') return true;
+  if (tag.prefix == 'B' || tag.prefix == 'S' || tag.prefix == 'O') return true;  // after B- or I-
+  return prev.type != tag.type;
+}
+
+// conlleval's startOfChunk: does a chunk start at `tag`?
+bool starts_chunk(const SplitTag& prev, const SplitTag& tag) {
+  if (tag.prefix == 'O') return false;
+  if (tag.prefix == 'B' || tag.prefix == 'S') return true;
+  if (prev.prefix == 'O' || prev.prefix == 'E' || prev.prefix == 'S') return true;  // an I- or E- with no B-
+  return prev.type != tag.type;
+}
+
+std::vector<Chunk> chunks_with(const char* op, const std::vector<std::string>& tags, const char* prefixes) {
+  std::vector<Chunk> chunks;
+  SplitTag prev;
+  int64_t begin = 0;
+  for (size_t i = 0; i <= tags.size(); ++i) {
+    const SplitTag tag = i < tags.size() ? split_tag(op, tags[i], i, prefixes) : SplitTag();  // O past the end
+    const int64_t pos = static_cast<int64_t>(i);
+    if (ends_chunk(prev, tag)) chunks.push_back(Chunk{prev.type, begin, pos});
+    if (starts_chunk(prev, tag)) begin = pos;
+    prev = tag;
+  }
   return chunks;
 }
 
-ChunkScores bio_chunk_f1(const std::vector<std::vector<std::string>>& gold,
-                         const std::vector<std::vector<std::string>>& pred) {
-  check_sizes("bio_chunk_f1", gold.size(), pred.size());
+using Chunker = std::vector<Chunk> (*)(const std::vector<std::string>&);
+
+ChunkScores chunk_scores(const char* op, const std::vector<std::vector<std::string>>& gold,
+                         const std::vector<std::vector<std::string>>& pred, Chunker chunker) {
+  check_sizes(op, gold.size(), pred.size());
   ChunkScores s;
   for (size_t k = 0; k < gold.size(); ++k) {
-    ATTN_CHECK(gold[k].size() == pred[k].size(), "bio_chunk_f1", "sentence ", k, " has ", gold[k].size(),
+    ATTN_CHECK(gold[k].size() == pred[k].size(), op, "sentence ", k, " has ", gold[k].size(),
                " gold tags but ", pred[k].size(), " predicted");
-    const std::vector<Chunk> g = bio_chunks(gold[k]), p = bio_chunks(pred[k]);
+    const std::vector<Chunk> g = chunker(gold[k]), p = chunker(pred[k]);
     std::set<std::tuple<int64_t, int64_t, std::string>> gold_set;
     for (const Chunk& c : g) gold_set.insert({c.begin, c.end, c.type});
     for (const Chunk& c : p) s.correct_chunks += gold_set.count({c.begin, c.end, c.type}) > 0;
@@ -166,6 +188,28 @@ ChunkScores bio_chunk_f1(const std::vector<std::vector<std::string>>& gold,
   if (s.gold_chunks > 0) s.recall = static_cast<double>(s.correct_chunks) / static_cast<double>(s.gold_chunks);
   if (s.precision + s.recall > 0) s.f1 = 2 * s.precision * s.recall / (s.precision + s.recall);
   return s;
+}
+
+}  // namespace
+
+std::vector<Chunk> bio_chunks(const std::vector<std::string>& tags) { return chunks_with("bio_chunks", tags, "BI"); }
+
+std::vector<Chunk> conll_chunks(const std::vector<std::string>& tags) {
+  return chunks_with("conll_chunks", tags, "BIES");
+}
+
+ChunkScores bio_chunk_f1(const std::vector<std::vector<std::string>>& gold,
+                         const std::vector<std::vector<std::string>>& pred) {
+  return chunk_scores("bio_chunk_f1", gold, pred, bio_chunks);
+}
+
+ChunkScores conll_chunk_f1(const std::vector<std::vector<std::string>>& gold,
+                           const std::vector<std::vector<std::string>>& pred) {
+  return chunk_scores("conll_chunk_f1", gold, pred, conll_chunks);
+}
+
+bool is_chunk_tag(const std::string& tag) {
+  return tag.size() > 2 && tag[1] == '-' && (tag[0] == 'B' || tag[0] == 'I' || tag[0] == 'E' || tag[0] == 'S');
 }
 
 }  // namespace attn

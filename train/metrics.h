@@ -1,5 +1,5 @@
 // Evaluation metrics on plain vectors (no tensors): accuracy, macro-F1,
-// Pearson and Spearman correlation, MSE, per-token accuracy and BIO chunk F1
+// Pearson and Spearman correlation, MSE, per-token accuracy and chunk F1
 // (conlleval semantics). Every function checks that its inputs have equal
 // lengths and throws attn::Error otherwise.
 #pragma once
@@ -45,11 +45,22 @@ struct Chunk {
   bool operator==(const Chunk& o) const { return type == o.type && begin == o.begin && end == o.end; }
 };
 
-// Chunks of one BIO-tagged sentence, as conlleval reads them: "B-X" always
-// starts a chunk; "I-X" continues the open chunk only when that chunk is of
-// type X, otherwise (after "O", at the sentence start, or after another type)
-// it starts a new one; "O" closes any open chunk. Any other tag throws.
+// Chunks of one tagged sentence, as conlleval reads them (its startOfChunk
+// and endOfChunk rules, with S- as the single-token chunk of IOBES), so one
+// function scores IOB1, BIO (IOB2) and BIOES alike:
+//   a chunk starts at B-X and S-X, at I-X or E-X after O, E- or S- (an I-
+//   with no B-) and at any tag whose type differs from the previous tag's;
+//   a chunk ends after E-X and S-X, before B-, S- and O, and before a tag of
+//   another type; the sentence end closes an open chunk.
+// Any tag but O and B-, I-, E-, S- followed by -<type> throws.
+std::vector<Chunk> conll_chunks(const std::vector<std::string>& tags);
+// The same for BIO tags only (anything but O, B-X and I-X throws): "B-X"
+// starts a chunk; "I-X" continues the open chunk when it is of type X, else
+// starts a new one; "O" closes any open chunk.
 std::vector<Chunk> bio_chunks(const std::vector<std::string>& tags);
+
+// Whether a tag is chunk-tagged: B-, I-, E- or S- followed by a type.
+bool is_chunk_tag(const std::string& tag);
 
 struct ChunkScores {
   int64_t gold_chunks = 0, pred_chunks = 0, correct_chunks = 0;
@@ -61,5 +72,9 @@ struct ChunkScores {
 // the same type, start and end.
 ChunkScores bio_chunk_f1(const std::vector<std::vector<std::string>>& gold,
                          const std::vector<std::vector<std::string>>& pred);
+// The same over conll_chunks: entity F1 as conlleval computes it for IOB1,
+// BIO and BIOES tags.
+ChunkScores conll_chunk_f1(const std::vector<std::vector<std::string>>& gold,
+                           const std::vector<std::vector<std::string>>& pred);
 
 }  // namespace attn

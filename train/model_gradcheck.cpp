@@ -6,6 +6,7 @@
 #include "attn/models/masks.h"
 #include "attn/models/model_config_check.h"
 #include "attn/models/task_model.h"
+#include "attn/ops/view/view.h"
 #include "attn/train/data/batching.h"
 #include "attn/train/evaluate.h"
 
@@ -29,9 +30,39 @@ int64_t draw(int64_t count, Generator& gen) {
   return std::min(count - 1, static_cast<int64_t>(gen.uniform() * static_cast<double>(count)));
 }
 
+// Locate: three passages of 13, 2 and 1 sentences (so [3, 13, n] with
+// padding sentences in the second and third), among them sentences of
+// length 1; each label a real sentence of its passage. Thirteen sentences
+// fill four of Bi-BloSA's sentence blocks (4 sentences each), so each
+// direction of its block stage has two queries with two or more blocks to
+// weigh (a softmax over one key has no gradient).
+void add_passages(Batch& batch, int64_t n, int64_t vocab, Generator& gen) {
+  const int64_t half = (n + 1) / 2;
+  const std::vector<std::vector<int64_t>> lengths = {{n, 1, half, 2, n, 1, half, n, 2, 1, n, half, 1}, {half, 1}, {n}};
+  const int64_t s = 13;
+  std::vector<int64_t> flat, counts;
+  std::vector<uint8_t> real;
+  for (const auto& passage : lengths) {
+    for (int64_t k = 0; k < s; ++k) {
+      const bool is_real = k < static_cast<int64_t>(passage.size());
+      flat.push_back(is_real ? passage[static_cast<size_t>(k)] : 1);  // a padding sentence: one valid <pad>
+      real.push_back(is_real ? 1 : 0);
+    }
+    counts.push_back(static_cast<int64_t>(passage.size()));
+  }
+  batch.passage_ids = reshape(sentence_ids(flat, n, vocab, gen), {3, s, n});
+  for (size_t row = 0; row < real.size(); ++row)
+    if (!real[row]) write_element(batch.passage_ids, static_cast<int64_t>(row) * n, 0.0);
+  batch.passage_mask = reshape(length_mask(flat, n), {3, s, n});
+  batch.sentences = zeros({3, s}, DType::U8);
+  for (size_t row = 0; row < real.size(); ++row) write_element(batch.sentences, static_cast<int64_t>(row), real[row]);
+  batch.labels = from_indices({draw(counts[0], gen), draw(counts[1], gen), draw(counts[2], gen)}, {3});
+}
+
 // Three sentences (and three second sentences for the pair tasks): one of
 // full length, one half as long (padded), one empty, the empty one at a
-// different place in each half of a pair.
+// different place in each half of a pair; the locate task's questions and
+// passages (add_passages).
 Batch small_batch(const ModelGradcheckSpec& s, int64_t classes, Generator& gen) {
   const int64_t n = s.tokens, half = (s.tokens + 1) / 2;
   const std::vector<int64_t> a = {n, half, 0}, b = {half, 0, n};
@@ -55,14 +86,23 @@ Batch small_batch(const ModelGradcheckSpec& s, int64_t classes, Generator& gen) 
       for (int i = 0; i < 3; ++i)
         batch.scores.push_back(1.0 + static_cast<double>(draw(classes - 1, gen)) + gen.uniform(0.1, 0.9));
       break;
-    case TaskKind::Tag: {
+    case TaskKind::Tag:
+    case TaskKind::Srl: {
       std::vector<int64_t> tags(3 * static_cast<size_t>(n), kIgnoreTag);
       for (size_t i = 0; i < 3; ++i)
         for (int64_t j = 0; j < a[i]; ++j)
           tags[i * static_cast<size_t>(n) + static_cast<size_t>(j)] = draw(classes, gen);
       batch.tags = from_indices(tags, {3, n});
+      if (s.task == TaskKind::Srl) {
+        // The predicate of each non-empty sentence at a drawn position.
+        std::vector<int64_t> indicator(3 * static_cast<size_t>(n), 0);
+        for (size_t i = 0; i < 3; ++i)
+          if (a[i] > 0) indicator[i * static_cast<size_t>(n) + static_cast<size_t>(draw(a[i], gen))] = 1;
+        batch.predicate = from_indices(indicator, {3, n});
+      }
       break;
     }
+    case TaskKind::Locate: add_passages(batch, n, s.vocab, gen); break;
   }
   return batch;
 }

@@ -257,6 +257,10 @@ void Trainer::read_or_build_vocabulary() {
     log_dropped_words();
   }
   log("vocabulary: " + std::to_string(vocab_.size()) + " words; run folder: " + o_.run_dir);
+  if (task_model_config_keys().get_bool(model_config_, "char_cnn")) {
+    vocab_.set_characters(o_.resume ? CharVocabulary::load(run_.chars()) : CharVocabulary::build(data_.train));
+    log("characters: " + std::to_string(vocab_.characters()->size()) + " (padding and unknown included)");
+  }
 }
 
 // The training words that got no row of their own (--min-count, --max-vocab)
@@ -266,6 +270,7 @@ void Trainer::log_dropped_words() const {
   for (const Example& e : data_.train) {
     distinct.insert(e.tokens.begin(), e.tokens.end());
     distinct.insert(e.tokens_b.begin(), e.tokens_b.end());
+    for (const auto& sentence : e.passage) distinct.insert(sentence.begin(), sentence.end());
   }
   int64_t dropped = 0;
   for (const std::string& word : distinct)
@@ -278,7 +283,8 @@ void Trainer::log_dropped_words() const {
 
 void Trainer::build_model() {
   model_ = std::make_unique<TaskModel>(model_config_, data_.task, vocab_.size(), classes_for(data_, model_config_),
-                                       o_.dtype, init_, noise_);
+                                       o_.dtype, init_, noise_,
+                                       vocab_.characters() ? vocab_.characters()->size() : 0);
   model_config_.check_all_used("the model config");
   if (!o_.glove.empty() && !o_.resume) {
     int64_t found = model_->embedding().load_glove(o_.glove, vocab_.words());

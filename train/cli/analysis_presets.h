@@ -26,7 +26,15 @@ std::vector<Preset> mtsa_ablation_presets(const std::vector<Preset>& made);
 std::vector<Preset> biblosan_ablation_presets(const std::vector<Preset>& made);
 // ReSAN paper Table 2 (SNLI ablations) and Table 4 (iterative sampling).
 std::vector<Preset> resan_ablation_presets(const std::vector<Preset>& made);
+// MTSA paper Table 4 (SRL on CoNLL-05): deepatt with multi-head or MTSA attention.
+std::vector<Preset> srl_presets();
+// Bi-BloSAN paper Table 4 (every context fusion on SQuAD sentence location).
+std::vector<Preset> biblosan_squad_presets(const std::vector<Preset>& made);
 // Multi-Scale Transformer paper Table 6 (scale distributions on SNLI, rows A-I).
 std::vector<Preset> mstrans_scale_presets(const std::vector<Preset>& made);
+// Multi-Scale Transformer paper Table 4 (sequence labelling): Transformer and
+// Multi-Scale Transformer, plain and "+ Char", on PTB POS, CoNLL-2003 and
+// CoNLL-2012 NER (presets_mstrans_seqlab.cpp).
+std::vector<Preset> mstrans_sequence_labelling_presets(const std::vector<Preset>& made);
 
 }  // namespace attn

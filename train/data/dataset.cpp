@@ -8,9 +8,8 @@
 
 namespace attn {
 
-std::vector<Example> split_off(std::vector<Example>& train, double fraction, uint64_t seed) {
+std::vector<bool> held_out(size_t n, double fraction, uint64_t seed) {
   ATTN_CHECK(fraction >= 0 && fraction < 1, "split_off", "fraction must be in [0, 1), got ", fraction);
-  size_t n = train.size();
   size_t take = static_cast<size_t>(std::llround(fraction * static_cast<double>(n)));
   if (take == 0 && fraction > 0 && n >= 2) take = 1;
   // Partial Fisher-Yates over positions: the first `take` picks are held out.
@@ -23,9 +22,13 @@ std::vector<Example> split_off(std::vector<Example>& train, double fraction, uin
   }
   std::vector<bool> held(n, false);
   for (size_t i = 0; i < take; ++i) held[order[i]] = true;
+  return held;
+}
+
+std::vector<Example> split_off(std::vector<Example>& train, double fraction, uint64_t seed) {
+  const size_t n = train.size();
+  const std::vector<bool> held = held_out(n, fraction, seed);
   std::vector<Example> kept, out;
-  kept.reserve(n - take);
-  out.reserve(take);
   for (size_t i = 0; i < n; ++i) (held[i] ? out : kept).push_back(std::move(train[i]));
   train = std::move(kept);
   return out;
@@ -42,7 +45,8 @@ std::string reported_sizes(const Dataset& data) {
 std::string dataset_summary(const Dataset& data) {
   return data.name + ": " + task_name(data.task) + ", " + std::to_string(data.label_names.size()) + " labels, train " +
          std::to_string(data.train.size()) + ", dev " + std::to_string(data.dev.size()) + ", test " +
-         std::to_string(data.test.size()) + reported_sizes(data);
+         std::to_string(data.test.size()) + reported_sizes(data) +
+         (data.notes.empty() ? "" : "; " + data.notes);
 }
 
 const std::vector<Example>* find_split(const Dataset& data, const std::string& name) {

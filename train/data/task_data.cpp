@@ -71,7 +71,16 @@ Dataset load_named_format(const DataSpec& s) {
   if (s.format == "sick")
     return load_sick(first_existing(d, {"train.txt", "SICK_train.txt"}), first_existing(d, {"dev.txt", "SICK_trial.txt"}),
                      first_existing(d, {"test.txt", "SICK_test_annotated.txt"}));
+  if (s.format == "squad")
+    return load_squad(first_existing(d, {"train-v1.1.json", "train.json"}),
+                      first_existing(d, {"dev-v1.1.json", "dev.json"}));
   if (s.format == "conll") return load_tagging_dir(d, s.allow_similar_labels);
+  if (s.format == "conll03" || s.format == "conll03-bioes")
+    return load_conll03(d, s.format == "conll03" ? TagScheme::Bio : TagScheme::Bioes);
+  if (s.format == "conll12" || s.format == "conll12-bioes")
+    return load_conll12(d, s.format == "conll12" ? TagScheme::Bio : TagScheme::Bioes);
+  if (s.format == "ptb-pos") return load_ptb_pos(d);
+  if (s.format == "conll05") return load_conll05(d);
   if (s.format == "cr" || s.format == "mpqa" || s.format == "subj") return load_cross_validation_format(s);
   if (s.format == "spam") {
     SpamOptions o;
@@ -88,7 +97,8 @@ Dataset load_named_format(const DataSpec& s) {
 const char* data_formats_help() {
   return "auto, tsv, snli, multinli (matched and mismatched dev reported apart), mtl16-NAME (NAME: one of MTL-16's "
          "sixteen data sets, the paper's row names in lower case: apparel, baby, books, camera, dvd, "
-         "electronics, health, imdb, kitchen, magazines, mr, music, software, sports, toys, video), sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, cr, mpqa, subj "
+         "electronics, health, imdb, kitchen, magazines, mr, music, software, sports, toys, video), sst5, sst2, sst5-phrases, sst2-phrases, trec, trec-fine, sick, conll, "
+         "conll03, conll03-bioes, conll12, conll12-bioes (NER, tags in BIO or BIOES), ptb-pos (WSJ sections 00..24), conll05 (SRL), squad (SQuAD v1.1 JSON, locate task), cr, mpqa, subj "
          "(SentEval's one-file-per-class text; --fold picks the test fold), spam (a local copy of the SpamAssassin npm "
          "package: its .tgz or folder)";
 }
@@ -114,6 +124,8 @@ Dataset load_task_data(const DataSpec& spec) {
         case TaskKind::Pair: s.format = "tsv"; break;
         case TaskKind::Relatedness: s.format = "sick"; break;
         case TaskKind::Tag: s.format = "conll"; break;
+        case TaskKind::Srl: s.format = "conll05"; break;
+        case TaskKind::Locate: s.format = "squad"; break;
       }
     }
     // A single file where a folder of split files belongs (`--data train.tsv`).

@@ -10,7 +10,7 @@ namespace attn {
 struct DataSpec {
   TaskKind task = TaskKind::Classify;
   std::string data;            // a directory or file; empty = the default data (classify: SpamAssassin)
-  std::string format = "auto";  // see data_formats_help(); auto: classify tsv (a .tgz: spam), pair tsv, sick, conll
+  std::string format = "auto";  // see data_formats_help(); auto: classify tsv (a .tgz: spam), pair tsv, sick, conll, squad
   int64_t max_words = 0;       // SpamAssassin only: keep the first N words of each message
   std::string cache_dir;       // SpamAssassin cache (default: $ATTN_CACHE or ~/.cache/attn)
   bool verbose = true;         // progress lines on stderr while downloading/processing

@@ -26,6 +26,8 @@ Vocabulary Vocabulary::build(const std::vector<Example>& examples, int64_t min_c
   for (const Example& e : examples) {
     for (const std::string& w : e.tokens) ++counts[w];
     for (const std::string& w : e.tokens_b) ++counts[w];
+    for (const auto& sentence : e.passage)
+      for (const std::string& w : sentence) ++counts[w];
   }
   std::vector<std::pair<std::string, int64_t>> kept;
   for (auto& [w, c] : counts)
@@ -48,6 +50,10 @@ Vocabulary Vocabulary::from_words(const std::vector<std::string>& words) {
     v.add(w);
   }
   return v;
+}
+
+void Vocabulary::set_characters(CharVocabulary characters) {
+  characters_ = std::make_shared<const CharVocabulary>(std::move(characters));
 }
 
 int64_t Vocabulary::id(const std::string& word) const {

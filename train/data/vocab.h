@@ -2,10 +2,12 @@
 // the unknown word, so batching can pad with 0 and map unseen words to 1.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "attn/train/data/char_vocab.h"
 #include "attn/train/data/dataset.h"
 
 namespace attn {
@@ -39,10 +41,16 @@ class Vocabulary {
   // does not start with <pad>, <unk>, or repeats a word.
   static Vocabulary load(const std::string& path);
 
+  // The character alphabet, when the model reads characters (its
+  // char_cnn key): batching then fills the character ids of every word.
+  void set_characters(CharVocabulary characters);
+  const CharVocabulary* characters() const { return characters_.get(); }
+
  private:
   void add(const std::string& word);
   std::vector<std::string> words_;
   std::unordered_map<std::string, int64_t> index_;
+  std::shared_ptr<const CharVocabulary> characters_;
 };
 
 }  // namespace attn

@@ -28,6 +28,11 @@ uint64_t fingerprint_of(const std::vector<Example>& examples) {
       f.add(static_cast<int64_t>(words->size()));
       for (const std::string& w : *words) f.add(w);
     }
+    f.add(static_cast<int64_t>(e.passage.size()));
+    for (const auto& sentence : e.passage) {
+      f.add(static_cast<int64_t>(sentence.size()));
+      for (const std::string& w : sentence) f.add(w);
+    }
     f.add(e.label).add(e.score).add(static_cast<int64_t>(e.tags.size()));
     for (int64_t tag : e.tags) f.add(tag);
   }

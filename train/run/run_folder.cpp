@@ -109,11 +109,12 @@ void write_run_files(const TrainOptions& o, const Vocabulary& vocab, const std::
   make_directories(o.run_dir);
   if (o.overwrite)  // what the old run produced; the files below are replaced
     for (const std::string& path : {run.metrics(), run.steps(), run.curves(), run.best(), run.last(),
-                                    run.test_metrics()})
+                                    run.test_metrics(), run.chars()})
       std::remove(path.c_str());
   write_file_atomically(run.model_config(), o.model.to_text());
   write_file_atomically(run.run_config(), run_settings(o).to_text());
   vocab.save(run.vocab());
+  if (vocab.characters()) vocab.characters()->save(run.chars());
   write_labels(run, labels);
 }
 

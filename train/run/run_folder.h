@@ -18,6 +18,7 @@ struct RunFiles {
   std::string model_config() const { return dir + "/model.cfg"; }  // the model's key = value config
   std::string run_config() const { return dir + "/run.cfg"; }      // the settings that define the run
   std::string vocab() const { return dir + "/vocab.txt"; }
+  std::string chars() const { return dir + "/chars.txt"; }          // the character alphabet (char_cnn models)
   std::string labels() const { return dir + "/labels.txt"; }        // one class name per line
   std::string best() const { return dir + "/best.safetensors"; }    // best dev score
   std::string last() const { return dir + "/last.safetensors"; }    // resumable checkpoint
@@ -53,7 +54,7 @@ void check_run_folder(const TrainOptions& o);
 
 // Everything a run folder pins down so `--resume`, `attn eval` and
 // `attn predict` rebuild the same model: model.cfg, run.cfg, vocab.txt,
-// labels.txt. With `o.overwrite`, first removes what the old run produced.
+// labels.txt, and chars.txt when the vocabulary has characters. With `o.overwrite`, first removes what the old run produced.
 // Called only once the configuration has proved valid (the model was built).
 void write_run_files(const TrainOptions& o, const Vocabulary& vocab, const std::vector<std::string>& labels);
 

@@ -38,6 +38,11 @@ SavedRun read_saved_run_files(const std::string& dir) {
     throw Error("run: " + run.run_config() + ": " + e.user_message() + " (attn train writes it; was it edited?)");
   }
   r.vocab = Vocabulary::load(run.vocab());
+  if (task_model_config_keys().get_bool(r.model_config, "char_cnn")) {
+    ATTN_CHECK(path_exists(run.chars()), "run", "'", dir, "' is not a run folder of its char_cnn model: ",
+               run.chars(), " is missing");
+    r.vocab.set_characters(CharVocabulary::load(run.chars()));
+  }
   r.labels = read_labels(run);
   ATTN_CHECK(r.task == TaskKind::Relatedness || r.labels.size() >= 2, "run", run.labels(), " names ",
              r.labels.size(), " label(s); a ", task_name(r.task),
@@ -52,7 +57,8 @@ SavedRun load_saved_run(const std::string& dir, const std::string& weights_file)
   const RunFiles run{dir};
   r.init = std::make_unique<Generator>(1);
   r.noise = std::make_unique<Generator>(2);
-  r.model = std::make_unique<TaskModel>(r.model_config, r.task, r.vocab.size(), r.classes, r.dtype, *r.init, *r.noise);
+  r.model = std::make_unique<TaskModel>(r.model_config, r.task, r.vocab.size(), r.classes, r.dtype, *r.init, *r.noise,
+                                       r.vocab.characters() ? r.vocab.characters()->size() : 0);
   const std::string weights = run.file(weights_file);
   ATTN_CHECK(path_exists(weights), "run", "no weights at '", weights, "' (has the run finished an evaluation?)");
   std::map<std::string, std::string> metadata;

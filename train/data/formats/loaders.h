@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attn/train/data/dataset.h"
+#include "attn/train/data/formats/tag_schemes.h"
 
 namespace attn {
 
@@ -76,13 +77,65 @@ Dataset load_pair_tsv_dir(const std::string& dir, bool allow_similar_labels = fa
 // in DIR/train, DIR/dev (optional, as above), DIR/test with extension .tsv
 // (exactly token<TAB>tag) or, when no .tsv exists, .conll (whitespace-
 // separated columns, token first and tag last, e.g. CoNLL-2003). Lines
-// starting with -DOCSTART- are skipped. Tokens are lowercased, not re-split.
+// starting with -DOCSTART- are skipped. Tokens are lowercased, not re-split
+// (every tagging loader keeps the original case in Example::cased_tokens).
 // Tag names are sorted in byte order. Task Tag. Errors: tags as for
-// load_classification_tsv_dir's labels; a tag set with B-X/I-X tags that also
-// holds anything but O, B-X and I-X (BIOES's S-X, E-X): chunk F1 needs BIO; a
-// .tsv file that is label<TAB>text (a tag with spaces inside, or more distinct
-// tags than tokens over 50+ lines).
+// load_classification_tsv_dir's labels; a tag set with B-X/I-X/E-X/S-X tags
+// (IOB1, BIO or BIOES: scored by entity F1) that also holds anything but O
+// and such tags; a .tsv file that is label<TAB>text (a tag with spaces
+// inside, or more distinct tags than tokens over 50+ lines).
 Dataset load_tagging_dir(const std::string& dir, bool allow_similar_labels = false);
+
+// CoNLL-2003 NER (English), official layout: DIR/eng.train, eng.testa (dev),
+// eng.testb (test), "word POS chunk NER" lines, blank lines between
+// sentences, -DOCSTART- lines skipped. The NER column is IOB1 (BIO files
+// read the same); it is converted, chunk for chunk, to `scheme`. Errors: a
+// line without exactly 4 columns, a tag that is not O, B-X or I-X.
+Dataset load_conll03(const std::string& dir, TagScheme scheme);
+
+// CoNLL-2012 (OntoNotes 5.0) NER from the shared task's *_conll files, each
+// split's documents concatenated into DIR/{train,dev,test}.english.v4_gold_conll.
+// "#begin/#end document" lines are skipped; the word is column 4, the names
+// column 11 in bracket notation ("(PERSON*", "*", "*)", "(GPE)"), converted
+// to `scheme`. Errors: fewer than 12 columns, a word number out of step
+// (a missing blank line), a bracket cell of another form, a name opened
+// inside a name, closed without being opened, or open at the sentence end.
+Dataset load_conll12(const std::string& dir, TagScheme scheme);
+
+// Penn Treebank WSJ POS tagging: DIR/00 .. DIR/24 (section folders), every
+// file one sentence per line of word/TAG tokens (split at the last '/';
+// "\/" in a word is '/'). Sections 00-18 train, 19-21 dev, 22-24 test.
+// Tokens tagged -NONE- are dropped; an ambiguous "A|B" tag keeps A. Errors:
+// a missing or empty section folder, a token that is not word/TAG.
+Dataset load_ptb_pos(const std::string& dir);
+// CoNLL-2005 SRL (gold predicates) in DIR/train.txt (or train-set), DIR/dev.txt
+// (or dev-set; optional, as above), DIR/test.txt (or test-wsj, test-brown):
+// per line WORD TARGET ARG_1 ... ARG_k, whitespace-separated, a blank line
+// between sentences: the official words column beside the official props
+// columns (TARGET is "-" or the predicate's lemma; ARG_j is the bracket
+// notation "(A0*", "*", "*)", "(V*)" of the j-th predicate). One example per
+// predicate: the lowercased words, Example::predicate = the predicate's row,
+// and its argument column as BIO tags ("(A0*" -> B-A0, inside -> I-A0, else
+// O; the verb is B-V). Tag names in byte order, "O" always among them. Task
+// Srl. Errors: rows of one sentence with different column counts, argument
+// columns not one per predicate, unbalanced or nested brackets, a malformed
+// cell, an argument column without a (V*) span on its predicate's row.
+Dataset load_conll05(const std::string& dir);
+
+// SQuAD v1.1 JSON (train-v1.1.json, dev-v1.1.json) as sentence location
+// (seed 002 Sec. 4.2): each context is split into sentences
+// (train/data/sentence_splitter.h), one example per question: tokens = the
+// question, passage = the context's sentences, label = the sentence holding
+// the first answer's start (an answer running into the next sentence keeps
+// that label; how many do is said in Dataset::notes). answer_start counts
+// characters. test = the dev file (the split the paper reports, SQuAD's
+// test set being hidden); dev = the questions of a seeded 10% of train's
+// paragraphs (held_out with kDevSplitSeed), so no passage is in both. Task
+// Locate; label_names {"other", "answer"}. Errors name the file and the
+// question's place: malformed JSON, a missing or mistyped field, an empty
+// context, a question without answers, an answer_start outside the context
+// or an answer text that is not at answer_start.
+Dataset load_squad(const std::string& train, const std::string& test);
 
 // MTL-16 (Liu, Qiu and Huang 2017, the release's mtl-dataset folder): DIR/
 // STEM.task.train and DIR/STEM.task.test (STEM: the data set's file name), "label<TAB>text" lines with label

@@ -1,15 +1,13 @@
 // CoNLL-style tagging directories: token<TAB>tag (.tsv) or whitespace
 // columns (.conll), with the checks that keep a wrong file from training for
 // an epoch before anything notices: classification TSVs read as tagging data,
-// header rows, near-duplicate tags and mixed BIO/BIOES tag sets.
-#include <map>
-#include <set>
+// header rows, near-duplicate tags and chunk tag sets with unprefixed tags.
 #include <unordered_set>
 
 #include "attn/engine/error.h"
 #include "attn/train/data/formats/loader_util.h"
 #include "attn/train/data/formats/loaders.h"
-#include "attn/train/data/tokenizer.h"
+#include "attn/train/data/formats/tagged_sentences.h"
 
 namespace attn {
 
@@ -18,20 +16,12 @@ namespace {
 using loader_util::fail_at;
 using loader_util::join_path;
 using loader_util::quote;
+using loader_util::TaggedFile;
+using loader_util::TaggedSentence;
 
 const char* const kLoader = "load_tagging_dir";
 const char* const kLooksLikeClassification =
     "this looks like a label<TAB>text classification file, not token<TAB>tag lines (is --task right?)";
-
-struct TaggedSentence {
-  std::vector<std::string> tokens, tags;
-  std::vector<size_t> lines;  // line of each token, for errors
-};
-
-struct TaggedFile {
-  std::string path;
-  std::vector<TaggedSentence> sentences;
-};
 
 // In a real tagging file distinct tokens far outnumber distinct tags; the
 // reverse, over enough lines, is a label<TAB>text file with one-word texts.
@@ -86,40 +76,13 @@ TaggedFile read_tagged(const std::string& file, bool conll) {
       if (first != std::string::npos && tag.find(' ', first) < last)
         fail_at(kLoader, file, i + 1, "tag " + quote(tag) + " contains spaces: " + kLooksLikeClassification);
     }
-    current.tokens.push_back(lowercase_token(token));
+    current.tokens.push_back(token);
     current.tags.push_back(tag);
     current.lines.push_back(i + 1);
   }
   finish();
   check_columns_not_swapped(out);
   return out;
-}
-
-// The same rule as evaluation uses to decide on chunk F1 (train/evaluate.cpp
-// is_bio): a tag set with any B-X or I-X tag is scored as BIO chunks.
-bool is_bio_tag(const std::string& tag) {
-  return tag.size() > 2 && (tag[0] == 'B' || tag[0] == 'I') && tag[1] == '-';
-}
-
-// A BIO tag set must hold nothing but O, B-X and I-X, or chunk F1 fails at
-// the first dev evaluation, an epoch into training. BIOES (S-X, E-X) is the
-// usual culprit.
-void check_bio(const std::vector<const TaggedFile*>& files, const std::set<std::string>& tag_set) {
-  std::string bio_example;
-  for (const std::string& t : tag_set)
-    if (is_bio_tag(t)) {
-      bio_example = t;
-      break;
-    }
-  if (bio_example.empty()) return;  // not BIO: scored by token accuracy only
-  for (const TaggedFile* f : files)
-    for (const TaggedSentence& s : f->sentences)
-      for (size_t k = 0; k < s.tags.size(); ++k)
-        if (s.tags[k] != "O" && !is_bio_tag(s.tags[k]))
-          fail_at(kLoader, f->path, s.lines[k],
-                  "tag " + quote(s.tags[k]) + " is not O, B-<type> or I-<type>, but " + quote(bio_example) +
-                      " makes this a BIO tag set (scored by chunk F1); convert BIOES to BIO (S-X to B-X, E-X to "
-                      "I-X) or use tags without B-/I- prefixes");
 }
 
 }  // namespace
@@ -138,39 +101,10 @@ Dataset load_tagging_dir(const std::string& dir, bool allow_similar_labels) {
   std::string train = pick("train", train_conll), dev = pick("dev", dev_conll), test = pick("test", test_conll);
   if (train.empty()) throw Error(std::string(kLoader) + ": cannot open " + join_path(dir, "train.tsv") + " (or train.conll)");
   if (test.empty()) throw Error(std::string(kLoader) + ": cannot open " + join_path(dir, "test.tsv") + " (or test.conll)");
-  TaggedFile tr = read_tagged(train, train_conll);
-  TaggedFile dv = dev.empty() ? TaggedFile() : read_tagged(dev, dev_conll);
-  TaggedFile te = read_tagged(test, test_conll);
-  const std::vector<const TaggedFile*> files = {&tr, &dv, &te};
-
-  loader_util::LabelTally tally;
-  for (const TaggedFile* f : files)
-    for (size_t n = 0; n < f->sentences.size(); ++n)
-      for (size_t k = 0; k < f->sentences[n].tags.size(); ++k)
-        tally.add(f->sentences[n].tags[k], f->path, f->sentences[n].lines[k], n == 0 && k == 0);
-  tally.check(kLoader, allow_similar_labels);
-  std::vector<std::string> names = tally.names();
-  std::set<std::string> tag_set(names.begin(), names.end());
-  check_bio(files, tag_set);
-
-  Dataset d;
-  d.name = loader_util::base_name(dir);
-  d.task = TaskKind::Tag;
-  d.label_names.assign(tag_set.begin(), tag_set.end());  // byte order
-  std::map<std::string, int64_t> index = loader_util::label_index(d.label_names);
-  auto convert = [&](const TaggedFile& raw, std::vector<Example>& out) {
-    for (const TaggedSentence& s : raw.sentences) {
-      Example e;
-      e.tokens = s.tokens;
-      for (const std::string& t : s.tags) e.tags.push_back(index.at(t));
-      out.push_back(std::move(e));
-    }
-  };
-  convert(tr, d.train);
-  convert(dv, d.dev);
-  convert(te, d.test);
-  if (dev.empty()) d.dev = split_off(d.train, kDevSplitFraction, kDevSplitSeed);
-  return d;
+  const TaggedFile tr = read_tagged(train, train_conll);
+  const TaggedFile dv = dev.empty() ? TaggedFile() : read_tagged(dev, dev_conll);
+  const TaggedFile te = read_tagged(test, test_conll);
+  return loader_util::tagged_dataset(kLoader, loader_util::base_name(dir), tr, dv, te, allow_similar_labels);
 }
 
 }  // namespace attn
