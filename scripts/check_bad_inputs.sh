@@ -140,6 +140,11 @@ printf 'not a safetensors file' > garbage.safetensors
 tiny_train=(--data tiny --epochs 1 --batch 8 --embedding-dim 8 --hidden 8 --max-len 16 --quiet)
 attn train --model mtsa --run runs/ok "${tiny_train[@]}" > setup_train.log 2>&1 ||
   fail_setup "attn train of the tiny run: $(tail -3 setup_train.log)"
+# wmt14/ and runs/translate: the translation cases' data and a one-step translation run.
+cp -r "$fixtures/wmt14" wmt14
+attn train --task translate --data wmt14 --run runs/translate --max-steps 1 --batch 64 --hidden 8 --heads 2 \
+  --bpe-merges 50 --quiet > setup_translate.log 2>&1 ||
+  fail_setup "attn train --task translate of the tiny run: $(tail -3 setup_translate.log)"
 damaged() { rm -rf "runs/$1" && cp -r runs/ok "runs/$1"; }
 damaged empty_run_cfg; : > runs/empty_run_cfg/run.cfg
 damaged tampered_batch; sed -i 's/^batch = .*/batch = eight/' runs/tampered_batch/run.cfg

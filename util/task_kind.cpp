@@ -7,7 +7,8 @@ namespace attn {
 namespace {
 const NamedValue<TaskKind> kTaskNames[] = {
     {TaskKind::Classify, "classify"}, {TaskKind::Pair, "pair"}, {TaskKind::Relatedness, "relatedness"},
-    {TaskKind::Tag, "tag"}, {TaskKind::Srl, "srl"}, {TaskKind::Locate, "locate"}};
+    {TaskKind::Tag, "tag"}, {TaskKind::Srl, "srl"}, {TaskKind::Locate, "locate"},
+    {TaskKind::Translate, "translate"}};
 }  // namespace
 
 TaskKind task_from_name(const std::string& name) { return value_from_name(kTaskNames, name, "task", "task"); }

@@ -6,9 +6,9 @@
 
 namespace attn {
 
-enum class TaskKind { Classify, Pair, Relatedness, Tag, Srl, Locate };
+enum class TaskKind { Classify, Pair, Relatedness, Tag, Srl, Locate, Translate };
 
-TaskKind task_from_name(const std::string& name);  // classify, pair, relatedness, tag, srl, locate
+TaskKind task_from_name(const std::string& name);  // classify, pair, relatedness, tag, srl, locate, translate
 const char* task_name(TaskKind task);
 
 // Whether the task predicts one tag per token (tag, srl): the tasks that share

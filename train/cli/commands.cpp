@@ -35,6 +35,8 @@ const std::vector<Command>& all_commands() {
        run_ttest_command},
       {"bpe", "learn joint BPE codes from text files, or encode a file with them (subword-nmt's algorithm)",
        run_bpe_command},
+      {"translate", "translate sentences (stdin or a file) with a run of attn train --task translate",
+       run_translate_command},
       {"synth-translation", "write a synthetic SVO -> SOV translation task as parallel text (train/dev/test)",
        run_synth_translation_command},
       {"bench", "time and memory of every encoder against sequence length (the papers' efficiency study)",

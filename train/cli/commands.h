@@ -29,6 +29,7 @@ int run_presets_command(const std::vector<std::string>& args);
 int run_eval_command(const std::vector<std::string>& args);
 int run_predict_command(const std::vector<std::string>& args);
 int run_bleu_command(const std::vector<std::string>& args);
+int run_translate_command(const std::vector<std::string>& args);
 int run_bpe_command(const std::vector<std::string>& args);
 int run_ttest_command(const std::vector<std::string>& args);
 int run_synth_translation_command(const std::vector<std::string>& args);

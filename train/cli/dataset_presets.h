@@ -16,6 +16,7 @@ std::vector<Preset> multinli_presets(const std::vector<Preset>& made);
 // Multi-Scale Transformer paper Table 3: MS-Trans and Transformer on each of
 // the sixteen MTL-16 data sets.
 std::vector<Preset> mtl16_presets(const std::vector<Preset>& made);
+std::vector<Preset> translation_presets(const std::vector<Preset>& made);
 
 // `preset` without the settings of the given keys (a variant for another
 // encoder drops the keys only the base's encoder has).

@@ -7,6 +7,8 @@
 #include "attn/util/cli_args.h"
 #include "attn/train/cli/commands.h"
 #include "attn/train/evaluate.h"
+#include "attn/train/cli/translate_eval.h"
+#include "attn/train/translation_run.h"
 #include "attn/train/run/saved_run.h"
 #include "attn/train/data/task_data.h"
 
@@ -30,6 +32,7 @@ int run_eval_command(const std::vector<std::string>& args) {
     return 0;
   }
   if (p.get("run").empty()) throw UsageError("attn eval: --run is required");
+  if (is_translation_run(p.get("run"))) return run_translation_eval(p, args);
   const Device device = parse_device(p.get_choice("device", {"cpu", "cuda"}), "eval");  // before any work: fails fast without a GPU
   SavedRun run = load_saved_run(p.get("run"), p.get("weights"));
   run.model->to(device);

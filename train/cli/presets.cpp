@@ -273,7 +273,7 @@ std::vector<Preset> make_presets() {
 
   for (Preset& row : srl_presets()) p.push_back(std::move(row));
   // Other data sets' tables, with the setup of a row above.
-  for (auto* table : {multinli_presets, mtl16_presets})
+  for (auto* table : {multinli_presets, mtl16_presets, translation_presets})
     for (Preset& row : table(p)) p.push_back(std::move(row));
 
   // The analyses: each table's rows change one of the presets above.

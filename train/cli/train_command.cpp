@@ -14,6 +14,7 @@
 #include "attn/train/cli/commands.h"
 #include "attn/train/cli/model_flags.h"
 #include "attn/train/cli/presets.h"
+#include "attn/train/cli/translate_train.h"
 #include "attn/train/run/run_settings.h"
 #include "attn/train/run/run_folder.h"
 #include "attn/train/distributed/communicator.h"
@@ -43,7 +44,7 @@ int run_train_command(const std::vector<std::string>& args) {
                        "Without --data the classify task uses the SpamAssassin corpus (fetched with npm on first use).\n"
                        "Models (--model):\n" + encoder_summaries());
   p.option("preset", "", "one of the papers' experiments (`attn presets` lists them; explicit flags override)")
-      .option("task", "classify", "classify, pair, relatedness, tag, srl or locate")
+      .option("task", "classify", "classify, pair, relatedness, tag, srl, locate or translate (docs/training.md, \"Translation\")")
       .option("data", "", "PATH: data folder or file (default data: classify only)")
       .option("format", "auto", std::string("data format: ") + data_formats_help())
       .option("fold", "0", "cr, mpqa, subj: the cross-validation fold (0-9) that is the test split")
@@ -85,9 +86,18 @@ int run_train_command(const std::vector<std::string>& args) {
       .flag("quiet", "no progress output on stderr")
       .option("sync", "auto", "data-parallel runs: how the processes sum gradients: auto (nccl for --device cuda with one GPU per process in a build with NCCL, else mpi), mpi (in rank order through host memory) or nccl (on the GPUs; also with one process)")
       .option("sync-timeout", "300", "FLOAT: data-parallel runs (mpirun -np N attn train ...): seconds a process waits for the others at a gradient sum or evaluation before the run stops as dead or stuck")
-      .epilog(model_config_keys_help());
+      .option("src", "en", "translate only: the source language (the files' extension)")
+      .option("tgt", "de", "translate only: the target language")
+      .option("bpe-merges", "32000", "translate only: joint BPE merges learned on train (t2t's WMT14 en-de vocabulary of ~32K)")
+      .option("warmup", "8000", "translate only: warm-up steps of t2t's rsqrt schedule (transformer_base: 8000)")
+      .option("beam", "4", "translate only: beam size of the test decoding (t2t: 4)")
+      .option("alpha", "0.6", "FLOAT: translate only: length penalty exponent of the test decoding (t2t: 0.6)")
+      .epilog(model_config_keys_help() + "\nFor --task translate, --batch counts tokens (t2t's batch_size; default 2048), "
+              "--max-steps is required, and --model is transformer or mtsa (the encoder's self-attention).");
   p.example("attn train --model mtsa --run runs/mtsa-spam", "MTSA on the default data (SpamAssassin); prints the test metrics as JSON");
   p.example("attn train --preset mtsa-sst5 --data DIR --glove glove.840B.300d.txt", "a paper's experiment (`attn presets mtsa-sst5` shows its values)");
+  p.example("attn train --task translate --data DIR --model mtsa --max-steps 250000 --run runs/mtsa-ende",
+            "MTSA in the Transformer's encoder on parallel text (001 Table 6); writes test BLEU");
   p.example("attn train --run runs/mtsa-spam --resume", "continues an interrupted run from its last checkpoint");
   p.example("mpirun -np 2 attn train --model mtsa --run runs/mtsa-spam", "the same run on 2 processes, each on half of every batch (docs/distributed.md)");
   if (!p.parse(args)) {
@@ -113,6 +123,10 @@ int run_train_command(const std::vector<std::string>& args) {
     preset_model = apply_preset(p.get("preset"), p);
     o.preset = p.get("preset");
   }
+  if (p.get_choice("task", {"classify", "pair", "relatedness", "tag", "srl", "locate", "translate"}) == "translate")
+    return run_translate_training(p, args, preset_model, o.preset);
+  for (const std::string& name : translate_only_options())
+    if (p.is_set(name)) throw UsageError("attn train: --" + name + " applies to --task translate only");
   o.device = parse_device(p.get_choice("device", {"cpu", "cuda"}), "train");
   o.sum_method = parse_sum_method(p.get_choice("sync", {"auto", "mpi", "nccl"}));
 

@@ -17,6 +17,9 @@ SavedRun read_saved_run_files(const std::string& dir) {
   SavedRun r;
   r.dir = dir;
   const RunFiles run{dir};
+  // A translation run has no labels and another model: said before the missing labels.txt.
+  ATTN_CHECK(!path_exists(run.run_config()) || Config::load(run.run_config()).get("task", "") != "translate", "run",
+             "'", dir, "' is a translation run: attn translate and attn eval read it (docs/training.md, \"Translation\")");
   for (const std::string& path : {run.model_config(), run.run_config(), run.vocab(), run.labels()})
     ATTN_CHECK(path_exists(path), "run", "'", dir, "' is not a run folder: ", path, " is missing");
   r.model_config = Config::load(run.model_config());
