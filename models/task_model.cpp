@@ -99,6 +99,9 @@ TaskModel::TaskModel(const Config& config, TaskKind task, int64_t vocab_size, in
   }
   const int64_t sd = encoder_->sentence_dim();
   switch (task) {
+    case TaskKind::Translate:
+      ATTN_CHECK(false, "TaskModel", "the translate task has its own model and loop (train/translation_run.h)");
+      break;
     case TaskKind::Classify: head_ = std::make_unique<ClassificationHead>(sd, classes, o, init, noise, dtype); break;
     case TaskKind::Pair: head_ = std::make_unique<PairHead>(sd, classes, o, init, noise, dtype); break;
     case TaskKind::Relatedness: head_ = std::make_unique<RelatednessHead>(sd, classes, o, init, noise, dtype); break;
@@ -140,6 +143,9 @@ Tensor TaskModel::encode_sentence(const Tensor& ids, const Tensor& mask, const T
 Tensor TaskModel::logits(const TaskInputs& in) {
   ATTN_CHECK(in.ids.defined() && in.mask.defined(), "TaskModel", "inputs need ids and mask");
   switch (task_) {
+    case TaskKind::Translate:
+      ATTN_CHECK(false, "TaskModel", "the translate task has its own model and loop (train/translation_run.h)");
+      break;
     case TaskKind::Classify:
       return static_cast<ClassificationHead&>(*head_).forward(encode_sentence(in.ids, in.mask, in.chars, false));
     case TaskKind::Tag:

@@ -60,7 +60,7 @@ std::vector<Example> small_corpus() {
 // read_lines: one rule for both, so a sentence is the same line either way.
 TEST(DataLines, TextAndFileAreCutAlikeAtEveryLineEnd) {
   const std::string dir = fresh_dir();
-  for (const std::string text : {std::string(""), std::string("\n"), std::string("a"), std::string("a\n"),
+  for (const std::string& text : {std::string(""), std::string("\n"), std::string("a"), std::string("a\n"),
                                  std::string("a\r\nb\rc\n\nd"), std::string("a\r\rb\r"),
                                  std::string("\xEF\xBB\xBF" "a\nb")}) {
     const std::string path = write(dir, "lines.txt", text);

@@ -50,6 +50,9 @@ Tensor task_loss(TaskKind task, const Tensor& logits, const Batch& batch, Reduct
     }
   }
   switch (task) {
+    case TaskKind::Translate:
+      ATTN_CHECK(false, "evaluate", "the translate task has its own model and loop (train/translation_run.h)");
+      break;
     case TaskKind::Classify:
     case TaskKind::Pair:
     case TaskKind::Locate: {  // locate: the padding sentences' -inf scores get probability 0
@@ -152,6 +155,9 @@ void share_predictions(Communicator& processes, TaskKind task, const std::vector
   for (size_t i = 0; i < examples.size(); ++i) {
     const Prediction& p = out[i];
     switch (task) {
+      case TaskKind::Translate:
+        ATTN_CHECK(false, "evaluate", "the translate task has its own model and loop (train/translation_run.h)");
+        break;
       case TaskKind::Classify:
       case TaskKind::Pair:
       case TaskKind::Locate: values.push_back(mine[i] ? static_cast<double>(p.label) : 0.0); break;
@@ -172,6 +178,9 @@ void share_predictions(Communicator& processes, TaskKind task, const std::vector
   for (size_t i = 0; i < examples.size(); ++i) {
     Prediction& p = out[i];
     switch (task) {
+      case TaskKind::Translate:
+        ATTN_CHECK(false, "evaluate", "the translate task has its own model and loop (train/translation_run.h)");
+        break;
       case TaskKind::Classify:
       case TaskKind::Pair:
       case TaskKind::Locate: p.label = static_cast<int64_t>(values[at++]); break;
@@ -202,6 +211,9 @@ std::vector<Prediction> predict_with_loss(TaskModel& model, const std::vector<Ex
           task_loss(model.task(), logits, batch, Reduction::Mean, model.crf()).item() * static_cast<double>(batch.size());
     }
     switch (model.task()) {
+      case TaskKind::Translate:
+        ATTN_CHECK(false, "evaluate", "the translate task has its own model and loop (train/translation_run.h)");
+        break;
       case TaskKind::Classify:
       case TaskKind::Pair:
       case TaskKind::Locate: {
@@ -263,6 +275,9 @@ EvalResult evaluate(TaskModel& model, const std::vector<Example>& examples, cons
   std::vector<Prediction> pred = predict_with_loss(model, examples, vocab, options, &loss);
   r.metrics["loss"] = loss;
   switch (model.task()) {
+    case TaskKind::Translate:
+      ATTN_CHECK(false, "evaluate", "the translate task has its own model and loop (train/translation_run.h)");
+      break;
     case TaskKind::Classify:
     case TaskKind::Pair: {
       std::vector<int64_t> p, g;

@@ -75,6 +75,9 @@ Batch small_batch(const ModelGradcheckSpec& s, int64_t classes, Generator& gen) 
     batch.mask_b = length_mask(b, n);
   }
   switch (s.task) {
+    case TaskKind::Translate:
+      ATTN_CHECK(false, "gradcheck", "the translate task has its own model and loop (train/translation_run.h)");
+      break;
     case TaskKind::Classify:
     case TaskKind::Pair:
       batch.labels = from_indices({draw(classes, gen), draw(classes, gen), draw(classes, gen)}, {3});

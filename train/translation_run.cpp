@@ -8,7 +8,7 @@
 #include "attn/engine/autograd.h"
 #include "attn/engine/error.h"
 #include "attn/nn/safetensors.h"
-#include "attn/ops/loss/label_smoothing.h"
+#include "attn/ops/loss/loss_label_smoothing.h"
 #include "attn/train/checkpoint.h"
 #include "attn/train/data/formats/loaders.h"
 #include "attn/train/evaluate.h"

@@ -29,6 +29,9 @@ std::string format_prediction(const SavedRun& run, const Prediction& pr, bool pr
   auto label_name = [&](int64_t id) { return run.labels.at(static_cast<size_t>(id)); };
   char number[32];
   switch (run.task) {
+    case TaskKind::Translate:
+      ATTN_CHECK(false, "predict", "a translate run is used with attn translate, not attn predict");
+      break;
     case TaskKind::Classify:
     case TaskKind::Pair: {
       if (!json) {

@@ -118,6 +118,9 @@ Dataset load_task_data(const DataSpec& spec) {
     DataSpec s = spec;
     if (s.format == "auto") {
       switch (s.task) {
+        case TaskKind::Translate:
+          ATTN_CHECK(false, "data", "the translate task has its own model and loop (train/translation_run.h)");
+          break;
         case TaskKind::Classify:
           s.format = s.data.size() > 4 && s.data.compare(s.data.size() - 4, 4, ".tgz") == 0 ? "spam" : "tsv";
           break;
