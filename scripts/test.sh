@@ -49,7 +49,7 @@ fi
 # and the no-device checks the emulated build runs without its device.
 cuda_test_pattern='Test +#[0-9]+: (no_device\.)?([A-Za-z0-9_]+/)?Cuda'
 # The CUDA-vs-CPU comparisons, re-run under a second schedule.
-cuda_vs_cpu_tests='^(CudaRegistry/|CudaLaunchShapes|Encoders/CudaModels|CudaTraining|CudaCopies|CudaMatmul|CudaModule|CudaEmulation)'
+cuda_vs_cpu_tests='^(CudaRegistry/|CudaLaunchShapes|Encoders/CudaModels|CudaTraining|CudaCopies|CudaMatmul|CudaModule|CudaEmulation|CudaCrf|CudaCharCnn)'
 
 sanitizer_cuda="skipped"
 if [ "${ATTN_SKIP_SANITIZE:-0}" != "1" ]; then

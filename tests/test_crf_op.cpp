@@ -274,7 +274,7 @@ TEST(CrfNll, RefusesBadOperandsNamingThem) {
 // it: its paths must equal the CPU's exactly (the recursion adds and
 // compares, identically on both devices, lowest index on ties). 40 tags
 // take two warps per block; the NLL and its gradients are compared too.
-TEST(CrfCuda, ViterbiAndNllMatchTheCpu) {
+TEST(CudaCrf, ViterbiAndNllMatchTheCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA GPU visible: CUDA tests skipped";
   for (DType dt : {DType::F64, DType::F32}) {
     Problem p = make_problem(5, 40, {5, 3, 1, 0}, 53, dt);
