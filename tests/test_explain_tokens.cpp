@@ -252,7 +252,7 @@ TEST(ExplainTokens, TokenIsRefusedForASentenceRun) {
     run_explain_command({"--run", o.run_dir, "--text", "alpha cat", "--token", "1", "--out", dir + "/p"});
     ADD_FAILURE() << "--token was accepted for a classify run";
   } catch (const UsageError& err) {
-    EXPECT_THAT(err.what(), HasSubstr("--token picks the token of a tag run"));
+    EXPECT_THAT(err.what(), HasSubstr("--token picks the token of a tag or srl run"));
   }
 }
 

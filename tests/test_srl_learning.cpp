@@ -8,6 +8,7 @@
 #include <random>
 
 #include "attn/train/cli/commands.h"
+#include "attn/train/cli/picture_commands.h"
 #include "attn/train/trainer.h"
 #include "test_data_util.h"
 
@@ -95,6 +96,19 @@ TEST(SrlLearning, DeepAttWithMultiHeadLearnsArgumentsFromTheirDistanceToThePredi
               HasSubstr("stdin line 1: the predicate's word number must be an integer in [1, 3], got '4'"));
   EXPECT_THAT(error_of([&] { run_command(run_predict_command, {"--run", run}, "the cat sat\n", &code); }),
               HasSubstr("stdin line 1: an srl input is the words, a tab and the predicate's word number"));
+
+  // `attn explain` reads the same line and draws the tags it predicts under
+  // the tokens, naming the predicate.
+  const std::string pictures = run + "/explain_srl";
+  EXPECT_EQ(run_explain_command({"--run", run, "--text", "The cat sat on mat\t3", "--token", "2", "--out", pictures}),
+            0);
+  const std::string svg = read_file_bytes(pictures + "/sentence_1.svg");
+  for (const char* tag : {">B-A0<", ">I-A0<", ">B-V<", ">B-A1<", ">I-A1<"}) EXPECT_THAT(svg, HasSubstr(tag));
+  // The header wraps its text: "... the predicate" / "is token 2 (...)".
+  EXPECT_THAT(svg, HasSubstr("the predicate"));
+  EXPECT_THAT(svg, HasSubstr("is token 2 (&quot;sat&quot;)"));
+  EXPECT_THAT(error_of([&] { run_explain_command({"--run", run, "--text", "the cat sat", "--out", pictures}); }),
+              HasSubstr("an srl input is the words, a tab and the predicate's word number"));
 }
 
 TEST(SrlLearning, DeepAttWithMtsaLearnsArgumentsFromTheirDistanceToThePredicate) { expect_learns("mtsa"); }

@@ -21,15 +21,16 @@ int run_explain_command(const std::vector<std::string>& args) {
               "Multi-Scale Transformer: each head's window; ReSAN: the selected heads and dependents over the\n"
               "soft alignments). Sentences come from --text, or one per line from stdin.\n"
               "A tag run's picture shows each token with its predicted tag under it, and the attention of one\n"
-              "token (--token): its row of every map, as bars over the keys.");
-  p.option("run", "", "PATH: run folder written by attn train (required; a classify or tag run)")
+              "token (--token): its row of every map, as bars over the keys. An srl run reads \"words<TAB>K\", the\n"
+              "predicate being word K (1 = the first), as attn predict does.");
+  p.option("run", "", "PATH: run folder written by attn train (required; a classify, tag or srl run)")
       .option("weights", "best.safetensors", "FILE: weights file inside the run folder")
       .option("text", "", "the sentence to explain (default: read one sentence per line from stdin)")
       .option("out", "explain", "PATH: folder for the pictures: sentence_1.svg, sentence_2.svg, ...")
       .option("feature", "-1",
               "for multi-dimensional (per-feature) attention: the feature to show, or -1 for the mean over features")
       .option("max-tokens", "60", "longer sentences are cut to their first N tokens (noted in the picture)")
-      .option("token", "0", "tag runs: the token (0-based) whose attention is drawn");
+      .option("token", "0", "tag and srl runs: the token (0-based) whose attention is drawn");
   p.example("attn explain --run runs/mtsa-spam --text \"free money, click now\"", "writes explain/sentence_1.svg: the prediction and the attention weights");
   p.example("attn explain --run runs/disan-conll --text \"EU rejects German call\" --token 2",
             "a tagger: the predicted tag under each token, and what \"german\" attends to");
@@ -59,9 +60,9 @@ int run_explain_command(const std::vector<std::string>& args) {
     ATTN_CHECK(!sentences.empty(), "explain", "no sentences: give --text or one sentence per line on stdin");
   }
   SavedRun run = load_saved_run(p.get("run"), p.get("weights"));
-  const bool tagger = run.task == TaskKind::Tag;
+  const bool tagger = tags_tokens(run.task);
   if (!tagger && p.is_set("token"))
-    throw UsageError("attn explain: --token picks the token of a tag run whose attention is drawn; the run in '" +
+    throw UsageError("attn explain: --token picks the token of a tag or srl run whose attention is drawn; the run in '" +
                      p.get("run") + "' is a " + task_name(run.task) + " run, whose maps show every token's row");
   make_directories(p.get("out"));
   for (size_t k = 0; k < sentences.size(); ++k) {

@@ -18,6 +18,7 @@
 #include "attn/train/evaluate.h"
 #include "attn/train/run/saved_run.h"
 #include "attn/train/data/sentence_splitter.h"
+#include "attn/train/data/srl_input.h"
 #include "attn/train/data/tokenizer.h"
 
 namespace attn {
@@ -70,23 +71,6 @@ std::string format_prediction(const SavedRun& run, const Prediction& pr, bool pr
   return "";
 }
 
-// An srl line: "words<TAB>K", the predicate being word K (1-based).
-Example srl_input(const std::string& line, size_t line_number) {
-  const size_t tab = line.rfind('\t');
-  ATTN_CHECK(tab != std::string::npos, "predict", "stdin line ", line_number,
-             ": an srl input is the words, a tab and the predicate's word number");
-  Example e;
-  for (const std::string& w : text::split_whitespace(line.substr(0, tab))) e.tokens.push_back(lowercase_token(w));
-  const std::string k = line.substr(tab + 1);
-  char* end = nullptr;
-  const long long at = std::strtoll(k.c_str(), &end, 10);
-  ATTN_CHECK(!k.empty() && end && *end == '\0' && at >= 1 && at <= static_cast<long long>(e.tokens.size()), "predict",
-             "stdin line ", line_number, ": the predicate's word number must be an integer in [1, ",
-             e.tokens.size(), "], got '", k, "'");
-  e.predicate = at - 1;
-  return e;
-}
-
 }  // namespace
 
 int run_predict_command(const std::vector<std::string>& args) {
@@ -131,7 +115,7 @@ int run_predict_command(const std::vector<std::string>& args) {
     }
     Example e;
     if (run.task == TaskKind::Srl) {
-      e = srl_input(line, i + 1);
+      e = srl_input(line, "stdin line " + std::to_string(i + 1));
     } else if (run.task == TaskKind::Pair || run.task == TaskKind::Relatedness) {
       size_t tab = line.find('\t');
       ATTN_CHECK(tab != std::string::npos, "predict", "stdin line ", i + 1,

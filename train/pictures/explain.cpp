@@ -7,6 +7,7 @@
 #include "attn/models/resan.h"
 #include "attn/ops/softmax/softmax.h"
 #include "attn/train/data/batching.h"
+#include "attn/train/data/srl_input.h"
 #include "attn/train/data/tokenizer.h"
 #include "attn/train/evaluate.h"
 #include "attn/util/text.h"
@@ -75,14 +76,23 @@ Explanation explain_sentence(SavedRun& run, const std::string& sentence, int64_t
 }
 
 Explanation explain_tagged_sentence(SavedRun& run, const std::string& sentence, int64_t max_tokens) {
-  ATTN_CHECK(run.task == TaskKind::Tag, "explain", "the run in '", run.dir, "' is a ", task_name(run.task),
-             " run; explain_tagged_sentence pictures taggers (task = tag)");
+  ATTN_CHECK(tags_tokens(run.task), "explain", "the run in '", run.dir, "' is a ", task_name(run.task),
+             " run; explain_tagged_sentence pictures taggers (task = tag or srl)");
+  // An srl line names its predicate ("words<TAB>K"), as attn predict reads it.
+  const Example input = run.task == TaskKind::Srl ? srl_input(sentence, "the sentence") : Example();
+  const std::vector<std::string> cased = text::split_whitespace(run.task == TaskKind::Srl ? sentence.substr(0, sentence.rfind('\t')) : sentence);
   std::vector<std::string> tokens;
-  for (const std::string& t : text::split_whitespace(sentence)) tokens.push_back(lowercase_token(t));
+  for (const std::string& t : cased) tokens.push_back(lowercase_token(t));
   Explanation e = start_explanation(run, std::move(tokens), sentence, max_tokens);
   Example example;
   example.tokens = e.tokens;
   example.tags.assign(e.tokens.size(), 0);
+  if (run.task == TaskKind::Srl) {
+    ATTN_CHECK(input.predicate < static_cast<int64_t>(e.tokens.size()), "explain", "the predicate, word ",
+               input.predicate + 1, ", lies beyond the first ", e.tokens.size(), " tokens drawn (--max-tokens)");
+    example.predicate = input.predicate;
+    e.predicate = input.predicate;
+  }
   EvalOptions options;
   options.batch_size = 1;
   options.max_len = run.max_len;

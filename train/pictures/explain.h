@@ -22,6 +22,7 @@ struct Explanation {
   // Token tasks: the predicted tag's name for each token, as the run's task
   // decodes it (train/evaluate.h predict()); empty for sentence tasks.
   std::vector<std::string> tags;
+  int64_t predicate = -1;              // srl: the predicate's position (-1: none)
   AttentionTrace trace;
   // ReSAN only: the hard attention's selections (1 = selected), one per token.
   std::vector<int> heads, dependents;

@@ -595,6 +595,9 @@ std::string render_explanation_svg(const Explanation& e, const ExplainPictureOpt
     prediction_text = "predicted tags under the tokens; the bars are the attention of token " + std::to_string(chosen) +
                       " (\"" + e.tokens[chosen] + "\", tagged " + e.tags[chosen] +
                       "): its row of each map, one bar per key";
+    if (e.predicate >= 0)
+      prediction_text += "; the predicate is token " + std::to_string(e.predicate) + " (\"" +
+                         e.tokens.at(static_cast<size_t>(e.predicate)) + "\")";
   } else {
     std::string classes;
     for (size_t k = 0; k < e.labels.size(); ++k)
