@@ -12,6 +12,17 @@
 
 namespace attn {
 
+namespace {
+
+// q [B, h, nq, d] and k [B, h, nk, d] in [-range, range) (the scores' spread),
+// v [B, h, nk, d] in [-1, 1).
+std::vector<Tensor> random_qkv(Generator& gen, int64_t B, int64_t h, int64_t nq, int64_t nk, int64_t d, double range) {
+  return {samples::input({B, h, nq, d}, gen, -range, range), samples::input({B, h, nk, d}, gen, -range, range),
+          samples::input({B, h, nk, d}, gen)};
+}
+
+}  // namespace
+
 void register_dot_product_attention_samples(OpRegistry& r) {
   r.add(op_spec("dot_product_attention", "dot_product_attention", [] {
     Generator gen(59);
@@ -23,8 +34,7 @@ void register_dot_product_attention_samples(OpRegistry& r) {
       };
     };
     auto qkv = [&gen](int64_t B, int64_t h, int64_t nq, int64_t nk, int64_t d, double range) {
-      return std::vector<Tensor>{samples::input({B, h, nq, d}, gen, -range, range),
-                                 samples::input({B, h, nk, d}, gen, -range, range), samples::input({B, h, nk, d}, gen)};
+      return random_qkv(gen, B, h, nq, nk, d, range);
     };
     std::vector<OpCase> cases;
     cases.push_back({"B3 h2 n4 d3, lengths 4, 2, 0 (no valid key)", qkv(3, 2, 4, 4, 3, 2.0),
@@ -78,8 +88,7 @@ void register_dot_product_attention_samples(OpRegistry& r) {
       };
     };
     auto qkv = [&gen](int64_t B, int64_t h, int64_t nq, int64_t nk, int64_t d, double range) {
-      return std::vector<Tensor>{samples::input({B, h, nq, d}, gen, -range, range),
-                                 samples::input({B, h, nk, d}, gen, -range, range), samples::input({B, h, nk, d}, gen)};
+      return random_qkv(gen, B, h, nq, nk, d, range);
     };
     std::vector<OpCase> cases;
     cases.push_back({"B3 h2 n4 d3, lengths 4, 2, 0 (no valid key)", qkv(3, 2, 4, 4, 3, 2.0),
